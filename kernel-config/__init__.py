@@ -1,0 +1,1 @@
+"""Kernel MPTCP mode: capability probe, per-trial MPTCP set-up, subflow statistics."""

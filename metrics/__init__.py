@@ -1,0 +1,1 @@
+"""Metrics: trial logs -> tidy pandas tables -> summary, plots, report."""

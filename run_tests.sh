@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command: sets everything up (idempotent), then runs every test suite:
+# Rust (cargo test, clippy), Python (ruff, pytest), JavaScript (node --test).
+# Options: --quick skips tests marked slow.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$root"
+"$root/scripts/setup.sh" --quiet
+export PATH="$HOME/.cargo/bin:$PATH"
+pytest_args=()
+[[ "${1:-}" == "--quick" ]] && pytest_args+=(-m "not slow")
+status=0
+run() { echo "== $*"; "$@" || status=1; }
+for crate in emulator transport; do
+  if [[ -f $crate/Cargo.toml ]]; then
+    run bash -c "cd $crate && cargo clippy --release --locked -q --all-targets -- -D warnings"
+    run bash -c "cd $crate && cargo test --release --locked -q"
+  fi
+done
+run .venv/bin/ruff check .
+run .venv/bin/ruff format --check .
+if [[ -f player/package.json ]]; then
+  run bash -c "cd player && node --test"
+fi
+run .venv/bin/pytest "${pytest_args[@]}"
+exit $status

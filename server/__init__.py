@@ -1,0 +1,1 @@
+"""DASH content preparation (FFmpeg) and the nginx server."""

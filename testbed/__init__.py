@@ -1,0 +1,1 @@
+"""Testbed orchestrator: topology, trial lifecycle, process supervision, CLI."""
