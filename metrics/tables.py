@@ -1,0 +1,555 @@
+"""Tidy tables computed from parsed trials (metrics/read.py); no plotting, no files.
+
+Tables (one observation per row):
+* `summary_table`:   one row per trial (spec, status, validity, player and path metrics).
+* `stalls_table`:    one row per stall.
+* `segments_table`:  one row per downloaded segment.
+* `samples_table`:   one row per player sample (buffer level, bitrate on screen).
+* `path_totals_table`: one row per trial, path and direction (emulator counters).
+* `subflow_totals_table`: one row per trial, side, connection and path (transport counters).
+* `path_intervals_table`: one row per trial, 100 ms interval and path.
+
+Every metric is defined once, in a function or constant named after it; docs/METRICS.md
+lists the definitions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
+
+SPEC_COLUMNS = [
+    "trial_id",
+    "run",
+    "scenario",
+    "transport",
+    "cc",
+    "sched",
+    "player",
+    "video_duration_s",
+    "rep",
+    "seed",
+]
+STATUS_COLUMNS = [
+    "status",
+    "reason",
+    "valid",
+    "invalid_reason",
+    "wall_duration_s",
+    "subflows_with_data",
+    "log_errors",
+]
+PLAYER_COLUMNS = [
+    "startup_delay_ms",
+    "stalls",
+    "stall_total_ms",
+    "stall_max_ms",
+    "dropped_frames",
+    "total_frames",
+    "mean_bitrate_bps",
+    "quality_switches",
+    "played_s",
+    "player_end",
+    "player_errors",
+    "decode_overload_events",
+]
+# The testbed's two paths (CONTRACTS §3); they always get columns, even when empty,
+# so summary.csv has the same columns in every run. Other path names get columns too.
+KNOWN_PATHS = ["wifi", "lte"]
+PER_PATH_METRICS = [
+    "bytes_down",
+    "pkts_down",
+    "bytes_up",
+    "pkts_up",
+    "drops_random",
+    "drops_queue",
+    "drops_outage",
+    "retrans_pkts",
+]
+TRANSPORT_COLUMNS = [
+    "transport_conns",
+    "ofo_queue_max_bytes",
+    "reinjected_bytes",
+    "sched_waits",
+    "http_requests",
+    "http_body_bytes",
+]
+INTERVAL_NS = 100_000_000  # the emulator's and mpproxy's sampling interval (CONTRACTS §5)
+EMULATOR_COUNTERS = ["pkts_in", "bytes_in", "pkts_out", "bytes_out"]
+EMULATOR_DROPS = ["drops_random", "drops_queue", "drops_outage"]
+# The side whose subflows carry the video (server -> client); kernel mode samples with ss.
+DATA_SENDER_SIDES = ["server", "kernel", "client"]
+
+
+def per_path_columns(paths: Iterable[str]) -> list[str]:
+    return [f"{metric}_{path}" for path in paths for metric in PER_PATH_METRICS]
+
+
+def summary_columns(paths: Iterable[str] = KNOWN_PATHS) -> list[str]:
+    return (
+        SPEC_COLUMNS + STATUS_COLUMNS + PLAYER_COLUMNS + per_path_columns(paths) + TRANSPORT_COLUMNS
+    )
+
+
+def events(df: pd.DataFrame, event: str, columns: Iterable[str]) -> pd.DataFrame:
+    """Rows of one event kind, with every expected column present (missing -> NaN)."""
+    wanted = ["trial_id", *columns]
+    rows = df[df["event"] == event] if "event" in df.columns and len(df) else df.iloc[0:0]
+    return rows.reindex(columns=list(dict.fromkeys(wanted))).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- status and validity
+
+
+def trial_status(trial: Trial) -> dict[str, Any]:
+    """Status (ok | failed | incomplete), its reason, and whether results may be counted.
+
+    A trial is `incomplete` when result.json is missing (interrupted; CONTRACTS §2:
+    result.json is written last). It is counted (`valid`) only when result.json says
+    valid and every log line could be read; format errors are added to invalid_reason.
+    """
+    result = trial.result
+    reasons: list[str] = []
+    if result is None:
+        unreadable = [e for e in trial.errors if "result.json" in e]
+        status = "incomplete"
+        reason = f"result.json unreadable: {unreadable[0]}" if unreadable else INTERRUPTED_REASON
+        valid = False
+        reasons.append("trial did not finish")
+    else:
+        status = str(result.get("status", "failed"))
+        reason = result.get("reason")
+        valid = bool(result.get("valid", False)) and status == "ok"
+        reasons.extend(str(r) for r in result.get("invalid_reasons") or [])
+        if status != "ok" and not reasons:
+            reasons.append(f"status {status}")
+    if trial.errors:
+        valid = False
+        reasons.append(f"{len(trial.errors)} malformed log line(s), first: {trial.errors[0]}")
+    if not trial.meta:
+        reasons.append("no trial.json")
+    return {
+        "status": status,
+        "reason": reason if reason else "",
+        "valid": valid,
+        "invalid_reason": "; ".join(reasons),
+        "wall_duration_s": (result or {}).get("wall_duration_s", math.nan),
+        "subflows_with_data": (result or {}).get("subflows_with_data", math.nan),
+        "log_errors": len(trial.errors),
+    }
+
+
+# ---------------------------------------------------------------- player metrics
+
+
+def player_metrics(trial: Trial) -> dict[str, Any]:
+    """Per-trial player metrics from player.jsonl events (CONTRACTS §5.4).
+
+    Definitions:
+    * stalls: number of `stall` events (a stall still open at the end counts).
+    * stall_total_ms / stall_max_ms: sum / maximum of their `duration_ms`.
+    * dropped_frames / total_frames: the last value of the cumulative counters, i.e. the
+      maximum over `sample` lines and the closing `summary` line.
+    * mean_bitrate_bps: mean `bitrate_bps` over samples taken while playing (samples are
+      every 250 ms, so this is the time-average of the bitrate on screen); the player's
+      own summary value only when there is no such sample.
+    * startup_delay_ms: from the `startup` event; quality_switches: `quality_switch` events.
+    """
+    p = trial.player
+    if "event" not in p.columns or p.empty:
+        return dict.fromkeys(PLAYER_COLUMNS, math.nan) | {"player_end": "no player log"}
+    stalls = events(p, "stall", ["duration_ms"])
+    samples = events(
+        p, "sample", ["dropped_frames", "total_frames", "bitrate_bps", "playing", "media_time_s"]
+    )
+    summary = events(
+        p, "summary", ["reason", "dropped_frames", "total_frames", "mean_bitrate_bps", "played_s"]
+    )
+    startup = events(p, "startup", ["startup_delay_ms"])
+    counters = pd.concat([samples, summary], ignore_index=True)
+    playing = samples[samples["playing"].astype("boolean").fillna(False)]
+    mean_bitrate = playing["bitrate_bps"].astype(float).mean() if len(playing) else math.nan
+    if math.isnan(mean_bitrate) and len(summary):
+        mean_bitrate = float(summary["mean_bitrate_bps"].iloc[-1])
+    played_s = (
+        float(summary["played_s"].iloc[-1])
+        if len(summary) and pd.notna(summary["played_s"].iloc[-1])
+        else float(samples["media_time_s"].max())
+        if len(samples)
+        else math.nan
+    )
+    durations = stalls["duration_ms"].astype(float)
+    return {
+        "startup_delay_ms": float(startup["startup_delay_ms"].iloc[0])
+        if len(startup)
+        else math.nan,
+        "stalls": len(stalls),
+        "stall_total_ms": float(durations.sum()),
+        "stall_max_ms": float(durations.max()) if len(durations) else 0.0,
+        "dropped_frames": _last_counter(counters["dropped_frames"]),
+        "total_frames": _last_counter(counters["total_frames"]),
+        "mean_bitrate_bps": mean_bitrate,
+        "quality_switches": int((p["event"] == "quality_switch").sum()),
+        "played_s": played_s,
+        "player_end": str(summary["reason"].iloc[-1]) if len(summary) else "no summary line",
+        "player_errors": int((p["event"] == "error").sum()),
+        "decode_overload_events": int((p["event"] == "decode_overload").sum()),
+    }
+
+
+def _last_counter(values: pd.Series) -> float:
+    """Final value of a cumulative counter: its maximum (counters never decrease)."""
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    return float(values.max()) if len(values) else math.nan
+
+
+# ---------------------------------------------------------------- per-path tables
+
+
+def path_totals_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per trial, path and direction: the emulator's packet and byte counters.
+
+    From the `link_totals` lines written at exit when present (they include the last,
+    partial interval); otherwise the sum of the 100 ms `link_stats` lines (source column).
+    """
+    columns = ["trial_id", "path", "dir", *EMULATOR_COUNTERS, *EMULATOR_DROPS, "source"]
+    frames = []
+    for trial in trials:
+        em = trial.emulator
+        totals = events(
+            em,
+            "link_totals",
+            ["path", "dir", *[f"{c}_total" for c in EMULATOR_COUNTERS + EMULATOR_DROPS]],
+        )
+        stats = events(em, "link_stats", ["path", "dir", *EMULATOR_COUNTERS, *EMULATOR_DROPS])
+        if len(totals):
+            renamed = totals.rename(
+                columns={f"{c}_total": c for c in EMULATOR_COUNTERS + EMULATOR_DROPS}
+            )
+            renamed = renamed.groupby(["trial_id", "path", "dir"], as_index=False).last()
+            renamed["source"] = "link_totals"
+            frames.append(renamed)
+        elif len(stats):
+            summed = stats.groupby(["trial_id", "path", "dir"], as_index=False)[
+                EMULATOR_COUNTERS + EMULATOR_DROPS
+            ].sum()
+            summed["source"] = "link_stats"
+            frames.append(summed)
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def subflow_totals_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per trial, side, connection and path: the last value of every `*_total`
+    counter of the `subflow` lines (user transport sides client/server; kernel ss = side
+    `kernel`)."""
+    counters = [
+        "bytes_sent_total",
+        "bytes_acked_total",
+        "bytes_retrans_total",
+        "pkts_sent_total",
+        "pkts_lost_total",
+        "pkts_retrans_total",
+        "sched_picks_total",
+    ]
+    keys = ["trial_id", "side", "conn", "path"]
+    frames = []
+    for trial in trials:
+        for source, side in ((trial.transport, None), (trial.kernel_subflows, "kernel")):
+            rows = events(source, "subflow", ["side", "conn", "path", "t_ns", *counters])
+            if side is not None:
+                rows["side"] = side
+            if len(rows):
+                rows["conn"] = rows["conn"].astype(str)
+                frames.append(
+                    rows.sort_values("t_ns").groupby(keys, as_index=False)[counters].last()
+                )
+    if not frames:
+        return pd.DataFrame(columns=keys + counters)
+    return pd.concat(frames, ignore_index=True)
+
+
+def path_metrics(
+    trial: Trial, path_totals: pd.DataFrame, subflow_totals: pd.DataFrame
+) -> dict[str, Any]:
+    """Wide per-path columns for the summary row: bytes/pkts delivered down and up (the
+    emulator's bytes_out/pkts_out), drops summed over both directions, and
+    retrans_pkts = sum over sides and connections of the last `pkts_retrans_total`."""
+    out: dict[str, Any] = {}
+    mine = path_totals[path_totals["trial_id"] == trial.trial_id]
+    flows = subflow_totals[subflow_totals["trial_id"] == trial.trial_id]
+    paths = list(
+        dict.fromkeys(KNOWN_PATHS + list(mine["path"].dropna()) + list(flows["path"].dropna()))
+    )
+    for path in paths:
+        link = mine[mine["path"] == path]
+        down, up = link[link["dir"] == "down"], link[link["dir"] == "up"]
+        has_link = len(link) > 0
+        out[f"bytes_down_{path}"] = _sum_or_nan(down["bytes_out"], has_link)
+        out[f"pkts_down_{path}"] = _sum_or_nan(down["pkts_out"], has_link)
+        out[f"bytes_up_{path}"] = _sum_or_nan(up["bytes_out"], has_link)
+        out[f"pkts_up_{path}"] = _sum_or_nan(up["pkts_out"], has_link)
+        for drop in EMULATOR_DROPS:
+            out[f"{drop}_{path}"] = _sum_or_nan(link[drop], has_link)
+        subflows = flows[flows["path"] == path]
+        out[f"retrans_pkts_{path}"] = _sum_or_nan(subflows["pkts_retrans_total"], len(flows) > 0)
+    return out
+
+
+def _sum_or_nan(values: pd.Series, present: bool) -> float:
+    """NaN when the source log is absent (unknown), 0 when present but silent."""
+    return float(pd.to_numeric(values, errors="coerce").fillna(0).sum()) if present else math.nan
+
+
+def transport_metrics(trial: Trial, subflow_totals: pd.DataFrame) -> dict[str, Any]:
+    """Connection-level metrics (user transport `conn` lines, nginx requests).
+
+    ofo_queue_max_bytes: the largest `ofo_queue_max_bytes` of any connection on either
+    side (the receiver's reordering buffer, i.e. head-of-line blocking across paths).
+    reinjected_bytes / sched_waits: sum over sides and connections of the last counter.
+    """
+    conns = events(
+        trial.transport,
+        "conn",
+        [
+            "side",
+            "conn",
+            "t_ns",
+            "ofo_queue_max_bytes",
+            "reinjected_bytes_total",
+            "sched_waits_total",
+        ],
+    )
+    flows = subflow_totals[subflow_totals["trial_id"] == trial.trial_id]
+    nginx = events(trial.nginx, "request", ["body_bytes_sent"])
+    has_conns = len(conns) > 0
+    last = conns.sort_values("t_ns").groupby(["side", "conn"]).last() if has_conns else conns
+    return {
+        "transport_conns": len(flows[["side", "conn"]].drop_duplicates())
+        if len(flows)
+        else (len(last) if has_conns else math.nan),
+        "ofo_queue_max_bytes": float(pd.to_numeric(conns["ofo_queue_max_bytes"]).max())
+        if has_conns
+        else math.nan,
+        "reinjected_bytes": _sum_or_nan(last["reinjected_bytes_total"], has_conns),
+        "sched_waits": _sum_or_nan(last["sched_waits_total"], has_conns),
+        "http_requests": len(nginx) if len(trial.nginx) else math.nan,
+        "http_body_bytes": _sum_or_nan(nginx["body_bytes_sent"], len(trial.nginx) > 0),
+    }
+
+
+# ---------------------------------------------------------------- the summary
+
+
+def spec_row(trial: Trial) -> dict[str, Any]:
+    spec = trial.spec
+    row = {column: spec.get(column, math.nan) for column in SPEC_COLUMNS}
+    row["trial_id"] = trial.trial_id
+    row["run"] = trial.meta.get("run", math.nan)
+    return row
+
+
+def summary_table(trials: list[Trial]) -> pd.DataFrame:
+    """One row per trial, failed and incomplete trials included (with their reasons)."""
+    path_totals = path_totals_table(trials)
+    subflow_totals = subflow_totals_table(trials)
+    rows = []
+    for trial in trials:
+        row = spec_row(trial) | trial_status(trial) | player_metrics(trial)
+        row |= path_metrics(trial, path_totals, subflow_totals)
+        row |= transport_metrics(trial, subflow_totals)
+        rows.append(row)
+    extra_paths = sorted(
+        {c.removeprefix("bytes_down_") for row in rows for c in row if c.startswith("bytes_down_")}
+        - set(KNOWN_PATHS)
+    )
+    columns = summary_columns(KNOWN_PATHS + extra_paths)
+    return pd.DataFrame(rows, columns=columns)
+
+
+# ---------------------------------------------------------------- event tables
+
+
+def stalls_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per stall: start/end on the trial clock (s), duration, media time, open."""
+    frames = [
+        events(t.player, "stall", ["start_t_ns", "end_t_ns", "duration_ms", "media_time_s", "open"])
+        for t in trials
+    ]
+    stalls = pd.concat(frames, ignore_index=True) if frames else events(pd.DataFrame(), "stall", [])
+    stalls["start_s"] = stalls["start_t_ns"].astype(float) / NS_PER_S
+    stalls["end_s"] = stalls["end_t_ns"].astype(float) / NS_PER_S
+    return stalls[["trial_id", "start_s", "end_s", "duration_ms", "media_time_s", "open"]]
+
+
+def segments_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per segment download; download_ms = end - request."""
+    columns = [
+        "url",
+        "rep_id",
+        "media_type",
+        "bytes",
+        "request_t_ns",
+        "first_byte_t_ns",
+        "end_t_ns",
+        "throughput_bps",
+    ]
+    frames = [events(t.player, "segment", columns) for t in trials]
+    seg = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else events(pd.DataFrame(), "segment", columns)
+    )
+    seg["request_s"] = seg["request_t_ns"].astype(float) / NS_PER_S
+    seg["download_ms"] = (seg["end_t_ns"].astype(float) - seg["request_t_ns"].astype(float)) / 1e6
+    return seg[
+        [
+            "trial_id",
+            "request_s",
+            "url",
+            "rep_id",
+            "media_type",
+            "bytes",
+            "download_ms",
+            "throughput_bps",
+        ]
+    ]
+
+
+def samples_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per player sample (every 250 ms): buffer level and what is on screen."""
+    columns = [
+        "t_s",
+        "media_time_s",
+        "buffer_s",
+        "bitrate_bps",
+        "playing",
+        "dropped_frames",
+        "total_frames",
+    ]
+    frames = [events(t.player, "sample", columns) for t in trials]
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else events(pd.DataFrame(), "sample", columns)
+    )
+
+
+# ---------------------------------------------------------------- 100 ms intervals
+
+
+def interval_end_s(t_ns: pd.Series) -> pd.Series:
+    """The end of the 100 ms interval holding each time: a line stamped t describes the
+    interval (t - 100 ms, t], so times are rounded up to the interval grid."""
+    ticks = np.ceil(t_ns.astype(float) / INTERVAL_NS)
+    return ticks * INTERVAL_NS / NS_PER_S
+
+
+def path_intervals_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per trial, 100 ms interval (t_s = its end) and path.
+
+    From the emulator: down_bps / up_bps = bytes_out * 8 / interval, drops (both
+    directions), queue_pkts_down and sojourn_mean_ms_down. From the data sender's
+    transport samples (server, else kernel ss, else client): cwnd_bytes (sum over
+    connections of each one's last sample in the interval), srtt_ms (mean over
+    connections) and sent_bps (growth of bytes_sent_total over the interval).
+    """
+    frames = []
+    for trial in trials:
+        link = _link_intervals(trial)
+        flows = _subflow_intervals(trial)
+        if link.empty and flows.empty:
+            continue
+        merged = (
+            link.merge(flows, on=["trial_id", "t_s", "path"], how="outer")
+            if len(flows) and len(link)
+            else (link if len(link) else flows)
+        )
+        frames.append(merged)
+    columns = [
+        "trial_id", "t_s", "path", "down_bps", "up_bps", "drops_random", "drops_queue",
+        "drops_outage", "queue_pkts_down", "sojourn_mean_ms_down", "cwnd_bytes", "srtt_ms",
+        "sent_bps",
+    ]  # fmt: skip
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    table = pd.concat(frames, ignore_index=True).reindex(columns=columns)
+    return table.sort_values(["trial_id", "path", "t_s"]).reset_index(drop=True)
+
+
+def _link_intervals(trial: Trial) -> pd.DataFrame:
+    stats = events(
+        trial.emulator,
+        "link_stats",
+        [
+            "t_ns",
+            "path",
+            "dir",
+            "interval_ms",
+            "bytes_out",
+            *EMULATOR_DROPS,
+            "queue_pkts",
+            "sojourn_mean_ms",
+        ],
+    )
+    if stats.empty:
+        return pd.DataFrame(columns=["trial_id", "t_s", "path"])
+    stats["t_s"] = interval_end_s(stats["t_ns"])
+    stats["bps"] = (
+        stats["bytes_out"].astype(float) * 8 / (stats["interval_ms"].astype(float) / 1000)
+    )
+    keys = ["trial_id", "t_s", "path"]
+    wide = stats.pivot_table(index=keys, columns="dir", values="bps", aggfunc="sum").reset_index()
+    wide = wide.rename(columns={"down": "down_bps", "up": "up_bps"})
+    drops = stats.groupby(keys, as_index=False)[EMULATOR_DROPS].sum()
+    down = (
+        stats[stats["dir"] == "down"]
+        .groupby(keys, as_index=False)
+        .agg(
+            queue_pkts_down=("queue_pkts", "last"), sojourn_mean_ms_down=("sojourn_mean_ms", "mean")
+        )
+    )
+    return wide.merge(drops, on=keys, how="left").merge(down, on=keys, how="left")
+
+
+def _subflow_intervals(trial: Trial) -> pd.DataFrame:
+    columns = ["side", "conn", "path", "t_ns", "cwnd_bytes", "srtt_ms", "bytes_sent_total"]
+    rows = pd.concat(
+        [
+            events(trial.transport, "subflow", columns),
+            events(trial.kernel_subflows, "subflow", columns).assign(side="kernel"),
+        ],
+        ignore_index=True,
+    )
+    if rows.empty:
+        return pd.DataFrame(columns=["trial_id", "t_s", "path"])
+    side = next(
+        s for s in DATA_SENDER_SIDES + list(rows["side"].unique()) if (rows["side"] == s).any()
+    )
+    rows = rows[rows["side"] == side].sort_values("t_ns").copy()
+    rows["conn"] = rows["conn"].astype(str)
+    rows["t_s"] = interval_end_s(rows["t_ns"])
+    per_conn = rows.groupby(["trial_id", "t_s", "path", "conn"], as_index=False).agg(
+        cwnd_bytes=("cwnd_bytes", "last"),
+        srtt_ms=("srtt_ms", "mean"),
+        sent_total=("bytes_sent_total", "last"),
+    )
+    per_conn = per_conn.sort_values("t_s")
+    # Growth of the cumulative counter since the connection's previous interval.
+    per_conn["sent_bytes"] = (
+        per_conn.groupby(["path", "conn"])["sent_total"].diff().fillna(per_conn["sent_total"])
+    )
+    per_path = per_conn.groupby(["trial_id", "t_s", "path"], as_index=False).agg(
+        cwnd_bytes=("cwnd_bytes", "sum"),
+        srtt_ms=("srtt_ms", "mean"),
+        sent_bytes=("sent_bytes", "sum"),
+    )
+    per_path["sent_bps"] = per_path["sent_bytes"] * 8 / (INTERVAL_NS / NS_PER_S)
+    return per_path.drop(columns="sent_bytes")
