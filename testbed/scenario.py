@@ -1,0 +1,693 @@
+"""Scenario files: validate the human-facing TOML and resolve it into the emulator's JSON.
+
+The TOML format is documented in netem-scenarios/README.md; its structure is checked
+against netem-scenarios/scenario.schema.json (JSON Schema 2020-12), then by the semantic
+checks below, which the schema cannot express (time order, overlaps, trace contents,
+fields valid for the link kind). The resolved form is docs/CONTRACTS.md section 4: absolute
+trace paths, both directions explicit, defaults filled in, schedule as time-sorted events,
+and every `noise` event expanded into seeded `step` events (same seed, same events).
+
+CLI (exit status 2 on any invalid file; the message goes to stderr and nothing is written):
+    python -m testbed.scenario validate FILE_OR_NAME...
+    python -m testbed.scenario resolve FILE_OR_NAME --seed N
+    python -m testbed.scenario list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SCENARIO_DIR = "netem-scenarios"
+SCHEMA_FILE = "scenario.schema.json"
+PATH_NAMES = ("wifi", "lte")
+DIRECTIONS = ("up", "down")
+LINK_FIELDS = ("rate", "delay_ms", "jitter_ms", "loss", "queue", "schedule")
+# Mahimahi's traces give one delivery opportunity per line for an MTU-sized packet.
+DEFAULT_TRACE_PACKET_BYTES = 1500
+# The default drop-tail limit is one bandwidth-delay product in MTU-sized packets, but
+# never below this: a few-packet queue would starve TCP on short, slow paths.
+DEFAULT_QUEUE_MIN_PACKETS = 10
+# An unlimited-rate link never builds a queue; the limit only bounds memory.
+UNLIMITED_RATE_QUEUE_PACKETS = 1000
+QUEUE_PACKET_BYTES = 1500
+MAX_SEED = 2**64 - 1
+
+
+class ScenarioError(Exception):
+    """An invalid scenario file or name. The message names the file, field, value and rule."""
+
+    exit_status = 2
+
+    def __init__(self, file: str, problems: list[str]):
+        self.file = file
+        self.problems = problems
+        lines = [f"{file}: invalid scenario"] + [f"  {p}" for p in problems]
+        super().__init__("\n".join(lines))
+
+
+def field_path(parts: list[Any] | tuple[Any, ...]) -> str:
+    """['paths', 'wifi', 'down', 'schedule', 2, 'value'] -> 'paths.wifi.down.schedule[2].value'."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+# ---------------------------------------------------------------- structure (schema) ----
+
+
+_TYPE_WORDS = {
+    "number": "a number",
+    "integer": "an integer",
+    "string": "a string",
+    "object": "a table",
+    "array": "an array",
+    "boolean": "true or false",
+}
+
+
+def _schema_problem(err: jsonschema.ValidationError) -> tuple[str, str]:
+    """(field path, human message) for one JSON Schema error."""
+    where = list(err.absolute_path)
+    kind = err.validator
+    rule = err.validator_value
+    inst = err.instance
+    if kind == "required":
+        missing = [f for f in rule if not (isinstance(inst, dict) and f in inst)]
+        name = missing[0] if missing else "?"
+        return field_path(where + [name]), "missing required field"
+    if kind == "additionalProperties":
+        allowed = sorted((err.schema.get("properties") or {}).keys())
+        extras = [k for k in inst if k not in allowed] if isinstance(inst, dict) else []
+        name = extras[0] if extras else "?"
+        return field_path(where + [name]), f"unknown field; valid here: {', '.join(allowed)}"
+    if kind == "type":
+        wanted = rule if isinstance(rule, str) else " or ".join(rule)
+        return field_path(where), f"= {_show(inst)}: must be {_TYPE_WORDS.get(wanted, wanted)}"
+    if kind in ("oneOf", "minProperties") and isinstance(inst, dict):
+        options = []
+        for sub in err.schema.get("oneOf", []):
+            options.extend(sub.get("required", []))
+        given = [k for k in options if k in inst]
+        shown = ", ".join(given) if given else "none"
+        return field_path(where), f"give exactly one of {', '.join(options)} (given: {shown})"
+    if kind == "dependentRequired":
+        return field_path(where), f"{', '.join(k for k in rule if k in inst)} needs {rule}"
+    if kind == "enum":
+        return field_path(where), f"= {_show(inst)}: valid values are {', '.join(map(str, rule))}"
+    if kind == "const":
+        return field_path(where), f"= {_show(inst)}: the only valid value is {_show(rule)}"
+    bounds = {
+        "minimum": ">=",
+        "exclusiveMinimum": ">",
+        "maximum": "<=",
+        "exclusiveMaximum": "<",
+    }
+    if kind in bounds:
+        return field_path(where), f"= {_show(inst)}: must be {bounds[kind]} {rule}"
+    if kind == "minLength":
+        return field_path(where), "must not be empty"
+    if kind == "pattern":
+        return field_path(where), f"= {_show(inst)}: must match {rule}"
+    return field_path(where), err.message
+
+
+def _non_finite_numbers(node: Any, where: list[Any]) -> list[str]:
+    if isinstance(node, float) and not math.isfinite(node):
+        return [f"{field_path(where)} = {node}: must be a finite number"]
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in _non_finite_numbers(v, where + [k])]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _non_finite_numbers(v, where + [i])]
+    return []
+
+
+def _load_schema(repo: Path) -> dict:
+    schema_path = repo / SCENARIO_DIR / SCHEMA_FILE
+    with open(schema_path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def structure_problems(doc: dict, schema: dict) -> list[str]:
+    problems = _non_finite_numbers(doc, [])
+    if problems:
+        return problems
+    validator = jsonschema.Draft202012Validator(schema)
+    seen: dict[str, str] = {}
+    for err in validator.iter_errors(doc):
+        where, message = _schema_problem(err)
+        seen.setdefault(where, message)  # one message per field is enough for a person
+    return [f"{where}: {message}" for where, message in sorted(seen.items())]
+
+
+# ---------------------------------------------------------------- semantic checks ----
+
+
+@dataclass
+class _Field:
+    value: Any
+    origin: list[Any]  # where the value was written, e.g. ['paths', 'wifi'] for both directions
+
+
+def _merge_directions(path_doc: dict, path_name: str) -> dict[str, dict[str, _Field]]:
+    """Both-direction fields of [paths.X], overridden field by field by [paths.X.up|down]."""
+    merged: dict[str, dict[str, _Field]] = {}
+    for direction in DIRECTIONS:
+        link: dict[str, _Field] = {}
+        for key in LINK_FIELDS:
+            if key in path_doc:
+                link[key] = _Field(path_doc[key], ["paths", path_name])
+        for key, value in path_doc.get(direction, {}).items():
+            link[key] = _Field(value, ["paths", path_name, direction])
+        merged[direction] = link
+    return merged
+
+
+def read_trace(trace_file: Path, where: str) -> tuple[int, int]:
+    """(delivery opportunities, trace length ms) of a Mahimahi trace, or ScenarioError problems.
+
+    A valid trace is non-empty, holds one non-negative integer per line (ms since the start),
+    never decreases, and lasts more than 0 ms (it repeats when it ends).
+    """
+    if not trace_file.is_file():
+        raise _Problem(f"{where} = {json.dumps(str(trace_file))}: trace file not found")
+    count = 0
+    previous_ms = 0
+    with open(trace_file, encoding="ascii", errors="replace") as f:
+        for line_no, line in enumerate(f, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            if not text.isdigit():
+                raise _Problem(
+                    f"{where}: {trace_file} line {line_no} = {json.dumps(text)}: "
+                    "must be a non-negative integer (ms since the trace start)"
+                )
+            ms = int(text)
+            if ms < previous_ms:
+                raise _Problem(
+                    f"{where}: {trace_file} line {line_no} = {ms}: timestamps must not "
+                    f"decrease (previous line: {previous_ms})"
+                )
+            previous_ms = ms
+            count += 1
+    if count == 0:
+        raise _Problem(f"{where}: {trace_file} is empty; a trace needs at least one line")
+    if previous_ms == 0:
+        raise _Problem(f"{where}: {trace_file} lasts 0 ms; its last timestamp must be > 0")
+    return count, previous_ms
+
+
+class _Problem(Exception):
+    pass
+
+
+FIELD_LIMITS = {
+    "rate_bps": "> 0",
+    "delay_ms": ">= 0",
+    "jitter_ms": ">= 0",
+    "loss_p": "in [0, 1]",
+}
+
+
+def _value_ok(field: str, value: float) -> bool:
+    if field == "rate_bps":
+        return value > 0
+    if field == "loss_p":
+        return 0.0 <= value <= 1.0
+    return value >= 0
+
+
+def _check_schedule(
+    events: list[dict], where: list[Any], link: dict[str, _Field], duration_s: float
+) -> list[str]:
+    problems: list[str] = []
+    rate = link["rate"].value if "rate" in link else {}
+    loss = link["loss"].value if "loss" in link else {"model": "none"}
+    last_by_field: dict[str, tuple[int, dict]] = {}
+    last_outage: tuple[int, dict] | None = None
+    noise_windows: dict[str, list[tuple[int, dict]]] = {}
+
+    for i, ev in enumerate(events):
+        here = where + [i]
+        op, t_s = ev["op"], float(ev["t_s"])
+        if t_s >= duration_s:
+            problems.append(
+                f"{field_path(here + ['t_s'])} = {ev['t_s']}: must be < duration_s ({duration_s})"
+            )
+        if "until_s" in ev:
+            until_s = float(ev["until_s"])
+            if until_s <= t_s:
+                problems.append(
+                    f"{field_path(here + ['until_s'])} = {ev['until_s']}: must be > t_s ({t_s})"
+                )
+            if until_s > duration_s:
+                problems.append(
+                    f"{field_path(here + ['until_s'])} = {ev['until_s']}: "
+                    f"must be <= duration_s ({duration_s})"
+                )
+        field = ev.get("field")
+        if field == "rate_bps" and "bps" not in rate:
+            problems.append(
+                f'{field_path(here + ["field"])} = "rate_bps": only valid on a constant-rate '
+                "link (rate = { bps = ... }); this link's rate is a trace or unlimited"
+            )
+        if field == "loss_p" and loss.get("model") != "bernoulli":
+            problems.append(
+                f'{field_path(here + ["field"])} = "loss_p": only valid with '
+                f'loss model "bernoulli" (this link\'s model is "{loss.get("model")}"); '
+                'use loss = { model = "bernoulli", p = 0.0 } for a lossless start'
+            )
+        if op in ("step", "ramp") and not _value_ok(field, float(ev["value"])):
+            problems.append(
+                f"{field_path(here + ['value'])} = {ev['value']}: {field} must be "
+                f"{FIELD_LIMITS[field]}"
+            )
+        if op in ("step", "ramp"):
+            previous = last_by_field.get(field)
+            if previous is not None:
+                j, prev = previous
+                prev_t = float(prev["t_s"])
+                if t_s < prev_t:
+                    problems.append(
+                        f"{field_path(here + ['t_s'])} = {ev['t_s']}: events changing {field} "
+                        f"must be listed in time order; schedule[{j}] starts later, at {prev_t}"
+                    )
+                elif prev["op"] == "ramp" and t_s < float(prev["until_s"]):
+                    problems.append(
+                        f"{field_path(here + ['t_s'])} = {ev['t_s']}: overlaps the ramp of "
+                        f"{field} in schedule[{j}] ({prev_t} to {prev['until_s']} s); "
+                        "changes of one field must not overlap"
+                    )
+                elif t_s == prev_t:
+                    problems.append(
+                        f"{field_path(here + ['t_s'])} = {ev['t_s']}: schedule[{j}] already "
+                        f"changes {field} at {prev_t} s; changes of one field must not overlap"
+                    )
+            last_by_field[field] = (i, ev)
+        if op == "outage":
+            if last_outage is not None:
+                j, prev = last_outage
+                if t_s < float(prev["t_s"]):
+                    problems.append(
+                        f"{field_path(here + ['t_s'])} = {ev['t_s']}: outages must be listed in "
+                        f"time order; schedule[{j}] starts later, at {prev['t_s']}"
+                    )
+                elif t_s < float(prev["until_s"]):
+                    problems.append(
+                        f"{field_path(here + ['t_s'])} = {ev['t_s']}: overlaps the outage in "
+                        f"schedule[{j}] ({prev['t_s']} to {prev['until_s']} s)"
+                    )
+            last_outage = (i, ev)
+        if op == "noise":
+            windows = noise_windows.setdefault(field, [])
+            for j, other in windows:
+                if t_s < float(other["until_s"]) and float(other["t_s"]) < float(ev["until_s"]):
+                    problems.append(
+                        f"{field_path(here)}: noise on {field} overlaps the noise in "
+                        f"schedule[{j}]; noise windows of one field must not overlap"
+                    )
+            windows.append((i, ev))
+
+    # A ramp must lie wholly inside or wholly outside a noise window of its field, so the
+    # expansion can replace it by samples without cutting it in two.
+    for field, windows in noise_windows.items():
+        for i, ev in enumerate(events):
+            if ev["op"] != "ramp" or ev.get("field") != field:
+                continue
+            a, b = float(ev["t_s"]), float(ev["until_s"])
+            for j, win in windows:
+                lo, hi = float(win["t_s"]), float(win["until_s"])
+                inside = lo <= a and b <= hi
+                outside = b <= lo or a >= hi
+                if not (inside or outside):
+                    problems.append(
+                        f"{field_path(where + [i])}: ramp of {field} ({a} to {b} s) straddles the "
+                        f"noise window schedule[{j}] ({lo} to {hi} s); put it wholly inside "
+                        "or outside"
+                    )
+    return problems
+
+
+def _initial_value(field: str, link: dict) -> float:
+    if field == "rate_bps":
+        return float(link["rate"]["bps"])
+    if field == "loss_p":
+        return float(link["loss"]["p"])
+    return float(link[field])
+
+
+def _value_at(t_s: float, initial: float, events: list[dict]) -> float:
+    """The value a field has at t_s under its step/ramp events (sorted, non-overlapping)."""
+    value = initial
+    for ev in events:
+        start = ev["t_s"]
+        if start > t_s:
+            break
+        if ev["op"] == "step":
+            value = ev["value"]
+        else:  # ramp: linear from the value in force at its start to its target at until_s
+            end = ev["until_s"]
+            if t_s >= end:
+                value = ev["value"]
+            else:
+                value = value + (ev["value"] - value) * (t_s - start) / (end - start)
+    return value
+
+
+def _typed(field: str, value: float) -> float | int:
+    if field == "rate_bps":
+        return max(1, int(round(value)))
+    if field == "loss_p":
+        return min(1.0, max(0.0, float(value)))
+    return float(value)
+
+
+def _expand_schedule(
+    events: list[dict],
+    link: dict,
+    duration_s: float,
+    seed: int,
+    label: str,
+) -> list[dict]:
+    """Resolved, time-sorted events; each noise window becomes seeded steps.
+
+    A noise event multiplies, every `every_s` seconds from t_s until until_s, the value the
+    field would have under its steps and ramps by a factor drawn uniformly from
+    [1 - spread, 1 + spread]. The steps/ramps inside the window are replaced by those
+    samples, and a step back to the unperturbed value follows at until_s.
+    """
+    plain: list[tuple[float, int, dict]] = []
+    noise: list[tuple[int, dict]] = []
+    for index, ev in enumerate(events):
+        op = ev["op"]
+        t_s = float(ev["t_s"])
+        if op == "noise":
+            noise.append((index, ev))
+            continue
+        out: dict[str, Any] = {"t_s": t_s, "op": op}
+        if op in ("step", "ramp"):
+            out["field"] = ev["field"]
+            out["value"] = _typed(ev["field"], ev["value"])
+        if op in ("ramp", "outage"):
+            out["until_s"] = float(ev["until_s"])
+        plain.append((t_s, index, out))
+
+    for window_no, (index, ev) in enumerate(noise):
+        field = ev["field"]
+        lo, hi = float(ev["t_s"]), float(ev["until_s"])
+        every_s, spread = float(ev["every_s"]), float(ev["spread"])
+        base_events = sorted(
+            (e for _, _, e in plain if e.get("field") == field), key=lambda e: e["t_s"]
+        )
+        initial = _initial_value(field, link)
+        # Seeded from a string: random.Random hashes it with SHA-512, stable across runs.
+        rng = random.Random(f"{seed}/{label}/{field}/{window_no}")
+        samples: list[tuple[float, int, dict]] = []
+        k = 0
+        while True:
+            t_s = lo + k * every_s
+            if t_s >= hi - 1e-9 or t_s >= duration_s:
+                break
+            base = _value_at(t_s, initial, base_events)
+            factor = rng.uniform(1.0 - spread, 1.0 + spread)
+            step = {"t_s": round(t_s, 9), "op": "step", "field": field}
+            step["value"] = _typed(field, base * factor)
+            samples.append((step["t_s"], index, step))
+            k += 1
+        resumes_at_hi = any(e.get("field") == field and t == hi for t, _, e in plain)
+        if hi < duration_s and not resumes_at_hi:
+            restore = {"t_s": hi, "op": "step", "field": field}
+            restore["value"] = _typed(field, _value_at(hi, initial, base_events))
+            samples.append((hi, index, restore))
+        plain = [
+            item for item in plain if not (item[2].get("field") == field and lo <= item[0] < hi)
+        ] + samples
+
+    plain.sort(key=lambda item: (item[0], item[1]))
+    return [event for _, _, event in plain]
+
+
+# ---------------------------------------------------------------- resolution ----
+
+
+def _resolve_rate(rate: dict, trace_root: Path, where: str) -> tuple[dict, float | None]:
+    """(resolved rate, mean rate in bit/s or None when unlimited)."""
+    if "bps" in rate:
+        bps = int(round(rate["bps"]))
+        return {"kind": "constant", "bps": bps}, float(bps)
+    if "trace" in rate:
+        packet_bytes = int(rate.get("packet_bytes", DEFAULT_TRACE_PACKET_BYTES))
+        trace_file = (trace_root / rate["trace"]).resolve()
+        count, length_ms = read_trace(trace_file, where + ".trace")
+        mean_bps = count * packet_bytes * 8 / (length_ms / 1000.0)
+        return {"kind": "trace", "file": str(trace_file), "packet_bytes": packet_bytes}, mean_bps
+    return {"kind": "unlimited"}, None
+
+
+def _resolve_loss(loss: dict) -> dict:
+    model = loss["model"]
+    if model == "bernoulli":
+        return {"kind": "bernoulli", "p": float(loss["p"])}
+    if model == "gilbert_elliott":
+        return {
+            "kind": "gilbert_elliott",
+            "p_good_to_bad": float(loss["p_good_to_bad"]),
+            "p_bad_to_good": float(loss["p_bad_to_good"]),
+            "loss_in_good": float(loss.get("loss_in_good", 0.0)),
+            "loss_in_bad": float(loss.get("loss_in_bad", 1.0)),
+        }
+    return {"kind": "none"}
+
+
+def default_queue(mean_rate_bps: float | None, base_rtt_ms: float) -> dict:
+    """One bandwidth-delay product in 1500-byte packets (at least DEFAULT_QUEUE_MIN_PACKETS)."""
+    if mean_rate_bps is None:
+        return {"kind": "packets", "limit": UNLIMITED_RATE_QUEUE_PACKETS}
+    bdp_packets = math.ceil(mean_rate_bps * base_rtt_ms / 1000.0 / 8 / QUEUE_PACKET_BYTES)
+    return {"kind": "packets", "limit": max(DEFAULT_QUEUE_MIN_PACKETS, bdp_packets)}
+
+
+def _resolve_queue(queue: dict) -> dict:
+    if "packets" in queue:
+        return {"kind": "packets", "limit": int(queue["packets"])}
+    if "bytes" in queue:
+        return {"kind": "bytes", "limit": int(queue["bytes"])}
+    return {"kind": "ms", "limit": float(queue["ms"])}
+
+
+def _display_path(file: Path, repo: Path) -> str:
+    try:
+        return str(file.resolve().relative_to(repo.resolve()))
+    except ValueError:
+        return str(file.resolve())
+
+
+def resolve_file(file: Path, repo: Path, seed: int) -> dict:
+    """Validate one scenario file and return its resolved form (CONTRACTS.md section 4)."""
+    shown = _display_path(file, repo)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+        raise ScenarioError(shown, [f"seed = {seed!r}: must be an integer in [0, 2^64 - 1]"])
+    try:
+        with open(file, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        raise ScenarioError(shown, ["file not found"]) from None
+    except OSError as exc:
+        raise ScenarioError(shown, [f"cannot read: {exc.strerror}"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(shown, [f"not valid TOML: {exc}"]) from None
+
+    problems = structure_problems(doc, _load_schema(repo))
+    if problems:
+        raise ScenarioError(shown, problems)
+
+    duration_s = float(doc["duration_s"])
+    scenario_dir = file.resolve().parent
+    trace_root = scenario_dir / doc["traces"] if "traces" in doc else scenario_dir
+    merged = {p: _merge_directions(doc["paths"][p], p) for p in PATH_NAMES}
+
+    # Required after merging, and the semantic checks.
+    for path_name in PATH_NAMES:
+        for direction in DIRECTIONS:
+            link = merged[path_name][direction]
+            base = ["paths", path_name, direction]
+            for key in ("rate", "delay_ms"):
+                if key not in link:
+                    problems.append(
+                        f"{field_path(base + [key])}: missing required field; give it in "
+                        f"[paths.{path_name}] (both directions) or [paths.{path_name}.{direction}]"
+                    )
+            if "schedule" in link:
+                origin = link["schedule"].origin + ["schedule"]
+                problems.extend(_check_schedule(link["schedule"].value, origin, link, duration_s))
+    if problems:
+        raise ScenarioError(shown, _unique(problems))
+
+    resolved_paths: dict[str, dict] = {}
+    mean_rates: dict[tuple[str, str], float | None] = {}
+    for path_name in PATH_NAMES:
+        resolved_paths[path_name] = {}
+        for direction in DIRECTIONS:
+            link = merged[path_name][direction]
+            where = field_path(link["rate"].origin + ["rate"])
+            try:
+                rate, mean_bps = _resolve_rate(link["rate"].value, trace_root, where)
+            except _Problem as exc:
+                problems.append(str(exc))
+                continue
+            mean_rates[(path_name, direction)] = mean_bps
+            resolved_paths[path_name][direction] = {
+                "rate": rate,
+                "delay_ms": float(link["delay_ms"].value),
+                "jitter_ms": float(link["jitter_ms"].value) if "jitter_ms" in link else 0.0,
+                "loss": _resolve_loss(link["loss"].value if "loss" in link else {"model": "none"}),
+            }
+    if problems:
+        raise ScenarioError(shown, _unique(problems))
+
+    for path_name in PATH_NAMES:
+        for direction in DIRECTIONS:
+            link = merged[path_name][direction]
+            out = resolved_paths[path_name][direction]
+            reverse = resolved_paths[path_name]["down" if direction == "up" else "up"]
+            if "queue" in link:
+                out["queue"] = _resolve_queue(link["queue"].value)
+            else:
+                base_rtt_ms = out["delay_ms"] + reverse["delay_ms"]
+                out["queue"] = default_queue(mean_rates[(path_name, direction)], base_rtt_ms)
+            initial = {
+                "rate": link["rate"].value,
+                "loss": link["loss"].value if "loss" in link else {"model": "none"},
+                "delay_ms": out["delay_ms"],
+                "jitter_ms": out["jitter_ms"],
+            }
+            events = link["schedule"].value if "schedule" in link else []
+            out["schedule"] = _expand_schedule(
+                events, initial, duration_s, seed, f"{path_name}/{direction}"
+            )
+
+    return {
+        "schema": 1,
+        "name": doc.get("name", file.stem),
+        "source": shown,
+        "duration_s": duration_s,
+        "paths": {p: {d: resolved_paths[p][d] for d in DIRECTIONS} for p in PATH_NAMES},
+    }
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+# ---------------------------------------------------------------- names and files ----
+
+
+def list_scenarios(repo: Path) -> list[str]:
+    """Names of the shipped scenarios: paths under netem-scenarios/ without '.toml'."""
+    root = repo / SCENARIO_DIR
+    return sorted(p.relative_to(root).with_suffix("").as_posix() for p in root.rglob("*.toml"))
+
+
+def scenario_file(name_or_path: str, repo: Path) -> Path:
+    """A scenario name ('A1', 'seed001-grid/...') or a path to a .toml file."""
+    candidate = Path(name_or_path)
+    if name_or_path.endswith(".toml") or candidate.is_file():
+        if candidate.is_absolute() or candidate.exists():
+            return candidate
+        return repo / candidate
+    named = repo / SCENARIO_DIR / f"{name_or_path}.toml"
+    if named.is_file():
+        return named
+    names = list_scenarios(repo)
+    top = [n for n in names if "/" not in n]
+    raise ScenarioError(
+        name_or_path,
+        [
+            f"no scenario named {json.dumps(name_or_path)} (looked for {named}); "
+            f"valid names: {', '.join(top)} (and {len(names) - len(top)} in subfolders, "
+            "see `python -m testbed.scenario list`), or a path to a .toml file"
+        ],
+    )
+
+
+def load_resolved(name_or_path: str, repo: Path, seed: int) -> dict:
+    """The resolved scenario (docs/CONTRACTS.md section 4) for a name or a .toml path.
+
+    Raises ScenarioError (exit_status 2) naming the file, field, value and rule.
+    """
+    return resolve_file(scenario_file(name_or_path, repo), repo, seed)
+
+
+# ---------------------------------------------------------------- CLI ----
+
+
+def _repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m testbed.scenario",
+        description="Validate, resolve and list network scenarios (netem-scenarios/README.md).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_validate = sub.add_parser("validate", help="check files; exit 2 if any is invalid")
+    p_validate.add_argument("files", nargs="+", metavar="FILE_OR_NAME")
+    p_resolve = sub.add_parser("resolve", help="print the resolved JSON (CONTRACTS.md 4)")
+    p_resolve.add_argument("file", metavar="FILE_OR_NAME")
+    p_resolve.add_argument(
+        "--seed", type=int, required=True, help="seed for noise expansion (integer >= 0)"
+    )
+    sub.add_parser("list", help="print the names of the shipped scenarios")
+    args = parser.parse_args(argv)
+    repo = _repo_root()
+
+    if args.command == "list":
+        print("\n".join(list_scenarios(repo)))
+        return 0
+    if args.command == "resolve":
+        try:
+            resolved = load_resolved(args.file, repo, args.seed)
+        except ScenarioError as exc:
+            print(exc, file=sys.stderr)
+            return exc.exit_status
+        print(json.dumps(resolved, indent=2))
+        return 0
+    status = 0
+    for name in args.files:
+        try:
+            resolved = load_resolved(name, repo, seed=0)
+        except ScenarioError as exc:
+            print(exc, file=sys.stderr)
+            status = ScenarioError.exit_status
+            continue
+        print(f"ok {resolved['source']}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
