@@ -1,0 +1,329 @@
+"""One trial, start to end: trial.json, scenario, topology, emulator, transport, player, result.
+
+Order (docs/ORCHESTRATOR.md): trial.json is written before anything runs; result.json
+last, by write-then-rename, so its presence means the trial finished (ok or failed). An
+interrupted trial (SIGINT/SIGTERM) tears down and writes *no* result.json, so that a
+re-run of the same command redoes it.
+
+While the trial runs, a watchdog thread fails it when a critical process (the emulator)
+exits early or the per-trial timeout passes: it records the reason, then kills every
+process in the client and server namespaces so that whatever the trial is blocked on
+(player, control transfer) returns at once.
+
+Run one trial by hand:
+    python -m testbed.trial --spec '{"scenario": "control", ...}' --trial-dir DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed import transports
+from testbed.env import collect_env, kernel_caps
+from testbed.spec import TrialSpec
+from testbed.supervisor import EventLog, Process
+from testbed.topology import (
+    Interrupted,
+    Topology,
+    install_signal_handlers,
+    kill_namespace_processes,
+)
+
+EMULATOR_BINARY = Path("emulator/target/release/linkemu")
+EMULATOR_RT_PRIORITY = 50  # chrt -f: release times must not wait behind other tasks
+EMULATOR_READY_TIMEOUT_S = 10.0
+WATCHDOG_PERIOD_S = 0.2
+BASE_TIMEOUT_S = 120  # set-up, control transfer, teardown
+CONTENT_CACHE = Path("cache/content")
+
+
+def default_timeout_s(spec: TrialSpec) -> int:
+    """Per-trial timeout when none is given: video length × 3 plus set-up slack."""
+    if spec.player == "none":
+        return BASE_TIMEOUT_S
+    return BASE_TIMEOUT_S + 3 * int(spec.video_duration_s)
+
+
+class TrialFailed(Exception):
+    """A reason the trial cannot go on; becomes result.json's `reason`."""
+
+
+@dataclass
+class TrialContext:
+    spec: TrialSpec
+    dir: Path  # the trial folder
+    repo: Path  # repository root
+    topo: Topology
+    t0_ns: int  # trial clock origin (CLOCK_MONOTONIC ns)
+    scenario: dict  # resolved scenario (CONTRACTS §4)
+    content_dir: Path | None = None  # DASH content (server.content.prepare), None if no player
+    events: EventLog | None = None
+    invalid_reasons: list[str] = field(default_factory=list)
+    subflows_with_data: int | None = None  # set by transports that know (result.json)
+
+    def spawn(self, role: str, name: str, argv: list[str], **kw: object) -> Process:
+        """= topo.spawn: supervised, logged to logs/<name>.*, stopped at teardown."""
+        return self.topo.spawn(role, name, argv, **kw)  # type: ignore[arg-type]
+
+    def mark_invalid(self, reason: str) -> None:
+        """The trial ran, but its results must not be counted (result.json valid=false)."""
+        if reason not in self.invalid_reasons:
+            self.invalid_reasons.append(reason)
+        if self.events:
+            self.events.write("invalid", reason=reason)
+
+
+def write_json_atomically(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=1)
+        out.write("\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+class Watchdog:
+    """Fails the trial when a critical process dies early or the deadline passes."""
+
+    def __init__(self, topo: Topology, events: EventLog, deadline_monotonic: float) -> None:
+        self.topo = topo
+        self.events = events
+        self.deadline = deadline_monotonic
+        self.reason: str | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="trial-watchdog", daemon=True)
+
+    def start(self) -> Watchdog:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(WATCHDOG_PERIOD_S):
+            reason = None
+            for proc in self.topo.processes:
+                if proc.critical:
+                    reason = reason or proc.died_early()
+            if reason is None and time.monotonic() > self.deadline:
+                reason = "timeout: the trial ran past its per-trial timeout"
+            if reason is not None:
+                self.fail(reason)
+                return
+
+    def fail(self, reason: str) -> None:
+        self.reason = reason
+        self.events.write("watchdog", reason=reason)
+        for proc in self.topo.processes:
+            if not proc.critical:
+                proc.stopping = True
+        for role in ("client", "server"):
+            kill_namespace_processes(self.topo.ns.of(role), grace_s=0.5)
+
+    def check(self) -> None:
+        if self.reason is not None:
+            raise TrialFailed(self.reason)
+        for proc in self.topo.processes:
+            if proc.critical and (why := proc.died_early()):
+                raise TrialFailed(why)
+
+
+def _tail(path: Path, max_chars: int = 600) -> str:
+    try:
+        return path.read_text(errors="replace")[-max_chars:].strip()
+    except OSError:
+        return ""
+
+
+def start_emulator(ctx: TrialContext, seed: int) -> Process:
+    binary = ctx.repo / EMULATOR_BINARY
+    argv = [str(binary), "--scenario", str(ctx.dir / "scenario.json"), "--seed", str(seed),
+            "--t0-ns", str(ctx.t0_ns), "--log", str(ctx.dir / "emulator.jsonl")]  # fmt: skip
+    proc = ctx.spawn("router", "emulator", argv, rt_priority=EMULATOR_RT_PRIORITY, critical=True)
+    log = ctx.dir / "emulator.jsonl"
+    deadline = time.monotonic() + EMULATOR_READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise TrialFailed(
+                f"emulator exited during start-up with status {proc.returncode}: "
+                f"{_tail(proc.stderr_path) or '(no stderr)'}"
+            )
+        if log.is_file() and '"start"' in log.read_text(errors="replace"):
+            return proc
+        time.sleep(0.05)
+    if ctx.events:
+        ctx.events.write("warning", message=f"no emulator start line in {log} after "
+                         f"{EMULATOR_READY_TIMEOUT_S} s; going on")  # fmt: skip
+    return proc
+
+
+def _trial_json(spec: TrialSpec, trial_dir: Path, repo: Path, clock: dict) -> dict:
+    scenario_file = None
+    try:
+        from testbed.scenario import scenario_file as find_scenario
+
+        found = find_scenario(spec.scenario, repo)
+        scenario_file = str(found.relative_to(repo)) if found.is_relative_to(repo) else str(found)
+    except Exception:
+        scenario_file = None  # reported by load_resolved with a proper message
+    return {
+        "schema": 1,
+        "trial_id": spec.trial_id(),
+        "run": trial_dir.parent.parent.name,
+        "spec": {
+            **spec.to_dict(),
+            "scenario_file": scenario_file,
+        },
+        "env": collect_env(repo),
+        "clock": clock,
+        "namespaces": None,
+    }
+
+
+def run_trial(
+    spec: TrialSpec, trial_dir: Path, repo: Path, *, timeout_s: float | None = None
+) -> dict:
+    """Run one trial; returns the result dict (also in result.json).
+
+    Raises Interrupted / KeyboardInterrupt after teardown when interrupted (no result.json).
+    """
+    started = time.monotonic()
+    t0_ns = time.monotonic_ns()
+    clock = {"t0_monotonic_ns": t0_ns, "t0_unix_ns": time.time_ns()}
+    trial_dir = Path(trial_dir)
+    repo = Path(repo).resolve()
+    (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
+    events = EventLog(trial_dir / "testbed.jsonl", t0_ns)
+    timeout_s = float(timeout_s if timeout_s else default_timeout_s(spec))
+    deadline = started + timeout_s
+
+    trial_json = _trial_json(spec, trial_dir, repo, clock)
+    write_json_atomically(trial_dir / "trial.json", trial_json)
+    events.write("phase", phase="setup", trial_id=spec.trial_id(), timeout_s=timeout_s)
+
+    status, reason = "failed", None
+    ctx: TrialContext | None = None
+    try:
+        from testbed.scenario import ScenarioError, load_resolved
+
+        try:
+            scenario = load_resolved(spec.scenario, repo, spec.seed)
+        except ScenarioError as exc:
+            raise TrialFailed(f"scenario: {exc}") from exc
+        write_json_atomically(trial_dir / "scenario.json", scenario)
+
+        transport = transports.get(spec.transport)
+        reasons = transport.preflight(spec, kernel_caps())
+        if reasons:
+            raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
+        if not (repo / EMULATOR_BINARY).is_file():
+            raise TrialFailed(
+                f"emulator binary {EMULATOR_BINARY} not found (it is built by scripts/setup.sh "
+                "once emulator/ exists)"
+            )
+        content_dir = None
+        if spec.player != "none":
+            from server.content import prepare
+
+            content_dir = prepare(int(spec.video_duration_s), cache=repo / CONTENT_CACHE)
+
+        with Topology.create(trial_dir, t0_ns=t0_ns, events=events) as topo:
+            trial_json["namespaces"] = topo.ns.__dict__
+            write_json_atomically(trial_dir / "trial.json", trial_json)
+            ctx = TrialContext(spec, trial_dir, repo, topo, t0_ns, scenario, content_dir, events)
+            topo.install_nfqueue_hooks()
+            emulator = start_emulator(ctx, spec.seed)
+            watchdog = Watchdog(topo, events, deadline).start()
+            try:
+                events.write("phase", phase="running")
+                endpoint = transport.start(ctx)
+                watchdog.check()
+                try:
+                    if spec.player != "none":
+                        from testbed.players import run_player
+
+                        run_player(ctx, endpoint, content_dir)
+                    elif spec.transport == "none":
+                        from testbed.probe import run_control
+
+                        run_control(ctx)
+                except Exception:
+                    watchdog.check()  # the watchdog's reason explains this error better
+                    raise
+                watchdog.check()
+                transport.finish(ctx)
+                watchdog.check()
+            finally:
+                watchdog.stop()
+            code = emulator.terminate()
+            if code not in (0, None):
+                ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+        status = "ok"
+    except TrialFailed as exc:
+        reason = str(exc)
+    except (Interrupted, KeyboardInterrupt) as exc:
+        events.write("interrupted", reason=str(exc) or type(exc).__name__)
+        raise
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        events.write("error", reason=reason, traceback=traceback.format_exc())
+
+    result = {
+        "schema": 1,
+        "trial_id": spec.trial_id(),
+        "status": status,
+        "reason": reason,
+        "valid": status == "ok" and not (ctx and ctx.invalid_reasons),
+        "invalid_reasons": list(ctx.invalid_reasons) if ctx else [],
+        "wall_duration_s": round(time.monotonic() - started, 3),
+        "subflows_with_data": ctx.subflows_with_data if ctx else None,
+    }
+    if status != "ok" and reason:
+        result["invalid_reasons"].append(f"failed: {reason}")
+    events.write("result", status=status, reason=reason, valid=result["valid"])
+    write_json_atomically(trial_dir / "result.json", result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m testbed.trial",
+        description="Run one trial (the matrix runs each trial this way, in its own process).",
+    )
+    parser.add_argument("--spec", required=True, help="TrialSpec as JSON (CONTRACTS §7)")
+    parser.add_argument("--trial-dir", required=True, type=Path, help="the trial folder")
+    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument(
+        "--timeout-s", type=float, default=None, help="per-trial timeout (default: by spec)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        spec = TrialSpec.from_dict(json.loads(args.spec))
+    except ValueError as exc:
+        print(f"--spec: {exc}", file=sys.stderr)
+        return 2
+    install_signal_handlers()
+    try:
+        result = run_trial(spec, args.trial_dir, args.repo, timeout_s=args.timeout_s)
+    except (Interrupted, KeyboardInterrupt):
+        print(f"{spec.trial_id()}: interrupted; torn down, no result written", file=sys.stderr)
+        return 130
+    if result["status"] != "ok":
+        print(f"{spec.trial_id()}: failed: {result['reason']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
