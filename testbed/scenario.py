@@ -160,7 +160,10 @@ def structure_problems(doc: dict, schema: dict) -> list[str]:
     for err in validator.iter_errors(doc):
         where, message = _schema_problem(err)
         seen.setdefault(where, message)  # one message per field is enough for a person
-    return [f"{where}: {message}" for where, message in sorted(seen.items())]
+    return [
+        f"{where} {message}" if message.startswith("= ") else f"{where}: {message}"
+        for where, message in sorted(seen.items())
+    ]
 
 
 # ---------------------------------------------------------------- semantic checks ----
