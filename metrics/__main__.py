@@ -1,0 +1,82 @@
+"""Command line: python -m metrics report|screenshot|check|summary ... (see --help)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from metrics.read import LogFormatError, is_trial_dir, read_trial
+
+EXIT_BAD_INPUT = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m metrics", description="Tidy tables, summary.csv and report.html."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    report = commands.add_parser(
+        "report", help="write summary.csv, aggregate.csv, report.html into a run folder"
+    )
+    report.add_argument("run_dir", type=Path, help="results/<run> (holding trials/)")
+    shot = commands.add_parser("screenshot", help="full-page PNG of a report (headless Chromium)")
+    shot.add_argument("report_html", type=Path)
+    shot.add_argument("png", type=Path)
+    shot.add_argument("--width-px", type=int, default=1280, help="page width (default 1280)")
+    check = commands.add_parser(
+        "check", help="open a report in headless Chromium: console errors, images decoded"
+    )
+    check.add_argument("report_html", type=Path)
+    summary = commands.add_parser("summary", help="print one trial's summary row as JSON")
+    summary.add_argument("trial_dir", type=Path)
+    args = parser.parse_args(argv)
+
+    if args.command == "report":
+        from metrics.report import NotARunError, build
+
+        try:
+            print(build(args.run_dir))
+        except NotARunError as exc:
+            print(f"metrics report: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        return 0
+    if args.command in ("screenshot", "check"):
+        from metrics import browser
+
+        if not args.report_html.is_file():
+            print(f"metrics {args.command}: {args.report_html}: no such file", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if args.command == "screenshot":
+            result = browser.screenshot(args.report_html, args.png, args.width_px)
+        else:
+            result = browser.check_render(args.report_html)
+        for message in result.console_messages:
+            print(f"console: {message}", file=sys.stderr)
+        print(
+            f"images decoded: {result.images_ok}/{result.images_total}; "
+            f"console messages: {len(result.console_messages)}"
+        )
+        if args.command == "screenshot":
+            print(args.png)
+        return 0 if result.ok else 1
+    if args.command == "summary":
+        from metrics.tables import summary_table
+
+        if not is_trial_dir(args.trial_dir):
+            print(f"metrics summary: {args.trial_dir}: no trial.json there", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        try:
+            trial = read_trial(args.trial_dir, strict=True)
+        except LogFormatError as exc:
+            print(f"metrics summary: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        row = summary_table([trial]).iloc[0].to_dict()
+        print(json.dumps(row, indent=2, default=str))
+        return 0
+    return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""Aggregation over repetitions: mean and 95% confidence interval (Student t).
+
+Input: the summary table (one row per trial). Only trials that ran to their end and are
+valid (`status == "ok"` and `valid`) are counted. Output: a long table with one row per
+configuration (every spec column except rep, seed, trial_id, run) and metric:
+n, mean, std (sample, ddof=1), ci95_half = t(0.975, n-1) * std / sqrt(n), ci95_low and
+ci95_high. With n = 1 the spread is unknown, so std and the CI are NaN (never 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import pandas as pd
+
+from metrics.tables import KNOWN_PATHS, PER_PATH_METRICS
+
+GROUP_COLUMNS = ["scenario", "transport", "cc", "sched", "player", "video_duration_s"]
+CONFIDENCE = 0.95
+DEFAULT_METRICS = [
+    "stalls",
+    "stall_total_ms",
+    "stall_max_ms",
+    "dropped_frames",
+    "total_frames",
+    "startup_delay_ms",
+    "mean_bitrate_bps",
+    "quality_switches",
+    *[f"{metric}_{path}" for path in KNOWN_PATHS for metric in PER_PATH_METRICS],
+    "ofo_queue_max_bytes",
+]
+
+
+def counted(summary: pd.DataFrame) -> pd.DataFrame:
+    """The trials whose results may be counted: finished (ok) and valid."""
+    valid = summary["valid"].astype("boolean").fillna(False)
+    return summary[(summary["status"] == "ok") & valid]
+
+
+def aggregate(
+    summary: pd.DataFrame,
+    metrics: Iterable[str] = DEFAULT_METRICS,
+    by: list[str] = GROUP_COLUMNS,
+) -> pd.DataFrame:
+    """Mean and 95% CI of each metric per configuration, over repetitions (long table)."""
+    columns = [*by, "metric", "n", "mean", "std", "ci95_half", "ci95_low", "ci95_high"]
+    rows = counted(summary)
+    present = [m for m in metrics if m in rows.columns]
+    if rows.empty or not present:
+        return pd.DataFrame(columns=columns)
+    long = rows.melt(id_vars=by, value_vars=present, var_name="metric", value_name="value")
+    long["value"] = pd.to_numeric(long["value"], errors="coerce")
+    stats = (
+        long.dropna(subset=["value"])
+        .groupby([*by, "metric"], dropna=False, sort=True)["value"]
+        .agg(n="count", mean="mean", std="std")
+        .reset_index()
+    )
+    stats["ci95_half"] = [
+        ci_half_width(s, n) for s, n in zip(stats["std"], stats["n"], strict=True)
+    ]
+    stats["ci95_low"] = stats["mean"] - stats["ci95_half"]
+    stats["ci95_high"] = stats["mean"] + stats["ci95_half"]
+    return stats[columns]
+
+
+def ci_half_width(std: float, n: int, confidence: float = CONFIDENCE) -> float:
+    """Half-width of the two-sided Student t confidence interval of a mean; NaN if n < 2."""
+    if n < 2 or std is None or math.isnan(std):
+        return math.nan
+    return student_t_quantile(0.5 + confidence / 2, n - 1) * std / math.sqrt(n)
+
+
+def student_t_quantile(p: float, df: int) -> float:
+    """Quantile of Student's t distribution (df degrees of freedom), 0.5 <= p < 1.
+
+    scipy is not a dependency; the CDF comes from the regularised incomplete beta
+    function, F(t) = 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t >= 0, inverted by
+    bisection to 1e-12 (t(0.975, 1) = 12.7062, t(0.975, 10) = 2.2281).
+    """
+    if not 0.5 <= p < 1 or df < 1:
+        raise ValueError(f"student_t_quantile: need 0.5 <= p < 1 and df >= 1, got p={p}, df={df}")
+    low, high = 0.0, 1.0
+    while student_t_cdf(high, df) < p:
+        high *= 2
+    while high - low > 1e-12 * max(1.0, high):
+        mid = (low + high) / 2
+        if student_t_cdf(mid, df) < p:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def student_t_cdf(t: float, df: int) -> float:
+    x = df / (df + t * t)
+    tail = 0.5 * regularized_incomplete_beta(x, df / 2, 0.5)
+    return 1 - tail if t >= 0 else tail
+
+
+def regularized_incomplete_beta(x: float, a: float, b: float) -> float:
+    """I_x(a, b) by its continued fraction (modified Lentz), using the symmetry
+    I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1) / (a + b + 2):
+        return math.exp(log_front) * _beta_continued_fraction(x, a, b) / a
+    return 1 - math.exp(log_front) * _beta_continued_fraction(1 - x, b, a) / b
+
+
+def _beta_continued_fraction(x: float, a: float, b: float) -> float:
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    fraction = d
+    for m in range(1, 1000):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            fraction *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return fraction

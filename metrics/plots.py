@@ -1,0 +1,129 @@
+"""Figures from tidy tables (metrics/tables.py, metrics/aggregate.py); no file reading.
+
+Built with matplotlib's object API (`matplotlib.figure.Figure`, Agg canvas), so nothing
+needs a display and no global pyplot state is shared between figures.
+
+* `video_figure`: per scenario, stalls and dropped frames by CC (groups) x scheduler
+  (bars), mean with 95% CI error bars (seed 002, Figures 4, 6, 8, 10).
+* `transmission_figure`: per scenario, packets delivered and retransmissions per path
+  (seed 002, Figures 5, 7, 9, 11).
+* `timeseries_figure`: one trial: per-path throughput, cwnd, buffer level; stalls shaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")  # before anything else imports pyplot: headless, deterministic
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+PATH_COLOURS = {"wifi": "tab:blue", "lte": "tab:orange"}
+STALL_COLOUR = "tab:red"
+
+
+def figure_png_base64(figure: Figure, dpi: int = 100) -> str:
+    """PNG bytes of a figure, base64 for a data: URI."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
+    """Bars of `metric`'s mean: CC on the x axis (groups), one bar per scheduler, error bars
+    = 95% CI half-width. A configuration with one repetition has no error bar (CI NaN)."""
+    rows = agg[agg["metric"] == metric].copy()
+    ax.set_ylabel(ylabel)
+    if rows.empty:
+        ax.text(0.5, 0.5, "no counted trials", ha="center", va="center", transform=ax.transAxes)
+        return
+    several_transports = rows["transport"].nunique() > 1
+    rows["group"] = [
+        f"{cc}\n({transport})" if several_transports else str(cc)
+        for cc, transport in zip(rows["cc"], rows["transport"], strict=True)
+    ]
+    groups = list(dict.fromkeys(rows.sort_values(["transport", "cc"])["group"]))
+    scheds = sorted(rows["sched"].astype(str).unique())
+    width = 0.8 / len(scheds)
+    x = np.arange(len(groups))
+    for i, sched in enumerate(scheds):
+        bars = rows[rows["sched"].astype(str) == sched].set_index("group").reindex(groups)
+        errors = bars["ci95_half"].astype(float).to_numpy()  # NaN (n = 1): no error bar
+        ax.bar(
+            x + (i - (len(scheds) - 1) / 2) * width,
+            bars["mean"].astype(float).to_numpy(),
+            width,
+            yerr=errors,
+            capsize=3,
+            label=sched,
+        )
+    ax.set_xticks(x, groups)
+    ax.set_xlabel("congestion control")
+    ax.legend(title="scheduler", fontsize="small", ncols=min(len(scheds), 6))
+    ax.grid(axis="y", alpha=0.3)
+
+
+def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
+    """(a) stalls (buffer underflows) and (b) dropped frames (picture discards)."""
+    rows = agg[agg["scenario"] == scenario]
+    figure = Figure(figsize=(11, 4), layout="constrained")
+    left, right = figure.subplots(1, 2)
+    grouped_bars(left, rows, "stalls", "stalls per session")
+    left.set_title("(a) stalls")
+    grouped_bars(right, rows, "dropped_frames", "dropped frames per session")
+    right.set_title("(b) dropped frames")
+    figure.suptitle(f"{scenario}: video performance (mean, 95% CI)")
+    return figure
+
+
+def transmission_figure(agg: pd.DataFrame, scenario: str, paths: list[str]) -> Figure:
+    """Packets delivered downstream and retransmitted packets, one panel per path."""
+    rows = agg[agg["scenario"] == scenario]
+    figure = Figure(figsize=(11, 7), layout="constrained")
+    axes = figure.subplots(2, len(paths), squeeze=False)
+    for column, path in enumerate(paths):
+        grouped_bars(axes[0][column], rows, f"pkts_down_{path}", "packets delivered (down)")
+        axes[0][column].set_title(f"{path}: packets delivered")
+        grouped_bars(axes[1][column], rows, f"retrans_pkts_{path}", "packets retransmitted")
+        axes[1][column].set_title(f"{path}: retransmissions")
+    figure.suptitle(f"{scenario}: transmission per path (mean, 95% CI)")
+    return figure
+
+
+def timeseries_figure(
+    intervals: pd.DataFrame, samples: pd.DataFrame, stalls: pd.DataFrame, trial_id: str
+) -> Figure:
+    """One trial over time: per-path throughput (emulator, down), per-path cwnd of the
+    data sender, player buffer level; every stall shaded on every panel."""
+    figure = Figure(figsize=(11, 7.5), layout="constrained")
+    throughput_ax, cwnd_ax, buffer_ax = figure.subplots(3, 1, sharex=True)
+    mine = intervals[intervals["trial_id"] == trial_id]
+    for path, rows in mine.groupby("path", sort=True):
+        colour = PATH_COLOURS.get(str(path))
+        throughput_ax.plot(rows["t_s"], rows["down_bps"] / 1e6, label=str(path), color=colour)
+        cwnd = rows.dropna(subset=["cwnd_bytes"])
+        cwnd_ax.plot(cwnd["t_s"], cwnd["cwnd_bytes"] / 1e3, label=str(path), color=colour)
+    throughput_ax.set_ylabel("throughput down\n(Mb/s)")
+    cwnd_ax.set_ylabel("cwnd (kB)")
+    player = samples[samples["trial_id"] == trial_id]
+    buffer_ax.plot(player["t_s"], player["buffer_s"], color="tab:green", label="buffer")
+    buffer_ax.set_ylabel("buffer (s)")
+    buffer_ax.set_xlabel("time since trial start (s)")
+    trial_stalls = stalls[stalls["trial_id"] == trial_id]
+    for ax in (throughput_ax, cwnd_ax, buffer_ax):
+        for start_s, end_s in zip(trial_stalls["start_s"], trial_stalls["end_s"], strict=True):
+            if not (math.isnan(start_s) or math.isnan(end_s)):
+                ax.axvspan(start_s, end_s, color=STALL_COLOUR, alpha=0.2, linewidth=0)
+        ax.grid(alpha=0.3)
+    if len(mine):
+        throughput_ax.legend(title="path", fontsize="small")
+    title = f"{trial_id}: {len(trial_stalls)} stall(s) shaded red"
+    figure.suptitle(title)
+    return figure

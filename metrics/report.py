@@ -1,0 +1,286 @@
+"""summary.csv, aggregate.csv and a self-contained report.html for one run folder.
+
+`build(run_dir)` only reads the trial folders (results/<run>/trials/*/) and writes
+into run_dir; it never runs anything, so `./run_trials.sh --report results/<run>`
+can rebuild a report at any time. The HTML embeds every figure as a base64 PNG and
+needs no network or other file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from metrics import plots
+from metrics.aggregate import aggregate, counted
+from metrics.read import Trial, read_json, read_run
+from metrics.tables import (
+    KNOWN_PATHS,
+    SPEC_COLUMNS,
+    path_intervals_table,
+    samples_table,
+    stalls_table,
+    summary_table,
+)
+
+SUMMARY_CSV = "summary.csv"
+AGGREGATE_CSV = "aggregate.csv"
+REPORT_HTML = "report.html"
+RUN_JSON = "run.json"  # optional: the orchestrator's record of the run's command and matrix
+
+# Columns of the per-scenario table in the report (all of them are in summary.csv).
+REPORT_METRICS = [
+    ("stalls", "stalls"),
+    ("stall_total_ms", "stall total (ms)"),
+    ("dropped_frames", "dropped frames"),
+    ("startup_delay_ms", "startup (ms)"),
+    ("mean_bitrate_bps", "mean bitrate (b/s)"),
+    *[(f"pkts_down_{p}", f"pkts down {p}") for p in KNOWN_PATHS],
+    *[(f"retrans_pkts_{p}", f"retrans {p}") for p in KNOWN_PATHS],
+]
+TRIAL_TABLE_COLUMNS = [
+    "trial_id",
+    "status",
+    "valid",
+    "stalls",
+    "stall_total_ms",
+    "dropped_frames",
+    "total_frames",
+    "startup_delay_ms",
+    "mean_bitrate_bps",
+    *[f"bytes_down_{p}" for p in KNOWN_PATHS],
+    *[f"retrans_pkts_{p}" for p in KNOWN_PATHS],
+]
+
+
+class NotARunError(ValueError):
+    """The folder given is not a run folder (no trials/ inside)."""
+
+
+def build(run_dir: Path) -> Path:
+    """Write summary.csv, aggregate.csv and report.html into run_dir; return the report."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "trials").is_dir():
+        raise NotARunError(
+            f"{run_dir}: not a run folder: expected {run_dir / 'trials'}/ holding one folder "
+            "per trial (results/<run>/trials/<trial-id>/, docs/CONTRACTS.md §2)"
+        )
+    trials = read_run(run_dir, strict=False)
+    summary = summary_table(trials)
+    summary.to_csv(run_dir / SUMMARY_CSV, index=False)
+    agg = aggregate(summary)
+    agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
+    page = render_html(run_dir, trials, summary, agg)
+    report = run_dir / REPORT_HTML
+    partial = report.with_name(REPORT_HTML + ".partial")
+    partial.write_text(page, encoding="utf-8")
+    partial.replace(report)  # never a half-written report
+    return report
+
+
+# ---------------------------------------------------------------- HTML
+
+STYLE = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
+th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
+.problems { background: #fff4f0; border: 1px solid #e0a090; padding: 0.5em 1em; }
+.ok { background: #f0fff0; border: 1px solid #90c090; padding: 0.5em 1em; }
+img { max-width: 100%; border: 1px solid #eee; }
+pre { background: #f7f7f7; padding: 0.5em; overflow-x: auto; font-size: 0.8em; }
+"""
+# Confirms in the page itself that every embedded image decoded, and measures the page
+# (metrics/browser.py reads these data-* attributes from the DOM Chromium dumps).
+SCRIPT = """
+window.addEventListener("load", () => {
+  const images = Array.from(document.images);
+  const ok = images.filter((i) => i.complete && i.naturalWidth > 0).length;
+  document.body.dataset.imagesOk = String(ok);
+  document.body.dataset.imagesTotal = String(images.length);
+  document.body.dataset.pageHeight = String(document.documentElement.scrollHeight);
+});
+"""
+
+
+def render_html(
+    run_dir: Path, trials: list[Trial], summary: pd.DataFrame, agg: pd.DataFrame
+) -> str:
+    run_name = run_dir.resolve().name
+    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Run {_e(run_name)}: MPTCP video testbed report</title>",
+        f"<style>{STYLE}</style><script>{SCRIPT}</script></head><body>",
+        f"<h1>Run {_e(run_name)}</h1>",
+        f"<p>{_counts_sentence(summary)} Generated {generated} by "
+        f"<code>python -m metrics report {_e(str(run_dir))}</code>. Aggregates count only "
+        "trials with status ok and valid; error bars are 95% Student-t confidence intervals "
+        "over repetitions (none with a single repetition).</p>",
+        _problems_section(summary),
+        _spec_section(run_dir, trials, summary),
+    ]
+    scenarios = sorted(str(s) for s in summary["scenario"].dropna().unique())
+    intervals = path_intervals_table(trials)
+    samples = samples_table(trials)
+    stalls = stalls_table(trials)
+    paths = _paths(summary)
+    for scenario in scenarios:
+        parts.append(f"<h2>Scenario {_e(scenario)}</h2>")
+        scenario_agg = agg[agg["scenario"].astype(str) == scenario]
+        if scenario_agg.empty:
+            parts.append("<p>No finished, valid trial in this scenario: nothing to plot.</p>")
+        else:
+            parts.append(_image(plots.video_figure(scenario_agg, scenario), f"{scenario} video"))
+            parts.append(
+                _image(
+                    plots.transmission_figure(scenario_agg, scenario, paths),
+                    f"{scenario} transmission",
+                )
+            )
+            parts.append(_aggregate_table(scenario_agg))
+        example = _example_trial(summary[summary["scenario"].astype(str) == scenario], intervals)
+        if example is not None:
+            parts.append(
+                f"<h3>One trial over time: {_e(example)}</h3>"
+                "<p>The trial of this scenario with the longest total stall time (among "
+                "finished, valid trials when there are any).</p>"
+            )
+            figure = plots.timeseries_figure(intervals, samples, stalls, example)
+            parts.append(_image(figure, f"{example} time series"))
+    parts.append("<h2>All trials</h2>")
+    shown = [c for c in TRIAL_TABLE_COLUMNS if c in summary.columns]
+    parts.append(_table(summary[shown]))
+    parts.append(
+        f"<p>Every column of every trial is in <code>{SUMMARY_CSV}</code>; the means and "
+        f"confidence intervals in <code>{AGGREGATE_CSV}</code>; definitions in "
+        "docs/METRICS.md.</p>"
+    )
+    parts.append(_environment_section(trials))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _counts_sentence(summary: pd.DataFrame) -> str:
+    status = summary["status"].value_counts()
+    valid = len(counted(summary))
+    return (
+        f"{len(summary)} trial(s): {status.get('ok', 0)} ok, {status.get('failed', 0)} failed, "
+        f"{status.get('incomplete', 0)} incomplete; {valid} counted (ok and valid)."
+    )
+
+
+def _problems_section(summary: pd.DataFrame) -> str:
+    valid = summary["valid"].astype("boolean").fillna(False)
+    problems = summary[(summary["status"] != "ok") | ~valid]
+    if problems.empty:
+        return (
+            '<h2 id="problems">Failed and invalid trials</h2>'
+            '<p class="ok">None: every trial ran and is valid.</p>'
+        )
+    table = _table(problems[["trial_id", "status", "reason", "valid", "invalid_reason"]])
+    return (
+        '<h2 id="problems">Failed and invalid trials</h2><div class="problems">'
+        f"<p>{len(problems)} trial(s) are not counted in the figures:</p>{table}</div>"
+    )
+
+
+def _spec_section(run_dir: Path, trials: list[Trial], summary: pd.DataFrame) -> str:
+    parts = ["<h2>Run specification</h2>"]
+    run_json = run_dir / RUN_JSON
+    if run_json.is_file():
+        try:
+            parts.append(f"<pre>{_e(json.dumps(read_json(run_json), indent=2))}</pre>")
+        except ValueError as exc:
+            parts.append(f"<p>{_e(exc)}</p>")
+    rows = []
+    for column in SPEC_COLUMNS[2:]:
+        values = sorted({str(v) for v in summary[column].dropna()})
+        rows.append({"spec field": column, "values in this run": ", ".join(values)})
+    parts.append("<p>The matrix, as found in the trials' trial.json files:</p>")
+    parts.append(_table(pd.DataFrame(rows)))
+    return "\n".join(parts)
+
+
+def _environment_section(trials: list[Trial]) -> str:
+    envs = {json.dumps(t.meta.get("env", {}), sort_keys=True) for t in trials if t.meta}
+    if not envs:
+        return ""
+    body = "\n".join(_e(json.dumps(json.loads(e), indent=2)) for e in sorted(envs))
+    return (
+        f"<h2>Environment</h2><p>As recorded in trial.json ({len(envs)} distinct).</p>"
+        f"<pre>{body}</pre>"
+    )
+
+
+def _aggregate_table(agg: pd.DataFrame) -> str:
+    """mean ± CI half-width (n) per configuration and metric."""
+    cells = agg.copy()
+    cells["cell"] = [
+        _mean_ci(m, h, n)
+        for m, h, n in zip(cells["mean"], cells["ci95_half"], cells["n"], strict=True)
+    ]
+    wide = cells.pivot_table(
+        index=["transport", "cc", "sched"], columns="metric", values="cell", aggfunc="first"
+    )
+    shown = [(m, label) for m, label in REPORT_METRICS if m in wide.columns]
+    wide = wide[[m for m, _ in shown]].rename(columns=dict(shown)).reset_index()
+    wide.columns.name = None
+    return _table(wide)
+
+
+def _mean_ci(mean: float, half: float, n: int) -> str:
+    text = _number(mean)
+    if not math.isnan(half):
+        text += f" ± {_number(half)}"
+    return f"{text} (n={n})"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def _table(df: pd.DataFrame) -> str:
+    formatted = df.astype(object).map(lambda v: _number(v) if isinstance(v, float) else v)
+    return formatted.to_html(index=False, escape=True, na_rep="", border=0)
+
+
+def _image(figure: Any, alt: str) -> str:
+    data = plots.figure_png_base64(figure)
+    return f'<p><img alt="{_e(alt)}" src="data:image/png;base64,{data}"></p>'
+
+
+def _paths(summary: pd.DataFrame) -> list[str]:
+    found = [c.removeprefix("pkts_down_") for c in summary.columns if c.startswith("pkts_down_")]
+    return [p for p in found if summary[f"pkts_down_{p}"].notna().any()] or KNOWN_PATHS
+
+
+def _example_trial(summary: pd.DataFrame, intervals: pd.DataFrame) -> str | None:
+    """The trial to draw over time: longest total stall, preferring counted trials that
+    have interval data; None when no trial of the scenario has any."""
+    with_data = summary[summary["trial_id"].isin(set(intervals["trial_id"]))]
+    if with_data.empty:
+        return None
+    pool = counted(with_data)
+    pool = pool if len(pool) else with_data
+    ranked = pool.assign(stall=pool["stall_total_ms"].astype(float).fillna(-1))
+    ranked = ranked.sort_values(["stall", "trial_id"], ascending=[False, True])
+    return str(ranked["trial_id"].iloc[0])
