@@ -1,0 +1,511 @@
+//! Congestion control: the interface between the connection core and the algorithms, and
+//! the registry that maps names (`--cc reno`) to them.
+//!
+//! # Two levels
+//! * [`CongestionController`] is what the connection talks to: one object per connection
+//!   with per-subflow state inside. Coupled algorithms (LIA, OLIA, BALIA, wVegas, Coupled
+//!   BBR, ...) implement it directly; every hook receives `views`, a read-only snapshot of
+//!   every subflow, so they can couple on (w_i, r_i, x_i, phase).
+//! * [`SubflowCc`] is the per-subflow algorithm of uncoupled CCs (Reno, CUBIC, BBR); the
+//!   registry wraps one instance per subflow in [`Uncoupled`].
+//!
+//! # Order of calls made by the core (per subflow)
+//! 1. `on_sent` for every packet that counts towards inflight, after it was added.
+//! 2. On an ACK frame: the core runs loss detection and the delivery-rate sampler
+//!    (`rate.rs`) first; then, if the ACK acknowledges a packet sent after the current
+//!    recovery episode began, `on_recovery_exit`; then `on_congestion(Loss)` if a *new*
+//!    recovery episode starts (RFC 9002 §7.3.2: losses of packets sent before the episode
+//!    began do not start another one; they appear in `RateSample::newly_lost_bytes`);
+//!    then `on_ack` once per ACK frame that newly acknowledged or lost something.
+//! 3. `on_congestion(Rto)` when the retransmission timeout declares the window lost
+//!    (persistent congestion), before the retransmission is sent.
+//! 4. `on_idle_restart` before sending after the subflow was idle (nothing in flight) for
+//!    longer than one RTO.
+//!
+//! Windows are in bytes, rates in [`Bandwidth`], times in [`Instant`]/[`Duration`]. No hook
+//! reads a clock; `now` is always passed in.
+//!
+//! # Adding an algorithm
+//! One file `cc/<name>.rs` with a `Config` + `Default`, a model comment, and one line in
+//! [`REGISTRY`]. Names are unique (checked by a test and at lookup).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::units::{Bandwidth, Instant, SubflowId};
+
+// Algorithm modules: one line each (H-algos adds theirs here).
+pub mod rate;
+pub mod reno;
+
+/// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
+/// only in PROBE_BW).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcPhase {
+    SlowStart,
+    CongestionAvoidance,
+    /// Fast recovery after a loss.
+    Recovery,
+    /// After a retransmission timeout (RTO-Loss state: schedulers skip the subflow).
+    Loss,
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl CcPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CcPhase::SlowStart => "slow_start",
+            CcPhase::CongestionAvoidance => "congestion_avoidance",
+            CcPhase::Recovery => "recovery",
+            CcPhase::Loss => "loss",
+            CcPhase::Startup => "startup",
+            CcPhase::Drain => "drain",
+            CcPhase::ProbeBw => "probe_bw",
+            CcPhase::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+impl fmt::Display for CcPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), built by
+/// `cc/rate.rs` before the CC sees the ACK.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// (delivered − P.delivered) / interval.
+    pub delivery_rate: Bandwidth,
+    /// max(send interval, ack interval) of the sample.
+    pub interval: Duration,
+    /// Bytes delivered during `interval`.
+    pub delivered_bytes: u64,
+    /// Subflow's total delivered bytes when the sampled packet P was sent.
+    pub prior_delivered_bytes: u64,
+    /// P was sent while the sender had nothing to send (the sample may underestimate).
+    pub is_app_limited: bool,
+    /// RTT of packet P (now − P.sent).
+    pub rtt: Duration,
+    /// Bytes newly acknowledged by this ACK.
+    pub newly_acked_bytes: u64,
+    /// Bytes newly declared lost while processing this ACK.
+    pub newly_lost_bytes: u64,
+}
+
+/// Everything a CC may want to know about one ACK frame on one subflow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckEvent {
+    pub now: Instant,
+    /// Bytes newly acknowledged (payload + header bytes counted in inflight).
+    pub acked_bytes: u64,
+    /// RTT of the largest newly acked packet if it was newly acked (RFC 9002 §5.1).
+    pub rtt_sample: Option<Duration>,
+    pub srtt: Duration,
+    pub min_rtt: Duration,
+    /// Inflight after this ACK (and after removing lost packets).
+    pub inflight_bytes: u64,
+    /// Inflight before this ACK.
+    pub prior_inflight_bytes: u64,
+    /// The sender was limited by cwnd (not by the application) during the last RTT; window
+    /// CCs grow only while this is true (ALGORITHMS.md §0).
+    pub is_cwnd_limited: bool,
+    /// The subflow is (still) in a recovery episode after this ACK.
+    pub in_recovery: bool,
+    /// Send time of the largest newly acknowledged packet.
+    pub largest_acked_sent_time: Instant,
+    /// Delivery-rate sample, if this ACK produced one.
+    pub rate: Option<RateSample>,
+    /// Total bytes delivered (acked) on this subflow so far, including this ACK.
+    pub delivered_bytes_total: u64,
+    pub mss: u64,
+}
+
+/// A congestion signal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CongestionEvent {
+    /// Packet- or time-threshold loss that starts a new recovery episode.
+    Loss {
+        lost_bytes: u64,
+        largest_lost_sent_time: Instant,
+        inflight_bytes: u64,
+    },
+    /// Retransmission timeout: the whole window is considered lost.
+    Rto { inflight_bytes: u64 },
+}
+
+/// What a CC reports for logs and for schedulers. Fields an algorithm does not have are None.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CcSnapshot {
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: Option<u64>,
+    pub pacing_rate: Option<Bandwidth>,
+    pub bw_estimate: Option<Bandwidth>,
+    pub min_rtt: Option<Duration>,
+    pub pacing_gain: Option<f64>,
+    pub cwnd_gain: Option<f64>,
+    /// Algorithm-specific extras (name, value), e.g. ("w_max_bytes", 1.4e5), ("alpha", 0.8).
+    pub extra: Vec<(&'static str, f64)>,
+}
+
+/// Per-subflow congestion control of an uncoupled algorithm. Hooks other than `on_ack`,
+/// `on_congestion` and the getters default to doing nothing.
+pub trait SubflowCc: Send {
+    /// Called for every packet counted in inflight, after adding it.
+    fn on_sent(&mut self, _now: Instant, _bytes: u64, _inflight_bytes: u64) {}
+    fn on_ack(&mut self, ack: &AckEvent);
+    fn on_congestion(&mut self, now: Instant, ev: &CongestionEvent);
+    fn on_recovery_exit(&mut self, _now: Instant) {}
+    fn on_idle_restart(&mut self, _now: Instant) {}
+    fn cwnd_bytes(&self) -> u64;
+    /// None = the CC does not pace; the core then paces at about cwnd/SRTT × gain as Linux
+    /// does (2.0 in slow start, 1.2 otherwise), see `pacer.rs`.
+    fn pacing_rate(&self) -> Option<Bandwidth>;
+    fn phase(&self) -> CcPhase;
+    fn bw_estimate(&self) -> Option<Bandwidth> {
+        None
+    }
+    fn snapshot(&self) -> CcSnapshot;
+}
+
+/// Read-only view of one subflow given to connection-level (coupled) controllers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SubflowCcView {
+    pub id: SubflowId,
+    /// Handshake done and the subflow has an RTT sample (member of R in ALGORITHMS.md §0).
+    pub established: bool,
+    pub cwnd_bytes: u64,
+    pub srtt: Duration,
+    pub min_rtt: Duration,
+    pub inflight_bytes: u64,
+    pub phase: CcPhase,
+    pub bw_estimate: Option<Bandwidth>,
+    pub mss: u64,
+}
+
+/// Connection-level congestion controller with per-subflow state. Subflow ids are dense
+/// small integers (`SubflowId(0)`, `SubflowId(1)`, ...); `add_subflow` is called before any
+/// other hook for that id. `views` always lists every current subflow, including `sf`.
+pub trait CongestionController: Send {
+    fn name(&self) -> &'static str;
+    fn add_subflow(&mut self, sf: SubflowId, now: Instant, mss: u64);
+    fn remove_subflow(&mut self, sf: SubflowId);
+    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64);
+    fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]);
+    fn on_congestion(
+        &mut self,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        views: &[SubflowCcView],
+    );
+    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant);
+    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant);
+    fn cwnd_bytes(&self, sf: SubflowId) -> u64;
+    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth>;
+    fn phase(&self, sf: SubflowId) -> CcPhase;
+    fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth>;
+    fn snapshot(&self, sf: SubflowId) -> CcSnapshot;
+}
+
+/// Settings shared by every algorithm plus free-form per-algorithm options
+/// (`--cc-opt hystart=false`), read with [`CcConfig::flag`] / [`CcConfig::number`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcConfig {
+    pub mss_bytes: u64,
+    /// Initial window in packets (ALGORITHMS.md §0: IW = 10 MSS).
+    pub initial_window_pkts: u64,
+    /// Seed for algorithms that draw random numbers (BBR's PROBE_BW start phase); combine it
+    /// with the subflow id so that subflows differ but runs repeat.
+    pub seed: u64,
+    pub options: BTreeMap<String, String>,
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig {
+            mss_bytes: crate::units::DEFAULT_MSS_BYTES,
+            initial_window_pkts: 10,
+            seed: 1,
+            options: BTreeMap::new(),
+        }
+    }
+}
+
+impl CcConfig {
+    pub fn initial_window_bytes(&self) -> u64 {
+        self.initial_window_pkts * self.mss_bytes
+    }
+    /// Boolean option `key` (true/false/on/off/1/0), `default` when absent.
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, RegistryError> {
+        match self.options.get(key).map(|s| s.as_str()) {
+            None => Ok(default),
+            Some("true" | "on" | "1" | "yes") => Ok(true),
+            Some("false" | "off" | "0" | "no") => Ok(false),
+            Some(other) => Err(RegistryError::BadOption {
+                key: key.to_string(),
+                value: other.to_string(),
+                valid: "true|false|on|off|1|0".to_string(),
+            }),
+        }
+    }
+    /// Numeric option `key`, `default` when absent.
+    pub fn number(&self, key: &str, default: f64) -> Result<f64, RegistryError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| RegistryError::BadOption {
+                    key: key.to_string(),
+                    value: v.clone(),
+                    valid: "a finite number".to_string(),
+                }),
+        }
+    }
+}
+
+/// Errors from the CC and scheduler registries, worded for people.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegistryError {
+    UnknownName {
+        kind: &'static str,
+        name: String,
+        valid: Vec<&'static str>,
+    },
+    BadOption {
+        key: String,
+        value: String,
+        valid: String,
+    },
+    Duplicate {
+        kind: &'static str,
+        name: &'static str,
+    },
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::UnknownName { kind, name, valid } => {
+                write!(
+                    f,
+                    "unknown {kind} '{name}'; valid names: {}",
+                    valid.join(", ")
+                )
+            }
+            RegistryError::BadOption { key, value, valid } => {
+                write!(f, "option {key}={value} is not valid; expected {valid}")
+            }
+            RegistryError::Duplicate { kind, name } => {
+                write!(f, "{kind} name '{name}' is registered twice")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// What a per-subflow factory gets when a subflow is added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubflowInit {
+    pub id: SubflowId,
+    pub now: Instant,
+    pub mss_bytes: u64,
+    /// `cfg.seed` mixed with the subflow id.
+    pub seed: u64,
+}
+
+/// Builds the per-subflow state of an uncoupled algorithm.
+pub type SubflowFactory<T> = fn(&CcConfig, &SubflowInit) -> T;
+
+/// Wraps an uncoupled per-subflow algorithm as a [`CongestionController`]: one independent
+/// instance per subflow, `views` ignored.
+pub struct Uncoupled<T: SubflowCc> {
+    name: &'static str,
+    cfg: CcConfig,
+    make: SubflowFactory<T>,
+    subflows: Vec<Option<T>>,
+}
+
+impl<T: SubflowCc> Uncoupled<T> {
+    pub fn new(name: &'static str, cfg: &CcConfig, make: SubflowFactory<T>) -> Self {
+        Uncoupled {
+            name,
+            cfg: cfg.clone(),
+            make,
+            subflows: Vec::new(),
+        }
+    }
+    fn get(&self, sf: SubflowId) -> &T {
+        self.subflows
+            .get(sf.index())
+            .and_then(|s| s.as_ref())
+            .unwrap_or_else(|| panic!("{}: subflow {sf} used before add_subflow", self.name))
+    }
+    fn get_mut(&mut self, sf: SubflowId) -> &mut T {
+        let name = self.name;
+        self.subflows
+            .get_mut(sf.index())
+            .and_then(|s| s.as_mut())
+            .unwrap_or_else(|| panic!("{name}: subflow {sf} used before add_subflow"))
+    }
+}
+
+/// Mixes a run seed with a subflow id (splitmix64 finaliser) so subflows draw different
+/// but reproducible sequences.
+pub fn mix_seed(seed: u64, salt: u64) -> u64 {
+    let mut z = seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl<T: SubflowCc> CongestionController for Uncoupled<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn add_subflow(&mut self, sf: SubflowId, now: Instant, mss: u64) {
+        let init = SubflowInit {
+            id: sf,
+            now,
+            mss_bytes: mss,
+            seed: mix_seed(self.cfg.seed, sf.0 as u64 + 1),
+        };
+        if self.subflows.len() <= sf.index() {
+            self.subflows.resize_with(sf.index() + 1, || None);
+        }
+        self.subflows[sf.index()] = Some((self.make)(&self.cfg, &init));
+    }
+    fn remove_subflow(&mut self, sf: SubflowId) {
+        if let Some(slot) = self.subflows.get_mut(sf.index()) {
+            *slot = None;
+        }
+    }
+    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
+        self.get_mut(sf).on_sent(now, bytes, inflight_bytes)
+    }
+    fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, _views: &[SubflowCcView]) {
+        self.get_mut(sf).on_ack(ack)
+    }
+    fn on_congestion(
+        &mut self,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        _views: &[SubflowCcView],
+    ) {
+        self.get_mut(sf).on_congestion(now, ev)
+    }
+    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
+        self.get_mut(sf).on_recovery_exit(now)
+    }
+    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
+        self.get_mut(sf).on_idle_restart(now)
+    }
+    fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
+        self.get(sf).cwnd_bytes()
+    }
+    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
+        self.get(sf).pacing_rate()
+    }
+    fn phase(&self, sf: SubflowId) -> CcPhase {
+        self.get(sf).phase()
+    }
+    fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
+        self.get(sf).bw_estimate()
+    }
+    fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
+        self.get(sf).snapshot()
+    }
+}
+
+/// One registry line: a name, a one-line description for `--list`, and a constructor.
+pub struct CcEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: fn(&CcConfig) -> Result<Box<dyn CongestionController>, RegistryError>,
+}
+
+/// Every congestion control, one entry each. Uncoupled algorithms wrap their per-subflow
+/// type with [`Uncoupled`]; a constructor may validate `cfg.options` first and return
+/// [`RegistryError::BadOption`].
+pub const REGISTRY: &[CcEntry] = &[
+    CcEntry {
+        name: "reno",
+        summary: "NewReno (RFC 5681/6582, RFC 9002 recovery), uncoupled",
+        build: reno::build,
+    },
+    // (H-algos: cubic, bbr entries go here)
+];
+
+/// Names of every registered algorithm, in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
+}
+
+/// Looks up `name` and builds the controller. Unknown names and duplicate registrations are
+/// errors that list the valid names.
+pub fn build(name: &str, cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
+    check_unique("congestion control", &names())?;
+    match REGISTRY.iter().find(|e| e.name == name) {
+        Some(entry) => (entry.build)(cfg),
+        None => Err(RegistryError::UnknownName {
+            kind: "congestion control",
+            name: name.to_string(),
+            valid: names(),
+        }),
+    }
+}
+
+/// Rejects a registry that lists a name twice.
+pub fn check_unique(kind: &'static str, names: &[&'static str]) -> Result<(), RegistryError> {
+    for (i, a) in names.iter().enumerate() {
+        if names[..i].contains(a) {
+            return Err(RegistryError::Duplicate { kind, name: a });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique_and_buildable() {
+        check_unique("congestion control", &names()).unwrap();
+        for name in names() {
+            let cc = build(name, &CcConfig::default()).unwrap();
+            assert_eq!(cc.name(), name);
+        }
+    }
+
+    #[test]
+    fn unknown_name_lists_valid_ones() {
+        let err = build("vegas-x", &CcConfig::default()).err().unwrap();
+        let text = err.to_string();
+        assert!(text.contains("vegas-x") && text.contains("reno"), "{text}");
+    }
+
+    #[test]
+    fn duplicate_names_are_rejected() {
+        assert!(check_unique("x", &["a", "b", "a"]).is_err());
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let mut cfg = CcConfig::default();
+        cfg.options.insert("hystart".into(), "maybe".into());
+        assert!(cfg.flag("hystart", true).is_err());
+        cfg.options.insert("hystart".into(), "off".into());
+        assert!(!cfg.flag("hystart", true).unwrap());
+        assert_eq!(cfg.number("beta", 0.7).unwrap(), 0.7);
+    }
+}

@@ -1,0 +1,386 @@
+//! Packet schedulers: the interface between the connection core and the algorithms, and
+//! the registry (`--sched lrf`, alias `minrtt`).
+//!
+//! # Contract
+//! `select` is pure with respect to the connection: a snapshot in ([`ConnView`] and one
+//! [`PathView`] per subflow), a decision out. A stateful scheduler (sticky current path, RR
+//! quotas, BLEST λ, ECF waiting bit, AR&P sets) keeps its state in its own object and may
+//! update it in `select` and `on_event`.
+//!
+//! # How the core uses the decision
+//! * The core asks when there is data to place: the head of the reinjection queue first
+//!   (`SendKind::Reinject`, carrying the subflows that already carried it), else fresh data
+//!   (`SendKind::Fresh`). It asks again after it has placed what the last decision covered,
+//!   and after every ACK, loss or timer while data is waiting, so every [`Selection::Wait`]
+//!   is one counted decision (`sched_waits_total`), not a spin.
+//! * [`Selection::Send`]`{ path, copies, burst_bytes }`: up to `burst_bytes` (at least one
+//!   segment) are assigned to `path`'s send queue, and the same bytes to each subflow in
+//!   `copies` (redundant copies; counted in `redundant_bytes_total`). A subflow sends from its
+//!   queue when its cwnd and pacer allow. Assigning to a subflow that is not available is
+//!   allowed (pre-assignment, as AR&P does); those bytes show as `queued_bytes` in the next
+//!   views. The core stops asking while the bytes queued on all subflows exceed the sum of
+//!   their free windows plus one burst (bounded queues).
+//! * [`Selection::Wait`] — deliberately send nothing although a subflow is free (STY, BLEST,
+//!   ECF, AR&P); counted. [`Selection::None`] — nothing is available; not counted.
+//!
+//! # Adding a scheduler
+//! One file `sched/<name>.rs` with its config + Default, a comment that states the rule and
+//! its source, and one entry in [`REGISTRY`] (names and aliases unique).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::cc::{CcPhase, RegistryError, check_unique};
+use crate::units::{Bandwidth, Instant, PathMask, SubflowId};
+
+// Algorithm modules: one line each (H-algos adds theirs here).
+pub mod lrf;
+
+/// Read-only snapshot of one subflow at decision time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathView {
+    pub id: SubflowId,
+    /// Configured path name, e.g. "wifi".
+    pub name: String,
+    /// Handshake done (the subflow can carry data).
+    pub established: bool,
+    pub backup: bool,
+    /// `pf`: an RTO fired and no ACK has arrived on it since (reinjection model, B*).
+    pub potentially_failed: bool,
+    /// RTO-Loss state (cwnd collapsed after a timeout): not available (§0).
+    pub in_rto_loss: bool,
+    /// SRTT; the initial RTT guess (333 ms as RFC 9002) before the first sample.
+    pub srtt: Duration,
+    pub rttvar: Duration,
+    /// Zero before the first RTT sample.
+    pub min_rtt: Duration,
+    /// Whether `srtt` comes from a real sample.
+    pub has_rtt_sample: bool,
+    pub cwnd_bytes: u64,
+    pub inflight_bytes: u64,
+    pub mss: u64,
+    pub pacing_rate: Option<Bandwidth>,
+    pub bw_estimate: Option<Bandwidth>,
+    pub cc_phase: CcPhase,
+    /// Assigned to this subflow but not yet sent.
+    pub queued_bytes: u64,
+    pub ssthresh_bytes: Option<u64>,
+    /// Smallest and largest SRTT seen (BLEST), zero before the first sample.
+    pub srtt_min_seen: Duration,
+    pub srtt_max_seen: Duration,
+}
+
+impl PathView {
+    /// cwnd − inflight − queued, saturating (room for newly assigned bytes).
+    pub fn free_bytes(&self) -> u64 {
+        self.cwnd_bytes
+            .saturating_sub(self.inflight_bytes + self.queued_bytes)
+    }
+
+    /// ALGORITHMS.md §0: established, not in RTO-Loss, inflight (plus what is already queued
+    /// on it) below cwnd.
+    pub fn is_available(&self) -> bool {
+        self.established
+            && !self.in_rto_loss
+            && self.inflight_bytes + self.queued_bytes < self.cwnd_bytes
+    }
+
+    /// Delivery-rate proxy in packets per second: cwnd/SRTT (LET, TP/TR-STY).
+    pub fn cwnd_rate_pkts_per_s(&self) -> f64 {
+        let srtt = self.srtt.as_secs_f64().max(1e-6);
+        (self.cwnd_bytes as f64 / self.mss.max(1) as f64) / srtt
+    }
+}
+
+/// Read-only snapshot of the connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnView {
+    /// Application bytes not yet assigned to any subflow.
+    pub unsent_bytes: u64,
+    /// Bytes waiting in the reinjection queue.
+    pub reinject_queue_bytes: u64,
+    /// Bytes sent but not yet data-acked.
+    pub unacked_bytes: u64,
+    /// Receive window the peer still offers (data-level).
+    pub peer_window_free_bytes: u64,
+    /// Total send window the peer advertised.
+    pub send_window_bytes: u64,
+    /// Bytes assigned to subflow queues but not yet sent, all subflows.
+    pub queued_bytes: u64,
+}
+
+/// What is being placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendKind {
+    Fresh,
+    /// A retransmission of data already sent on `already_on`.
+    Reinject {
+        already_on: PathMask,
+    },
+}
+
+/// Why a scheduler deliberately sends nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitReason {
+    /// Sticky schedulers wait for their current path.
+    CurrentPathBusy,
+    /// BLEST/ECF: a faster path will free up soon enough.
+    FasterPathSoon,
+    /// BLEST: sending on the slow path would block the connection window.
+    WindowBlocked,
+    /// AR&P: the segment's pre-assigned queue is not ready.
+    PreAssigned,
+    Other(&'static str),
+}
+
+/// A decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    Send {
+        path: SubflowId,
+        copies: PathMask,
+        burst_bytes: u64,
+    },
+    Wait {
+        reason: WaitReason,
+    },
+    /// Nothing can take data now (wait for an ACK or timer); not counted as a wait.
+    None,
+}
+
+/// Events a stateful scheduler may want (all optional).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedEvent {
+    Acked {
+        path: SubflowId,
+        bytes: u64,
+        now: Instant,
+    },
+    Lost {
+        path: SubflowId,
+        bytes: u64,
+        now: Instant,
+    },
+    Rto {
+        path: SubflowId,
+        now: Instant,
+    },
+    /// The subflow can no longer carry data (closed or failed).
+    PathDown {
+        path: SubflowId,
+        now: Instant,
+    },
+    PathUp {
+        path: SubflowId,
+        now: Instant,
+    },
+}
+
+pub trait Scheduler: Send {
+    fn name(&self) -> &'static str;
+    fn select(
+        &mut self,
+        now: Instant,
+        kind: SendKind,
+        conn: &ConnView,
+        paths: &[PathView],
+    ) -> Selection;
+    fn on_event(&mut self, _ev: &SchedEvent) {}
+}
+
+/// Settings shared by schedulers plus free-form options (`--sched-opt switch_on=loss`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchedConfig {
+    /// Default burst budget per pick (Linux MPTCP_SEND_BURST_SIZE).
+    pub burst_bytes: u64,
+    pub seed: u64,
+    pub options: BTreeMap<String, String>,
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            burst_bytes: 65_428,
+            seed: 1,
+            options: BTreeMap::new(),
+        }
+    }
+}
+
+impl SchedConfig {
+    /// Boolean option `key`, `default` when absent.
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, RegistryError> {
+        crate::cc::CcConfig {
+            options: self.options.clone(),
+            ..Default::default()
+        }
+        .flag(key, default)
+    }
+    /// Option `key` that must be one of `valid`, `default` when absent.
+    pub fn choice(
+        &self,
+        key: &str,
+        valid: &[&'static str],
+        default: &'static str,
+    ) -> Result<&'static str, RegistryError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => {
+                valid
+                    .iter()
+                    .copied()
+                    .find(|c| c == v)
+                    .ok_or_else(|| RegistryError::BadOption {
+                        key: key.to_string(),
+                        value: v.clone(),
+                        valid: valid.join("|"),
+                    })
+            }
+        }
+    }
+}
+
+/// One registry line.
+pub struct SchedEntry {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    pub build: fn(&SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError>,
+}
+
+/// Every scheduler, one entry each.
+pub const REGISTRY: &[SchedEntry] = &[
+    SchedEntry {
+        name: "lrf",
+        aliases: &["minrtt"],
+        summary: "lowest-RTT-first (minRTT): the available subflow with the lowest SRTT",
+        build: lrf::build,
+    },
+    // (H-algos: rr, redundant, lpc, let, gr-sty, tp-sty, tr-sty entries go here)
+];
+
+/// Canonical names (no aliases), in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
+}
+
+/// Canonical names and aliases.
+pub fn all_names() -> Vec<&'static str> {
+    REGISTRY
+        .iter()
+        .flat_map(|e| std::iter::once(e.name).chain(e.aliases.iter().copied()))
+        .collect()
+}
+
+/// Canonical name for `name` (resolving aliases), if registered.
+pub fn canonical(name: &str) -> Option<&'static str> {
+    REGISTRY
+        .iter()
+        .find(|e| e.name == name || e.aliases.contains(&name))
+        .map(|e| e.name)
+}
+
+pub fn build(name: &str, cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    check_unique("scheduler", &all_names())?;
+    match REGISTRY
+        .iter()
+        .find(|e| e.name == name || e.aliases.contains(&name))
+    {
+        Some(entry) => (entry.build)(cfg),
+        None => Err(RegistryError::UnknownName {
+            kind: "scheduler",
+            name: name.to_string(),
+            valid: all_names(),
+        }),
+    }
+}
+
+/// Lowest SRTT among `paths` passing `keep`; ties go to the lower id ([PROP] B1).
+pub fn lowest_srtt(
+    paths: &[PathView],
+    keep: impl Fn(&PathView) -> bool,
+) -> Option<&PathView> {
+    paths
+        .iter()
+        .filter(|p| keep(p))
+        .min_by_key(|p| (p.srtt, p.id))
+}
+
+/// Test helper: a plain established path view.
+pub fn test_path(id: u8, srtt_ms: u64, cwnd_pkts: u64, inflight_pkts: u64) -> PathView {
+    let mss = 1448;
+    PathView {
+        id: SubflowId(id),
+        name: format!("p{id}"),
+        established: true,
+        backup: false,
+        potentially_failed: false,
+        in_rto_loss: false,
+        srtt: Duration::from_millis(srtt_ms),
+        rttvar: Duration::from_millis(srtt_ms / 4),
+        min_rtt: Duration::from_millis(srtt_ms),
+        has_rtt_sample: true,
+        cwnd_bytes: cwnd_pkts * mss,
+        inflight_bytes: inflight_pkts * mss,
+        mss,
+        pacing_rate: None,
+        bw_estimate: None,
+        cc_phase: CcPhase::CongestionAvoidance,
+        queued_bytes: 0,
+        ssthresh_bytes: None,
+        srtt_min_seen: Duration::from_millis(srtt_ms),
+        srtt_max_seen: Duration::from_millis(srtt_ms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_unique_and_buildable_with_aliases() {
+        check_unique("scheduler", &all_names()).unwrap();
+        for name in all_names() {
+            let s = build(name, &SchedConfig::default()).unwrap();
+            assert_eq!(Some(s.name()), canonical(name));
+        }
+        assert_eq!(canonical("minrtt"), Some("lrf"));
+    }
+
+    #[test]
+    fn unknown_scheduler_lists_valid_names() {
+        let err = build("fastest", &SchedConfig::default())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("fastest") && err.contains("lrf") && err.contains("minrtt"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn availability_follows_section_0() {
+        let mut p = test_path(0, 40, 10, 9);
+        assert!(p.is_available());
+        assert_eq!(p.free_bytes(), 1448);
+        p.inflight_bytes = p.cwnd_bytes;
+        assert!(!p.is_available());
+        let mut q = test_path(1, 40, 10, 0);
+        q.in_rto_loss = true;
+        assert!(!q.is_available());
+        q.in_rto_loss = false;
+        q.established = false;
+        assert!(!q.is_available());
+    }
+
+    #[test]
+    fn choice_options_are_validated() {
+        let mut cfg = SchedConfig::default();
+        cfg.options.insert("switch_on".into(), "sometimes".into());
+        assert!(
+            cfg.choice("switch_on", &["cwnd_full", "loss"], "cwnd_full")
+                .is_err()
+        );
+    }
+}
