@@ -41,6 +41,8 @@ DEFAULT_QUEUE_MIN_PACKETS = 10
 UNLIMITED_RATE_QUEUE_PACKETS = 1000
 QUEUE_PACKET_BYTES = 1500
 MAX_SEED = 2**64 - 1
+# The emulator refuses slower links (a 1500-byte packet would take 12 s to serialise).
+MIN_RATE_BPS = 1000
 
 
 class ScenarioError(Exception):
@@ -229,7 +231,7 @@ class _Problem(Exception):
 
 
 FIELD_LIMITS = {
-    "rate_bps": "> 0",
+    "rate_bps": f">= {MIN_RATE_BPS}",
     "delay_ms": ">= 0",
     "jitter_ms": ">= 0",
     "loss_p": "in [0, 1]",
@@ -238,7 +240,7 @@ FIELD_LIMITS = {
 
 def _value_ok(field: str, value: float) -> bool:
     if field == "rate_bps":
-        return value > 0
+        return value >= MIN_RATE_BPS
     if field == "loss_p":
         return 0.0 <= value <= 1.0
     return value >= 0
@@ -383,7 +385,7 @@ def _value_at(t_s: float, initial: float, events: list[dict]) -> float:
 
 def _typed(field: str, value: float) -> float | int:
     if field == "rate_bps":
-        return max(1, int(round(value)))
+        return max(MIN_RATE_BPS, int(round(value)))
     if field == "loss_p":
         return min(1.0, max(0.0, float(value)))
     return float(value)
