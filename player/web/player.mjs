@@ -1,0 +1,339 @@
+// The testbed's player page: dash.js plays ?mpd=..., muted autoplay; measurements go to the
+// live overlay and to window.__testbed (read by player/headless.mjs).
+//
+// Every measurement is an event object with times in page milliseconds (performance.now(),
+// a monotonic clock whose origin is this page's navigation); the headless runner maps them to
+// the trial clock. Field names follow player.jsonl (CONTRACTS.md §5.4) so the runner only
+// converts times: *_ms page times -> *_t_ns.
+
+import { DecodeOverloadDetector } from "./lib/overload.mjs";
+import { StallTracker } from "./lib/stall.mjs";
+
+const SAMPLE_INTERVAL_MS = 250;
+const OVERLAY_SEGMENTS = 8;
+// readyState below HAVE_FUTURE_DATA: the element cannot advance, it is waiting for data.
+const HAVE_FUTURE_DATA = 3;
+// A wait with at least this much media buffered ahead is not the network's doing: the decoder
+// (CPU) could not keep up. Chromium fires 'waiting' in both cases. dash.js declares its buffer
+// empty at 0.3 s; 1 s leaves margin for a segment appended just before the check.
+const DATA_STALL_MAX_BUFFER_S = 1.0;
+
+const video = document.getElementById("video");
+const params = new URLSearchParams(location.search);
+const mpd = params.get("mpd");
+
+const events = [];
+const state = {
+  startupMs: null,
+  onScreen: null, // {rep_id, bitrate_bps, width, height}
+  reps: [],
+  segments: [],
+  switches: 0,
+  ended: false,
+  lastSample: null,
+  errors: [],
+};
+const stalls = new StallTracker();
+// Waits with a full buffer (decoder starved of CPU), logged apart as decode_stall.
+const decodeStalls = new StallTracker();
+const overload = new DecodeOverloadDetector();
+
+// The headless runner installs window.__testbedEmit (puppeteer exposeFunction) before the page
+// loads; in a normal browser events only accumulate for the overlay and the console.
+function emit(ev) {
+  const line = { page_ms: performance.now(), ...ev };
+  events.push(line);
+  if (typeof window.__testbedEmit === "function") {
+    window.__testbedEmit(line).catch(() => {});
+  }
+}
+
+window.__testbed = {
+  events,
+  state,
+  stalls,
+  decodeStalls,
+  version: 1,
+  mpd,
+};
+
+function fail(message) {
+  state.errors.push(message);
+  document.getElementById("o-error").textContent = message;
+  emit({ event: "error", message });
+}
+
+if (!mpd) {
+  fail("no MPD: open this page as index.html?mpd=/content/<hash>/manifest.mpd");
+} else if (typeof dashjs === "undefined") {
+  fail("dash.all.min.js did not load (served from player/node_modules by nginx)");
+} else {
+  start();
+}
+
+function start() {
+  const player = dashjs.MediaPlayer().create();
+  window.__testbed.player = player;
+  document.getElementById("dashjs-version").textContent = player.getVersion();
+  player.updateSettings({ debug: { logLevel: dashjs.Debug.LOG_LEVEL_WARNING } });
+  const ev = dashjs.MediaPlayer.events;
+
+  player.on(ev.STREAM_INITIALIZED, () => {
+    state.reps = player.getRepresentationsByType("video").map((r) => ({
+      rep_id: String(r.id),
+      bitrate_bps: r.bandwidth,
+      width: r.width,
+      height: r.height,
+    }));
+    emit({ event: "representations", reps: state.reps, duration_s: player.duration() });
+    // A frame may have been shown before the representations were known.
+    if (state.onScreen && state.onScreen.rep_id === null) {
+      state.onScreen = findRep(state.onScreen.width, state.onScreen.height);
+    }
+  });
+
+  player.on(ev.FRAGMENT_LOADING_COMPLETED, (e) => onSegment(e));
+
+  // dash.js BUFFER_EMPTY fires at its stall threshold (0.3 s of buffer left), sometimes before
+  // the element actually stops; count it only once the element really lacks data.
+  player.on(ev.BUFFER_EMPTY, (e) => {
+    if (e.mediaType && e.mediaType !== "video") return;
+    if (video.readyState < HAVE_FUTURE_DATA && !video.seeking) onWaiting();
+  });
+  player.on(ev.PLAYBACK_WAITING, () => {
+    if (!video.seeking) onWaiting();
+  });
+  player.on(ev.ERROR, (e) => {
+    const err = e.error || {};
+    emit({ event: "error", message: `dash.js error ${err.code ?? ""}: ${err.message ?? e}` });
+  });
+
+  video.addEventListener("waiting", () => {
+    if (!video.seeking) onWaiting();
+  });
+  video.addEventListener("playing", () => {
+    const now = performance.now();
+    const stall = stalls.playing(now);
+    if (stall) emitStall(stall);
+    const decodeStall = decodeStalls.playing(now);
+    if (decodeStall) emit({ event: "decode_stall", ...decodeStall, buffer_s: bufferS() });
+  });
+  video.addEventListener("ended", onEnded);
+  video.addEventListener("error", () => {
+    const err = video.error;
+    fail(`video element error ${err ? err.code : "?"}: ${err ? err.message : "unknown"}`);
+    emit({ event: "fatal" });
+  });
+  watchFrames();
+  video.addEventListener("resize", () => onRendition(video.videoWidth, video.videoHeight));
+
+  player.initialize(video, mpd, true);
+  setInterval(sample, SAMPLE_INTERVAL_MS);
+  setInterval(renderOverlay, SAMPLE_INTERVAL_MS);
+}
+
+function forwardBufferS() {
+  const t = video.currentTime;
+  for (let i = 0; i < video.buffered.length; i++) {
+    if (video.buffered.start(i) <= t + 0.1 && video.buffered.end(i) > t) {
+      return video.buffered.end(i) - t;
+    }
+  }
+  return 0;
+}
+
+function onWaiting() {
+  const now = performance.now();
+  if (stalls.stalled || decodeStalls.stalled) return;
+  if (forwardBufferS() < DATA_STALL_MAX_BUFFER_S) {
+    stalls.waiting(now, video.currentTime);
+  } else {
+    decodeStalls.waiting(now, video.currentTime);
+  }
+  renderOverlay();
+}
+
+function emitStall(stall) {
+  emit({ event: "stall", ...stall });
+  renderOverlay();
+}
+
+function onEnded() {
+  if (state.ended) return;
+  state.ended = true;
+  const stall = stalls.ended(performance.now());
+  if (stall) emitStall(stall);
+  const decodeStall = decodeStalls.ended(performance.now());
+  if (decodeStall) emit({ event: "decode_stall", ...decodeStall, buffer_s: bufferS() });
+  sample();
+  emit({ event: "ended" });
+  renderOverlay();
+}
+
+// What is on screen: requestVideoFrameCallback reports the size of each presented frame (ground
+// truth; dash.js QUALITY_CHANGE_RENDERED misreports the first rendition at start-up).
+function watchFrames() {
+  if (!("requestVideoFrameCallback" in HTMLVideoElement.prototype)) return;
+  const onFrame = (_now, meta) => {
+    if (state.startupMs === null) {
+      state.startupMs = performance.now();
+      emit({ event: "startup" });
+    }
+    onRendition(meta.width, meta.height);
+    video.requestVideoFrameCallback(onFrame);
+  };
+  video.requestVideoFrameCallback(onFrame);
+}
+
+function onRendition(width, height) {
+  if (!width || !height) return;
+  const current = state.onScreen;
+  if (current && current.width === width && current.height === height) return;
+  const rep = findRep(width, height);
+  if (current) {
+    state.switches += 1;
+    emit({
+      event: "quality_switch",
+      from_rep: current.rep_id,
+      to_rep: rep.rep_id,
+      bitrate_bps: rep.bitrate_bps,
+      width,
+      height,
+      media_time_s: video.currentTime,
+    });
+  }
+  state.onScreen = rep;
+}
+
+function findRep(width, height) {
+  return (
+    state.reps.find((r) => r.width === width && r.height === height) || {
+      rep_id: null,
+      bitrate_bps: null,
+      width,
+      height,
+    }
+  );
+}
+
+function onSegment(e) {
+  const req = e.request;
+  if (!req || e.error) return;
+  const isInit = req.type === "InitializationSegment";
+  if (!isInit && req.type !== "MediaSegment") return;
+  const url = req.url;
+  // Resource Timing gives fetch start / first byte / end on the page's monotonic clock; the
+  // request's Date fields (wall clock, 1 ms) are the fallback.
+  const timing = performance.getEntriesByName(new URL(url, location.href).href).at(-1);
+  const wallToPage = (d) => (d ? new Date(d).getTime() - performance.timeOrigin : null);
+  const requestMs = timing ? timing.startTime : wallToPage(req.startDate);
+  const firstByteMs = timing && timing.responseStart > 0 ? timing.responseStart : wallToPage(req.firstByteDate);
+  const endMs = timing && timing.responseEnd > 0 ? timing.responseEnd : wallToPage(req.endDate);
+  const bytes = Number.isFinite(req.bytesLoaded) && req.bytesLoaded > 0
+    ? req.bytesLoaded
+    : (e.response && e.response.byteLength) || (timing ? timing.encodedBodySize : 0);
+  const seconds = (endMs - requestMs) / 1000;
+  const seg = {
+    event: "segment",
+    url,
+    rep_id: req.representation ? String(req.representation.id) : null,
+    media_type: isInit ? "init" : req.mediaType,
+    bytes,
+    request_ms: requestMs,
+    first_byte_ms: firstByteMs,
+    end_ms: endMs,
+    throughput_bps: seconds > 0 ? Math.round((bytes * 8) / seconds) : null,
+    index: Number.isFinite(req.index) ? req.index : null,
+  };
+  state.segments.unshift(seg);
+  state.segments.length = Math.min(state.segments.length, OVERLAY_SEGMENTS);
+  emit(seg);
+}
+
+function bufferS() {
+  const player = window.__testbed.player;
+  try {
+    const level = player.getBufferLength("video");
+    return Number.isFinite(level) ? level : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function sample() {
+  const q = video.getVideoPlaybackQuality();
+  const rep = state.onScreen;
+  const buffer = bufferS();
+  const line = {
+    event: "sample",
+    media_time_s: video.currentTime,
+    buffer_s: buffer,
+    dropped_frames: q.droppedVideoFrames,
+    total_frames: q.totalVideoFrames,
+    rep_id: rep ? rep.rep_id : null,
+    bitrate_bps: rep ? rep.bitrate_bps : null,
+    width: rep ? rep.width : null,
+    height: rep ? rep.height : null,
+    playing:
+      state.startupMs !== null &&
+      !video.paused &&
+      !video.ended &&
+      !stalls.stalled &&
+      !decodeStalls.stalled,
+  };
+  state.lastSample = line;
+  emit(line);
+  const over = overload.sample(q.droppedVideoFrames, buffer, stalls.stalled);
+  if (over) emit({ event: "decode_overload", ...over });
+}
+
+function renderOverlay() {
+  const s = state.lastSample;
+  const set = (id, text) => {
+    document.getElementById(id).textContent = text;
+  };
+  const now = performance.now();
+  const status = state.ended
+    ? "ended"
+    : stalls.stalled
+      ? "STALLED"
+      : state.startupMs === null
+        ? "loading"
+        : video.paused
+          ? "paused"
+          : "playing";
+  set("o-status", status);
+  document.getElementById("o-status").className = stalls.stalled ? "stalled" : "";
+  if (s) {
+    set("o-media-time", `${s.media_time_s.toFixed(2)} s / ${(video.duration || 0).toFixed(0)} s`);
+    set("o-buffer", `${s.buffer_s.toFixed(2)} s`);
+    set("o-frames", `${s.dropped_frames} / ${s.total_frames}`);
+  }
+  const rep = state.onScreen;
+  if (rep) {
+    set("o-rendition", `${rep.width}x${rep.height} (rep ${rep.rep_id})`);
+    set("o-bitrate", rep.bitrate_bps ? `${(rep.bitrate_bps / 1e6).toFixed(2)} Mbit/s` : "–");
+  }
+  if (state.startupMs !== null) set("o-startup", `${state.startupMs.toFixed(0)} ms`);
+  set("o-stalls", `${stalls.count + (stalls.stalled ? 1 : 0)} (${stalls.totalMsAt(now).toFixed(0)} ms)`);
+  set("o-switches", String(state.switches));
+  const body = document.querySelector("#o-segments tbody");
+  body.replaceChildren(
+    ...state.segments.map((seg) => {
+      const tr = document.createElement("tr");
+      const cells = [
+        seg.media_type === "init" ? "init" : String(seg.index ?? ""),
+        seg.rep_id ?? "?",
+        (seg.bytes / 1000).toFixed(0),
+        (seg.end_ms - seg.request_ms).toFixed(0),
+        seg.throughput_bps ? (seg.throughput_bps / 1e6).toFixed(2) : "–",
+      ];
+      for (const c of cells) {
+        const td = document.createElement("td");
+        td.textContent = c;
+        tr.appendChild(td);
+      }
+      return tr;
+    }),
+  );
+}
