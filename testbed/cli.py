@@ -1,0 +1,368 @@
+"""`python -m testbed` (= ./run_trials.sh): expand options into a trial matrix and run it.
+
+Everything is validated before anything is created: an invalid scenario, an unknown
+name or an impossible combination exits with status 2 and a message saying why, and no
+folder, namespace or process exists afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from testbed import transports
+from testbed.env import kernel_caps
+from testbed.spec import NOT_APPLICABLE, PLAYERS, TRANSPORTS, TrialSpec
+
+REPO = Path(__file__).resolve().parent.parent
+
+# ---- Defaults: the one place to change what `./run_trials.sh` with no options runs. ----
+# Until streaming lands, the default job is the control transfer (no video).
+DEFAULTS = {
+    "scenario": "control",
+    "transport": "none",
+    "cc": None,  # None = the transport's own default below
+    "sched": None,
+    "player": "none",
+    "video_duration_s": 60,
+    "reps": 1,
+    "seed": 1,
+    "jobs": 1,
+}
+DEFAULT_CC = {"user": "cubic", "kernel": "cubic", "tcp-wifi": "cubic", "tcp-lte": "cubic"}
+DEFAULT_SCHED = {"user": "lrf", "kernel": "default"}
+# `all` for --transport and --player: every real one (none is the control job, not a choice).
+ALL_TRANSPORTS = ("user", "kernel", "tcp-wifi", "tcp-lte")
+ALL_PLAYERS = ("dashjs", "gstreamer")
+
+
+class UsageError(Exception):
+    """Invalid options; the message says which and what is valid. Exit status 2."""
+
+
+def _csv(value: str) -> list[str]:
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"empty list: {value!r}")
+    return list(dict.fromkeys(items))
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} must be at least 1")
+    return number
+
+
+def _seed(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if not 0 <= number < 2**63:
+        raise argparse.ArgumentTypeError(f"{number} must be in 0 .. 2^63-1")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = DEFAULTS
+    parser = argparse.ArgumentParser(
+        prog="run_trials.sh",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Run a matrix of trials: scenario x transport x CC x scheduler x player x "
+            "repetition.\nList options take comma-separated values; `all` expands to every "
+            "valid value.\nWith no options: the control job (control scenario, no video, a "
+            "short transfer\nacross each emulated path, measured rate and RTT printed)."
+        ),
+        epilog=(
+            "Results: results/<run>/trials/<trial-id>/ (one folder per trial, result.json "
+            "when finished).\nRe-running the same command resumes: finished trials are "
+            "skipped, unfinished ones redone.\nExit status: 0 all trials ok, 1 some failed, "
+            "2 invalid options, 130 interrupted."
+        ),
+    )
+    parser.add_argument(
+        "--scenario",
+        type=_csv,
+        default=[d["scenario"]],
+        metavar="NAMES",
+        help=f"scenario names (netem-scenarios/<name>.toml) or .toml paths; `all` = every "
+        f"top-level scenario (default: {d['scenario']})",
+    )
+    parser.add_argument(
+        "--transport",
+        type=_csv,
+        default=[d["transport"]],
+        metavar="NAMES",
+        help=f"{', '.join(TRANSPORTS)}; `all` = {','.join(ALL_TRANSPORTS)} "
+        f"(default: {d['transport']}; none = control transfer, no video)",
+    )
+    parser.add_argument(
+        "--cc",
+        type=_csv,
+        default=None,
+        metavar="NAMES",
+        help="congestion controls; `all` = what each transport supports (user: mpproxy --list; "
+        "kernel/tcp-*: the kernel's list) (default: per transport: "
+        + ", ".join(f"{t}={c}" for t, c in DEFAULT_CC.items())
+        + f"; '{NOT_APPLICABLE}' for none)",
+    )
+    parser.add_argument(
+        "--sched",
+        type=_csv,
+        default=None,
+        metavar="NAMES",
+        help="packet schedulers; `all` = what each transport supports (default: per "
+        "transport: "
+        + ", ".join(f"{t}={s}" for t, s in DEFAULT_SCHED.items())
+        + f"; '{NOT_APPLICABLE}' for tcp-* and none)",
+    )
+    parser.add_argument(
+        "--player",
+        type=_csv,
+        default=[d["player"]],
+        metavar="NAMES",
+        help=f"{', '.join(PLAYERS)}; `all` = {','.join(ALL_PLAYERS)} (default: {d['player']}; "
+        "none only with --transport none)",
+    )
+    parser.add_argument(
+        "--video-duration",
+        type=_positive_int,
+        default=d["video_duration_s"],
+        metavar="SECONDS",
+        help=f"length of the DASH clip in seconds (default: {d['video_duration_s']}; "
+        "ignored with --player none)",
+    )
+    parser.add_argument(
+        "--reps",
+        type=_positive_int,
+        default=d["reps"],
+        metavar="N",
+        help=f"repetitions of every cell (default: {d['reps']})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_seed,
+        default=d["seed"],
+        metavar="N",
+        help=f"base seed; repetition r uses seed N+r for the emulator's loss draws "
+        f"(default: {d['seed']})",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=d["jobs"],
+        metavar="N",
+        help=f"trials run side by side, each in its own namespaces (default: {d['jobs']}; "
+        "more is safe only while the control trial shows no dropped frames)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="RUN",
+        help="run name (results/RUN) or a folder path (default: derived from the options, "
+        "so the same command resumes the same run)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_int,
+        default=None,
+        metavar="SECONDS",
+        help="per-trial timeout in seconds (default: 120 + 3 x video duration with a "
+        "player, 120 without)",
+    )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        metavar="RUN_DIR",
+        help="rebuild summary.csv and report.html of an existing run folder; runs nothing",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list scenarios, transports, players and each transport's CCs and schedulers",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the trials the options expand to, and where they would go; run nothing",
+    )
+    return parser
+
+
+def _scenarios(requested: list[str], repo: Path) -> list[str]:
+    from testbed.scenario import list_scenarios
+
+    if "all" in requested:
+        return [n for n in list_scenarios(repo) if "/" not in n]
+    return requested
+
+
+def _per_transport(
+    kind: str, requested: list[str] | None, transport: str, supported: list[str], default: str
+) -> list[str]:
+    """Values of --cc or --sched for one transport, checked against what it supports."""
+    if supported == [NOT_APPLICABLE]:
+        return [NOT_APPLICABLE]  # this transport has no such thing; the option does not apply
+    if requested is None:
+        requested = [default]
+    if "all" in requested:
+        if not supported:
+            raise UsageError(
+                f"--{kind} all: cannot list the {kind} names of transport {transport} "
+                f"(for user: is {transports.MPPROXY_BINARY} built?)"
+            )
+        return list(supported)
+    if supported:
+        bad = [v for v in requested if v not in supported]
+        if bad:
+            raise UsageError(
+                f"--{kind} {','.join(bad)}: not supported by transport {transport}; "
+                f"valid: {', '.join(supported)}"
+            )
+    else:
+        raise UsageError(
+            f"--{kind}: cannot check {','.join(requested)} against transport {transport}: "
+            f"its {kind} list is unavailable (for user: is {transports.MPPROXY_BINARY} built?)"
+        )
+    return requested
+
+
+def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
+    """The trial specs the options mean; UsageError on anything invalid."""
+    from testbed.scenario import ScenarioError, load_resolved
+
+    scenarios = _scenarios(args.scenario, repo)
+    for scenario in scenarios:
+        try:
+            load_resolved(scenario, repo, args.seed)
+        except ScenarioError as exc:
+            raise UsageError(str(exc)) from exc
+
+    transport_names = list(ALL_TRANSPORTS) if "all" in args.transport else args.transport
+    unknown = [t for t in transport_names if t not in TRANSPORTS]
+    if unknown:
+        raise UsageError(
+            f"--transport {','.join(unknown)}: unknown; valid: {', '.join(TRANSPORTS)}, all"
+        )
+    players = list(ALL_PLAYERS) if "all" in args.player else args.player
+    unknown = [p for p in players if p not in PLAYERS]
+    if unknown:
+        raise UsageError(f"--player {','.join(unknown)}: unknown; valid: {', '.join(PLAYERS)}, all")
+
+    names = {t: transports.names(t, repo, caps) for t in transport_names}
+    for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
+        if given is not None and all(names[t][index] == [NOT_APPLICABLE] for t in names):
+            raise UsageError(
+                f"--{kind} {','.join(given)}: transport {','.join(transport_names)} has no "
+                f"{kind} to choose; leave --{kind} out"
+            )
+
+    specs: list[TrialSpec] = []
+    for transport in transport_names:
+        if transport == "none" and players != ["none"]:
+            raise UsageError(
+                "--transport none runs the control transfer and carries no video: "
+                "use --player none with it"
+            )
+        if transport != "none" and "none" in players:
+            raise UsageError(
+                f"--player none with --transport {transport}: nothing would use the transport; "
+                "--player none goes only with --transport none"
+            )
+        ccs, scheds = names[transport]
+        cc_list = _per_transport("cc", args.cc, transport, ccs, DEFAULT_CC.get(transport, ""))
+        sched_list = _per_transport(
+            "sched", args.sched, transport, scheds, DEFAULT_SCHED.get(transport, "")
+        )
+        for scenario in scenarios:
+            for cc in cc_list:
+                for sched in sched_list:
+                    for player in players:
+                        for rep in range(args.reps):
+                            specs.append(
+                                TrialSpec(
+                                    scenario=scenario,
+                                    transport=transport,
+                                    cc=cc,
+                                    sched=sched,
+                                    player=player,
+                                    # the clip length means nothing without a player
+                                    video_duration_s=args.video_duration if player != "none" else 0,
+                                    rep=rep,
+                                    seed=args.seed + rep,
+                                )
+                            )
+    # Each transport says what it cannot do (binaries missing, kernel lacks MPTCP, ...).
+    problems: list[str] = []
+    for transport in dict.fromkeys(s.transport for s in specs):
+        try:
+            module = transports.get(transport)
+        except transports.TransportUnavailable as exc:
+            problems.append(str(exc))
+            continue
+        for spec in (s for s in specs if s.transport == transport):
+            for reason in module.preflight(spec, caps):
+                line = f"{spec.trial_id()}: {reason}"
+                if line not in problems:
+                    problems.append(line)
+    if problems:
+        raise UsageError("cannot run:\n  " + "\n  ".join(problems))
+    return specs
+
+
+def print_list(repo: Path, caps: dict) -> None:
+    from testbed.scenario import list_scenarios
+
+    names = list_scenarios(repo)
+    top = [n for n in names if "/" not in n]
+    print(f"scenarios: {' '.join(top)}  (+{len(names) - len(top)} in subfolders)")
+    print(f"players:   {' '.join(PLAYERS)}")
+    print("transports:")
+    for transport in TRANSPORTS:
+        try:
+            transports.get(transport)
+            state = "available"
+        except transports.TransportUnavailable as exc:
+            state = f"unavailable: {exc}"
+        ccs, scheds = names[transport]
+        print(f"  {transport:<9} {state}")
+        print(f"            cc:    {' '.join(ccs) or '(unknown)'}")
+        print(f"            sched: {' '.join(scheds) or '(unknown)'}")
+
+
+def main(argv: list[str] | None = None, repo: Path = REPO) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from testbed import matrix
+
+    if args.report is not None:
+        return matrix.rebuild_report(args.report)
+    caps = kernel_caps()
+    if args.list:
+        print_list(repo, caps)
+        return 0
+    try:
+        specs = expand(args, repo, caps)
+    except UsageError as exc:
+        print(f"run_trials.sh: {exc}", file=sys.stderr)
+        return 2
+    run_dir = matrix.run_dir_for(args.out, specs, repo)
+    if args.dry_run:
+        print(f"{len(specs)} trials into {run_dir}/trials/:")
+        for spec in specs:
+            print(f"  {spec.trial_id()}")
+        return 0
+    if os.geteuid() != 0:
+        print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
+        return 2
+    return matrix.run_matrix(
+        specs, run_dir, repo, jobs=args.jobs, timeout_s=args.timeout, argv=argv
+    )

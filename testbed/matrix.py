@@ -1,0 +1,306 @@
+"""Run a list of trials into `results/<run>/trials/<trial-id>/`, resumably.
+
+* A trial folder with result.json is finished (ok or failed) and is skipped; a folder
+  without it is wiped and redone.
+* Each trial runs in its own process (`python -m testbed.trial`), so a crash stays in
+  that trial and `--jobs N` simply runs N of them side by side (own namespaces each).
+* One failing trial does not stop the matrix. A trial process that ends without
+  result.json while the matrix is *not* stopping (killed, crashed) gets a failed
+  result.json written here with the reason.
+* Ctrl-C / SIGTERM: the running trials get SIGINT, tear down and write no result; the
+  matrix exits 130, and the same command resumes.
+* At the end `metrics.report.build(run_dir)` (if it imports) writes summary and report.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed.env import git_commit
+from testbed.spec import TrialSpec, scenario_label
+from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
+from testbed.trial import default_timeout_s, write_json_atomically
+
+RESULTS_DIR = Path("results")
+STOP_WAIT_S = 60.0  # how long interrupted trials get to tear down before SIGKILL
+POLL_S = 0.5
+
+
+def run_dir_for(out: str | None, specs: list[TrialSpec], repo: Path) -> Path:
+    """`--out` as a name (results/<out>) or a path; else a name derived from the specs."""
+    if out:
+        path = Path(out)
+        if path.is_absolute() or len(path.parts) > 1:
+            return path
+        return repo / RESULTS_DIR / out
+    ids = "\n".join(sorted(s.trial_id() for s in specs))
+    digest = hashlib.sha256(ids.encode()).hexdigest()[:8]
+    scenarios = "-".join(dict.fromkeys(scenario_label(s.scenario) for s in specs))
+    transports = "-".join(dict.fromkeys(s.transport for s in specs))
+    name = f"{scenarios[:40]}_{transports[:40]}_{digest}"
+    return repo / RESULTS_DIR / name
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int = 0  # finished ok
+    failed: int = 0
+    started_monotonic: float = field(default_factory=time.monotonic)
+    durations_s: list[float] = field(default_factory=list)  # trials run in this session
+    is_tty: bool = field(default_factory=lambda: sys.stderr.isatty())
+    _last_counts: tuple[int, int, int] = (-1, -1, -1)
+    _last_print: float = 0.0
+
+    def line(self, running: int, jobs: int) -> str:
+        elapsed = time.monotonic() - self.started_monotonic
+        left = self.total - self.done - self.failed
+        if self.durations_s:
+            mean = sum(self.durations_s) / len(self.durations_s)
+            eta = f"{_hms(mean * left / max(1, jobs))}"
+        else:
+            eta = "?"
+        return (
+            f"[{self.done + self.failed}/{self.total}] ok {self.done}, failed {self.failed}, "
+            f"running {running} | elapsed {_hms(elapsed)}, left ~{eta}"
+        )
+
+    def show(self, running: int, jobs: int, final: bool = False) -> None:
+        """Redrawn in place on a terminal; elsewhere (logs, CI) on change or every minute."""
+        text = self.line(running, jobs)
+        if self.is_tty:
+            end = "\n" if final else ""
+            sys.stderr.write(f"\r\033[K{text}{end}")
+        else:
+            counts = (self.done, self.failed, running)
+            now = time.monotonic()
+            if not final and counts == self._last_counts and now - self._last_print < 60:
+                return
+            self._last_counts, self._last_print = counts, now
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _read_result(trial_dir: Path) -> dict | None:
+    try:
+        return json.loads((trial_dir / "result.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_run_manifest(run_dir: Path, specs: list[TrialSpec], repo: Path, argv) -> None:
+    manifest = run_dir / "run.json"
+    data = {
+        "schema": 1,
+        "run": run_dir.name,
+        "argv": list(argv) if argv is not None else sys.argv[1:],
+        "git_commit": git_commit(repo),
+        "created_unix_s": time.time(),
+        "trials": [s.trial_id() for s in specs],
+        "specs": [s.to_dict() for s in specs],
+    }
+    if manifest.is_file():
+        old = json.loads(manifest.read_text())
+        data["created_unix_s"] = old.get("created_unix_s", data["created_unix_s"])
+        data["resumed_unix_s"] = old.get("resumed_unix_s", []) + [time.time()]
+    write_json_atomically(manifest, data)
+
+
+class _Running:
+    def __init__(self, spec: TrialSpec, trial_dir: Path, popen: subprocess.Popen) -> None:
+        self.spec = spec
+        self.trial_dir = trial_dir
+        self.popen = popen
+        self.started = time.monotonic()
+
+
+def _start_trial(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: int | None) -> _Running:
+    if trial_dir.exists():
+        shutil.rmtree(trial_dir)  # unfinished from an earlier run: redo from scratch
+    logs = trial_dir / "logs"
+    logs.mkdir(parents=True)
+    argv = [sys.executable, "-m", "testbed.trial", "--spec", json.dumps(spec.to_dict()),
+            "--trial-dir", str(trial_dir), "--repo", str(repo)]  # fmt: skip
+    if timeout_s:
+        argv += ["--timeout-s", str(timeout_s)]
+    with open(logs / "trial.stdout", "wb") as out, open(logs / "trial.stderr", "wb") as err:
+        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+    return _Running(spec, trial_dir, popen)
+
+
+def _finish_trial(run: _Running, progress: Progress) -> dict:
+    """Account a trial whose process ended; write a failed result if it left none."""
+    result = _read_result(run.trial_dir)
+    code = run.popen.returncode
+    if result is None:
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"status {code}"
+        reason = (
+            f"trial process ended with {how} without a result "
+            f"(see {run.trial_dir / 'logs' / 'trial.stderr'})"
+        )
+        result = {
+            "schema": 1,
+            "trial_id": run.spec.trial_id(),
+            "status": "failed",
+            "reason": reason,
+            "valid": False,
+            "invalid_reasons": [f"failed: {reason}"],
+            "wall_duration_s": round(time.monotonic() - run.started, 3),
+            "subflows_with_data": None,
+        }
+        write_json_atomically(run.trial_dir / "result.json", result)
+    progress.durations_s.append(time.monotonic() - run.started)
+    if result.get("status") == "ok":
+        progress.done += 1
+    else:
+        progress.failed += 1
+    return result
+
+
+def _report_trial(run: _Running, result: dict) -> None:
+    status = result.get("status")
+    valid = "valid" if result.get("valid") else "INVALID"
+    text = f"{run.spec.trial_id()}: {status} ({valid}) in {result.get('wall_duration_s')} s"
+    if result.get("reason"):
+        text += f": {result['reason']}"
+    elif result.get("invalid_reasons"):
+        text += ": " + "; ".join(result["invalid_reasons"])
+    lines = [text]
+    control = run.trial_dir / "control.jsonl"
+    if control.is_file():
+        from testbed.probe import format_table
+
+        rows = [json.loads(line) for line in control.read_text().splitlines() if line.strip()]
+        scenario = json.loads((run.trial_dir / "scenario.json").read_text())
+        lines.append(format_table(rows, scenario))
+    print("\n".join(lines), flush=True)
+
+
+def _stop_all(running: list[_Running]) -> None:
+    for run in running:
+        if run.popen.poll() is None:
+            run.popen.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + STOP_WAIT_S
+    for run in running:
+        try:
+            run.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            run.popen.kill()
+            run.popen.wait()
+    for line in sweep_stale():  # a trial killed above may have left its namespaces
+        print(f"removed {line}", file=sys.stderr)
+
+
+def run_matrix(
+    specs: list[TrialSpec],
+    run_dir: Path,
+    repo: Path,
+    *,
+    jobs: int = 1,
+    timeout_s: int | None = None,
+    argv=None,
+) -> int:
+    """Run every spec not yet finished; returns 0 (all ok), 1 (some failed), 130 (stopped)."""
+    install_signal_handlers()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock_file = open(run_dir / ".lock", "w")  # noqa: SIM115 (held for the whole run)
+    try:
+        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"run_trials.sh: another run_trials.sh is using {run_dir}", file=sys.stderr)
+        return 2
+    for line in sweep_stale():
+        print(f"removed stale {line}", file=sys.stderr)
+    _write_run_manifest(run_dir, specs, repo, argv)
+
+    progress = Progress(total=len(specs))
+    pending: list[tuple[TrialSpec, Path]] = []
+    for spec in specs:
+        trial_dir = run_dir / "trials" / spec.trial_id()
+        result = _read_result(trial_dir)
+        if result is None:
+            pending.append((spec, trial_dir))
+        elif result.get("status") == "ok":
+            progress.done += 1
+        else:
+            progress.failed += 1
+    skipped = len(specs) - len(pending)
+    print(
+        f"run {run_dir}: {len(specs)} trials, {skipped} already finished, "
+        f"{len(pending)} to run, {jobs} at a time",
+        flush=True,
+    )
+    running: list[_Running] = []
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                spec, trial_dir = pending.pop(0)
+                limit = timeout_s or default_timeout_s(spec)
+                running.append(_start_trial(spec, trial_dir, repo, limit))
+            progress.show(len(running), jobs)
+            time.sleep(POLL_S)
+            for run in [r for r in running if r.popen.poll() is not None]:
+                running.remove(run)
+                result = _finish_trial(run, progress)
+                if progress.is_tty:
+                    sys.stderr.write("\r\033[K")
+                _report_trial(run, result)
+        progress.show(0, jobs, final=True)
+    except (Interrupted, KeyboardInterrupt):
+        if progress.is_tty:
+            sys.stderr.write("\n")
+        print("stopping: tearing down the running trials ...", file=sys.stderr, flush=True)
+        _stop_all(running)
+        print(
+            "stopped; finished trials are kept. Re-run the same command to resume.",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        lock_file.close()
+
+    build_report(run_dir)
+    return 0 if progress.failed == 0 else 1
+
+
+def build_report(run_dir: Path) -> int:
+    try:
+        from metrics.report import build
+    except ImportError as exc:
+        print(f"no report: metrics.report is not available ({exc})", file=sys.stderr)
+        return 1
+    try:
+        report = build(run_dir)
+    except Exception as exc:
+        print(f"report failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(f"report: {report}")
+    summary = Path(report).parent / "summary.csv"
+    if summary.is_file():
+        print(f"summary: {summary}")
+    return 0
+
+
+def rebuild_report(run_dir: Path) -> int:
+    """`--report <run dir>`: rebuild summary and report only; exit 2 if it is no run."""
+    if not (run_dir / "trials").is_dir():
+        print(
+            f"run_trials.sh --report {run_dir}: not a run folder (no {run_dir / 'trials'}/)",
+            file=sys.stderr,
+        )
+        return 2
+    return build_report(run_dir)
