@@ -11,6 +11,7 @@ CLI (exit status 2 on any invalid file; the message goes to stderr and nothing i
     python -m testbed.scenario validate FILE_OR_NAME...
     python -m testbed.scenario resolve FILE_OR_NAME --seed N
     python -m testbed.scenario list
+    python -m testbed.scenario trace-stats TRACE...   # length and mean rate of Mahimahi traces
 """
 
 from __future__ import annotations
@@ -668,12 +669,31 @@ def main(argv: list[str] | None = None) -> int:
         "--seed", type=int, required=True, help="seed for noise expansion (integer >= 0)"
     )
     sub.add_parser("list", help="print the names of the shipped scenarios")
+    p_trace = sub.add_parser(
+        "trace-stats", help="check Mahimahi traces; print length and mean rate"
+    )
+    p_trace.add_argument("traces", nargs="+", type=Path, metavar="TRACE")
+    p_trace.add_argument("--packet-bytes", type=int, default=DEFAULT_TRACE_PACKET_BYTES)
     args = parser.parse_args(argv)
     repo = _repo_root()
 
     if args.command == "list":
         print("\n".join(list_scenarios(repo)))
         return 0
+    if args.command == "trace-stats":
+        status = 0
+        for trace in args.traces:
+            try:
+                count, length_ms = read_trace(trace, "trace")
+            except _Problem as exc:
+                print(f"{trace}: {exc}", file=sys.stderr)
+                status = ScenarioError.exit_status
+                continue
+            mean_bps = count * args.packet_bytes * 8 / (length_ms / 1000.0)
+            print(
+                f"{trace}: {count} packets in {length_ms / 1000:.1f} s, {mean_bps / 1e6:.2f} Mbit/s"
+            )
+        return status
     if args.command == "resolve":
         try:
             resolved = load_resolved(args.file, repo, args.seed)

@@ -249,3 +249,14 @@ def test_cli_list_and_validate(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "control", "netem-scenarios/A1.toml"]) == 0
     out = capsys.readouterr().out
     assert "ok netem-scenarios/control.toml" in out and "ok netem-scenarios/A1.toml" in out
+
+
+def test_trace_stats_gives_the_mean_rates_quoted_in_the_readme(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    trace = REPO / "netem-scenarios" / "traces" / "TMobile-LTE-short.down"
+    assert main(["trace-stats", str(trace)]) == 0
+    assert "194846 packets in 140.0 s, 16.70 Mbit/s" in capsys.readouterr().out
+    empty = REPO / "tests" / "fixtures" / "bad-scenarios" / "traces" / "empty.down"
+    assert main(["trace-stats", str(empty)]) == 2
+    assert "is empty" in capsys.readouterr().err
