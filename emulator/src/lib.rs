@@ -1,0 +1,13 @@
+//! linkemu: a user-space link emulator. The core (`link`, `queue`, `rate`,
+//! `loss`, `schedule`) is sans-IO on injected virtual time; `nfqueue` and
+//! `main.rs` are the thin shell that feeds it real packets and the clock.
+
+pub mod clock;
+pub mod link;
+pub mod log;
+pub mod loss;
+pub mod nfqueue;
+pub mod queue;
+pub mod rate;
+pub mod scenario;
+pub mod schedule;

@@ -1,0 +1,106 @@
+//! JSON Lines log (CONTRACTS §5.1), written through a sink so the core never
+//! touches files.
+
+use crate::link::{Counters, IntervalStats};
+use crate::schedule::AppliedChange;
+use serde_json::{json, Value};
+use std::io::Write;
+
+pub trait LogSink {
+    fn write_line(&mut self, line: &Value);
+    fn flush(&mut self);
+}
+
+/// Writes lines to a file (buffered; flushed every stats interval).
+pub struct FileSink {
+    out: std::io::BufWriter<std::fs::File>,
+    path: String,
+}
+
+impl FileSink {
+    pub fn create(path: &std::path::Path) -> std::io::Result<FileSink> {
+        Ok(FileSink {
+            out: std::io::BufWriter::new(std::fs::File::create(path)?),
+            path: path.display().to_string(),
+        })
+    }
+}
+
+impl LogSink for FileSink {
+    fn write_line(&mut self, line: &Value) {
+        let result = serde_json::to_writer(&mut self.out, line)
+            .map_err(std::io::Error::from)
+            .and_then(|_| self.out.write_all(b"\n"));
+        if let Err(e) = result {
+            eprintln!("linkemu: cannot write log {}: {e}", self.path);
+        }
+    }
+    fn flush(&mut self) {
+        if let Err(e) = self.out.flush() {
+            eprintln!("linkemu: cannot write log {}: {e}", self.path);
+        }
+    }
+}
+
+/// Keeps lines in memory (tests).
+#[derive(Default)]
+pub struct MemorySink {
+    pub lines: Vec<Value>,
+}
+
+impl LogSink for MemorySink {
+    fn write_line(&mut self, line: &Value) {
+        self.lines.push(line.clone());
+    }
+    fn flush(&mut self) {}
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
+}
+
+pub fn link_stats_line(
+    t_ns: i64,
+    path: &str,
+    dir: &str,
+    interval_ms: u64,
+    s: &IntervalStats,
+) -> Value {
+    let c = &s.counters;
+    let sojourn_mean_ms = if c.pkts_out > 0 {
+        c.sojourn_sum_ns as f64 / c.pkts_out as f64 / 1e6
+    } else {
+        0.0
+    };
+    json!({
+        "t_ns": t_ns, "src": "emulator", "event": "link_stats", "path": path, "dir": dir,
+        "interval_ms": interval_ms,
+        "pkts_in": c.pkts_in, "bytes_in": c.bytes_in,
+        "pkts_out": c.pkts_out, "bytes_out": c.bytes_out,
+        "drops_random": c.drops_random, "drops_queue": c.drops_queue,
+        "drops_outage": c.drops_outage,
+        "queue_pkts": s.queue_pkts, "queue_bytes": s.queue_bytes,
+        "sojourn_mean_ms": round3(sojourn_mean_ms),
+        "sojourn_max_ms": round3(c.sojourn_max_ns as f64 / 1e6),
+        "rate_bps": s.params.rate_bps.map(|r| r.round()),
+        "delay_ms": round3(s.params.delay_ms),
+        "loss_p": s.params.loss_p,
+    })
+}
+
+pub fn schedule_line(t_ns: i64, path: &str, dir: &str, change: &AppliedChange) -> Value {
+    json!({
+        "t_ns": t_ns, "src": "emulator", "event": "schedule", "path": path, "dir": dir,
+        "op": change.op, "field": change.field, "value": change.value,
+    })
+}
+
+pub fn totals_line(t_ns: i64, path: &str, dir: &str, c: &Counters) -> Value {
+    json!({
+        "t_ns": t_ns, "src": "emulator", "event": "link_totals", "path": path, "dir": dir,
+        "pkts_in_total": c.pkts_in, "bytes_in_total": c.bytes_in,
+        "pkts_out_total": c.pkts_out, "bytes_out_total": c.bytes_out,
+        "drops_random_total": c.drops_random, "drops_queue_total": c.drops_queue,
+        "drops_outage_total": c.drops_outage,
+    })
+}

@@ -1,0 +1,269 @@
+//! `linkemu`: applies a resolved scenario (CONTRACTS §4) to the four NFQUEUE
+//! queues of the router namespace (CONTRACTS §3) until SIGTERM/SIGINT.
+//!
+//! The loop: read every waiting packet, feed it to its link at the current
+//! time, collect the links' decisions, send all verdicts in one datagram,
+//! log, then sleep in `ppoll` until a packet arrives or the next release
+//! (or stats interval, or schedule change) is due.
+
+use clap::Parser;
+use linkemu::clock::monotonic_ns;
+use linkemu::link::{Decision, Link, Verdict};
+use linkemu::log::{link_stats_line, schedule_line, totals_line, FileSink, LogSink};
+use linkemu::nfqueue::NfQueue;
+use linkemu::scenario::{self, LINK_ORDER};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const STATS_INTERVAL_MS: u64 = 100;
+/// Bytes of each packet copied to user space: the headers, never the data
+/// (the length comes from NFQA_CAP_LEN).
+const COPY_BYTES: u16 = 64;
+/// Packets the kernel may hold per queue: far more than any emulated queue
+/// plus bandwidth-delay product, so the kernel never drops on our behalf.
+const KERNEL_QUEUE_MAX_LEN: u32 = 65536;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "linkemu",
+    version,
+    about = "User-space link emulator over NFQUEUE"
+)]
+struct Args {
+    /// Resolved scenario JSON (CONTRACTS §4).
+    #[arg(long)]
+    scenario: PathBuf,
+    /// Trial seed; each link derives its own loss and jitter streams from it.
+    #[arg(long, required_unless_present = "validate")]
+    seed: Option<u64>,
+    /// Trial clock origin (CLOCK_MONOTONIC ns); log lines carry t_ns relative to it.
+    #[arg(long = "t0-ns", required_unless_present = "validate")]
+    t0_ns: Option<u64>,
+    /// Where to write the JSON Lines log (CONTRACTS §5.1).
+    #[arg(long, required_unless_present = "validate")]
+    log: Option<PathBuf>,
+    /// NFQUEUE number of wifi/up; wifi/down, lte/up, lte/down follow.
+    #[arg(long = "queue-base", default_value_t = 0)]
+    queue_base: u16,
+    /// Release timer granularity in µs: 0 releases each packet at its exact
+    /// due time; N > 0 rounds timer wake-ups up to a multiple of N µs (fewer
+    /// wake-ups, up to N µs extra delay). Arrivals are always read at once.
+    #[arg(long = "tick-us", default_value_t = 0)]
+    tick_us: u64,
+    /// Only check the scenario, print the links, and exit (0 valid, 2 invalid).
+    #[arg(long)]
+    validate: bool,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn install_signal_handlers() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        // SAFETY: the handler only stores to an atomic. No SA_RESTART, so
+        // ppoll returns EINTR and the loop sees STOP at once.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let scenario = match scenario::load(&args.scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("linkemu: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let seed = args.seed.unwrap_or(0);
+    let mut links = Vec::new();
+    for (i, (path, dir)) in LINK_ORDER.iter().enumerate() {
+        match Link::new(scenario.link(path, dir), seed, i as u64) {
+            Ok(link) => links.push(link),
+            Err(e) => {
+                eprintln!(
+                    "linkemu: scenario {}: paths.{path}.{dir}: {e}",
+                    args.scenario.display()
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if args.validate {
+        for ((path, dir), link) in LINK_ORDER.iter().zip(&links) {
+            println!("{path}/{dir}: {}", link.describe());
+        }
+        return ExitCode::SUCCESS;
+    }
+    let (Some(t0_ns), Some(log_path)) = (args.t0_ns, args.log.as_ref()) else {
+        unreachable!("clap requires --t0-ns and --log without --validate");
+    };
+    match run(&args, &scenario, seed, t0_ns, log_path, links) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("linkemu: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(
+    args: &Args,
+    scenario: &scenario::Scenario,
+    seed: u64,
+    t0_ns: u64,
+    log_path: &std::path::Path,
+    mut links: Vec<Link>,
+) -> Result<(), String> {
+    let mut log = FileSink::create(log_path)
+        .map_err(|e| format!("cannot create log file {}: {e}", log_path.display()))?;
+    install_signal_handlers();
+    // SAFETY: plain syscalls. Locked memory avoids page-fault stalls under
+    // real-time priority; 1 ns timer slack makes ppoll wake on time.
+    unsafe {
+        if libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) != 0 {
+            eprintln!(
+                "linkemu: warning: mlockall failed: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+    let mut nfq = NfQueue::open().map_err(|e| format!("cannot open an NFQUEUE socket: {e}"))?;
+    let queues: Vec<u16> = (0..4).map(|i| args.queue_base + i).collect();
+    for (&q, (path, dir)) in queues.iter().zip(LINK_ORDER) {
+        nfq.bind(q, COPY_BYTES, KERNEL_QUEUE_MAX_LEN).map_err(|e| {
+            format!("cannot bind NFQUEUE {q} ({path}/{dir}): {e} (is another linkemu running?)")
+        })?;
+    }
+    // Virtual time 0 of every link is now: schedules and traces start here.
+    let start_ns = monotonic_ns();
+    let trial_t = |mono_ns: u64| mono_ns as i64 - t0_ns as i64;
+    let described: serde_json::Map<String, serde_json::Value> = LINK_ORDER
+        .iter()
+        .zip(&links)
+        .map(|((p, d), l)| (format!("{p}/{d}"), json!(l.describe())))
+        .collect();
+    log.write_line(&json!({
+        "t_ns": trial_t(start_ns), "src": "emulator", "event": "start",
+        "scenario": scenario.name, "seed": seed, "backend": "nfqueue",
+        "queue_base": args.queue_base, "tick_us": args.tick_us, "links": described,
+    }));
+    log.flush();
+
+    let interval_ns = STATS_INTERVAL_MS * 1_000_000;
+    let tick_ns = args.tick_us * 1000;
+    let mut next_stats_ns = interval_ns;
+    let mut arrivals = Vec::with_capacity(1024);
+    let mut last_accept: [Option<u32>; 4] = [None; 4];
+    while !STOP.load(Ordering::SeqCst) {
+        arrivals.clear();
+        nfq.recv_batch(&mut arrivals)
+            .map_err(|e| format!("reading NFQUEUE failed: {e}"))?;
+        let now_ns = monotonic_ns().saturating_sub(start_ns);
+        for p in &arrivals {
+            let Some(index) = p.queue.checked_sub(args.queue_base).filter(|&i| i < 4) else {
+                nfq.drop_packet(p.queue, p.packet_id);
+                continue;
+            };
+            let verdict = links[index as usize].enqueue(p.packet_id as u64, p.bytes, now_ns);
+            if let Verdict::Dropped(_) = verdict {
+                nfq.drop_packet(p.queue, p.packet_id);
+            }
+        }
+        for (i, link) in links.iter_mut().enumerate() {
+            link.advance_to(now_ns);
+            while let Some(out) = link.poll_output() {
+                match out.decision {
+                    Decision::Accept => last_accept[i] = Some(out.token as u32),
+                    Decision::Drop(_) => nfq.drop_packet(queues[i], out.token as u32),
+                }
+            }
+        }
+        // Drops first: a batch ACCEPT covers every lower id still queued.
+        for (i, last) in last_accept.iter_mut().enumerate() {
+            if let Some(id) = last.take() {
+                nfq.accept_up_to(queues[i], id);
+            }
+        }
+        nfq.flush_verdicts()
+            .map_err(|e| format!("sending verdicts failed: {e}"))?;
+        for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+            for change in link.take_changes() {
+                log.write_line(&schedule_line(
+                    trial_t(start_ns + change.t_ns),
+                    path,
+                    dir,
+                    &change,
+                ));
+            }
+        }
+        if now_ns >= next_stats_ns {
+            for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+                let stats = link.take_interval();
+                let line = link_stats_line(
+                    trial_t(start_ns + next_stats_ns),
+                    path,
+                    dir,
+                    STATS_INTERVAL_MS,
+                    &stats,
+                );
+                log.write_line(&line);
+            }
+            log.flush();
+            while next_stats_ns <= now_ns {
+                next_stats_ns += interval_ns;
+            }
+        }
+        let mut wake_ns = links
+            .iter()
+            .filter_map(|l| l.next_release_bound())
+            .min()
+            .unwrap_or(u64::MAX);
+        if tick_ns > 0 && wake_ns != u64::MAX {
+            wake_ns = wake_ns.div_ceil(tick_ns) * tick_ns;
+        }
+        wake_ns = wake_ns.min(next_stats_ns);
+        let now_ns = monotonic_ns().saturating_sub(start_ns);
+        if wake_ns > now_ns {
+            let sleep_ns = wake_ns - now_ns;
+            let timeout = libc::timespec {
+                tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
+                tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
+            };
+            let mut pfd = libc::pollfd {
+                fd: nfq.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd and timespec.
+            unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
+        }
+    }
+    let end_ns = monotonic_ns();
+    for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+        link.advance_to(end_ns - start_ns);
+        log.write_line(&totals_line(trial_t(end_ns), path, dir, &link.totals()));
+    }
+    log.flush();
+    for &q in &queues {
+        let _ = nfq.unbind(q);
+    }
+    if nfq.verdict_errors > 0 {
+        eprintln!(
+            "linkemu: the kernel rejected {} verdicts",
+            nfq.verdict_errors
+        );
+    }
+    Ok(())
+}
