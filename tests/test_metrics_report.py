@@ -1,0 +1,132 @@
+"""metrics.report on the run-small fixture: summary.csv, report.html, CLI, Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from metrics import browser
+from metrics.report import build
+
+REPO = Path(__file__).resolve().parents[1]
+RUN_SMALL = Path(__file__).parent / "fixtures" / "run-small"
+FAILED = "A1-user-cubic-rr-dashjs-10s-r0-s1"
+INCOMPLETE = "A1-user-bbr-rr-dashjs-10s-r1-s2"
+INVALID = "A1-user-cubic-lrf-dashjs-10s-r1-s2"
+# one scenario: video figure + transmission figure + one trial over time
+EXPECTED_IMAGES = 3
+
+
+@pytest.fixture(scope="module")
+def built_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = Path(shutil.copytree(RUN_SMALL, tmp_path_factory.mktemp("report") / "run-small"))
+    build(run)
+    return run
+
+
+def test_summary_csv_has_every_trial_with_reasons(built_run: Path) -> None:
+    summary = pd.read_csv(built_run / "summary.csv").set_index("trial_id")
+    assert len(summary) == 7
+    assert summary.loc[FAILED, "status"] == "failed"
+    assert summary.loc[FAILED, "reason"] == "player timeout after 120 s"
+    assert summary.loc[INCOMPLETE, "status"] == "incomplete"
+    assert summary.loc[INCOMPLETE, "reason"] == "no result.json: interrupted"
+    # the killed trial's cut line is reported with file and line, not skipped
+    assert re.search(r"player\.jsonl:\d+: invalid JSON", summary.loc[INCOMPLETE, "invalid_reason"])
+    assert "overloaded" in summary.loc[INVALID, "invalid_reason"]
+    assert not summary.loc[INVALID, "valid"]
+    ok = summary.loc["A1-user-bbr-lrf-dashjs-10s-r1-s2"]
+    assert (ok["stalls"], ok["stall_total_ms"], ok["dropped_frames"]) == (3, 1000.0, 20)
+    assert (ok["pkts_down_wifi"], ok["pkts_down_lte"], ok["retrans_pkts_wifi"]) == (80, 40, 6)
+    for column in (
+        "scenario",
+        "transport",
+        "cc",
+        "sched",
+        "player",
+        "video_duration_s",
+        "rep",
+        "seed",
+    ):
+        assert column in summary.columns
+
+
+def test_report_is_self_contained_and_lists_problems(built_run: Path) -> None:
+    page = (built_run / "report.html").read_text()
+    problems = page[page.index('id="problems"') : page.index("Run specification")]
+    for trial_id in (FAILED, INCOMPLETE, INVALID):
+        assert trial_id in problems
+    assert "player timeout after 120 s" in problems and "no result.json: interrupted" in problems
+    sources = re.findall(r'\b(?:src|href)="([^"]*)"', page)
+    assert len(sources) == EXPECTED_IMAGES
+    assert all(s.startswith("data:image/png;base64,") for s in sources)
+    assert "http://" not in page and "https://" not in page
+    assert (built_run / "aggregate.csv").is_file()
+    assert not list(built_run.glob("*.partial"))
+
+
+def test_cli_rejects_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "metrics", "report", str(tmp_path)],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "not a run folder" in done.stderr and str(tmp_path) in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_cli_report_prints_the_report_path(tmp_path: Path) -> None:
+    run = Path(shutil.copytree(RUN_SMALL, tmp_path / "run"))
+    done = subprocess.run(
+        [sys.executable, "-m", "metrics", "report", str(run)],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(run / "report.html")
+
+
+needs_chromium = pytest.mark.skipif(not browser.CHROMIUM.exists(), reason="no Chromium")
+
+
+@needs_chromium
+def test_report_renders_in_chromium_without_console_errors(built_run: Path) -> None:
+    check = browser.check_render(built_run / "report.html")
+    assert check.console_messages == []
+    assert check.images_total == EXPECTED_IMAGES
+    assert check.images_ok == EXPECTED_IMAGES
+    assert check.page_height_px and check.page_height_px > 1000
+    assert check.ok
+
+
+@needs_chromium
+def test_render_check_catches_console_errors_and_broken_images(tmp_path: Path) -> None:
+    page = tmp_path / "broken.html"
+    script = (
+        'window.addEventListener("load", () => { const i = Array.from(document.images);'
+        " document.body.dataset.imagesOk = String(i.filter((x) => x.naturalWidth > 0).length);"
+        " document.body.dataset.imagesTotal = String(i.length); });"
+    )
+    page.write_text(
+        f"<!DOCTYPE html><html><head><script>{script}</script></head><body>"
+        '<img alt="bad" src="data:image/png;base64,AAAA">'
+        "<script>notDefined();</script></body></html>"
+    )
+    check = browser.check_render(page)
+    assert any("notDefined" in m for m in check.console_messages)
+    assert (check.images_ok, check.images_total) == (0, 1)
+    assert not check.ok
+
+
+@needs_chromium
+def test_screenshot_writes_a_png(built_run: Path, tmp_path: Path) -> None:
+    png = tmp_path / "report.png"
+    check = browser.screenshot(built_run / "report.html", png)
+    assert check.ok
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 20_000
