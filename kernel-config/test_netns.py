@@ -1,0 +1,238 @@
+"""Kernel MPTCP set-up, sampler and verdict on real namespaces (prefix tbx-kern-).
+
+A small copy of the CONTRACTS §3 topology (client, router, server; wifi and lte paths,
+policy routing, offloads off) without the emulator: the router's iptables byte counters
+stand in for the emulator's link_totals, which checks the kernel-vs-wire byte estimate.
+An MPTCP transfer (Python sockets, IPPROTO_MPTCP) then must use two subflows; with random
+loss on the wifi downlink (iptables statistic) the wifi subflow must show retransmissions.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel_config import mptcp_setup, verify
+from kernel_config.host_cc import HostAllowedCC
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
+]
+
+SERVER = r"""
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_MPTCP)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.1.2.2", 8080)); s.listen(); print("ready", flush=True)
+c, _ = s.accept(); n = int(c.recv(64)); chunk = b"x" * 65536
+while n > 0:
+    n -= c.send(chunk[: min(n, len(chunk))])
+c.shutdown(socket.SHUT_WR); c.recv(1); c.close()
+"""
+CLIENT = r"""
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_MPTCP)
+s.connect(("10.1.2.2", 8080)); s.send(sys.argv[1].encode()); got = 0
+while (b := s.recv(65536)):
+    got += len(b); time.sleep(0.0005)  # a slow reader, so both subflows get used
+print(got)
+"""
+
+
+class Namespaces:
+    def __init__(self) -> None:
+        self.prefix = f"tbx-kern-{secrets.token_hex(3)}"
+        self.names = {role: f"{self.prefix}-{role[0]}" for role in ("client", "router", "server")}
+
+    def ip(self, *args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+    def run(self, role: str, argv: list[str]) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            ["ip", "netns", "exec", self.names[role], *argv], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise subprocess.CalledProcessError(done.returncode, argv, done.stdout, done.stderr)
+        return done
+
+    def build(self) -> None:
+        c, r, s = (self.names[k] for k in ("client", "router", "server"))
+        for name in (c, r, s):
+            self.ip("netns", "add", name)
+            self.ip("-n", name, "link", "set", "lo", "up")
+        links = [(c, "wifi", r, "c-wifi"), (c, "lte", r, "c-lte")]
+        links += [(s, "wifi", r, "s-wifi"), (s, "lte", r, "s-lte")]
+        for ns_a, if_a, ns_b, if_b in links:
+            self.ip("link", "add", if_a, "netns", ns_a, "type", "veth", "peer", if_b, "netns", ns_b)
+        addrs = [
+            (c, "wifi", "10.1.1.2/24"),
+            (c, "lte", "10.2.1.2/24"),
+            (r, "c-wifi", "10.1.1.1/24"),
+        ]
+        addrs += [(r, "c-lte", "10.2.1.1/24"), (r, "s-wifi", "10.1.2.1/24")]
+        addrs += [
+            (r, "s-lte", "10.2.2.1/24"),
+            (s, "wifi", "10.1.2.2/24"),
+            (s, "lte", "10.2.2.2/24"),
+        ]
+        for ns, iface, addr in addrs:
+            self.ip("-n", ns, "addr", "add", addr, "dev", iface)
+            self.ip("-n", ns, "link", "set", iface, "up")
+            role = {c: "client", r: "router", s: "server"}[ns]
+            self.run(role, ["ethtool", "-K", iface, "tso", "off", "gso", "off", "gro", "off"])
+        self.run("router", ["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+        self.ip("-n", c, "route", "add", "default", "via", "10.1.1.1", "dev", "wifi")
+        for table, src, gw, dev in (
+            (101, "10.1.1.2", "10.1.1.1", "wifi"),
+            (102, "10.2.1.2", "10.2.1.1", "lte"),
+        ):
+            self.ip("-n", c, "route", "add", "default", "via", gw, "dev", dev, "table", str(table))
+            self.ip("-n", c, "rule", "add", "from", src, "table", str(table))
+        self.ip(
+            "-n", r, "route", "add", "default", "via", "10.1.2.2", "dev", "s-wifi", "table", "101"
+        )
+        self.ip("-n", r, "rule", "add", "iif", "c-wifi", "table", "101")
+        self.ip(
+            "-n", r, "route", "add", "default", "via", "10.2.2.2", "dev", "s-lte", "table", "102"
+        )
+        self.ip("-n", r, "rule", "add", "iif", "c-lte", "table", "102")
+        self.ip("-n", s, "route", "add", "10.1.1.0/24", "via", "10.1.2.1", "dev", "wifi")
+        self.ip("-n", s, "route", "add", "10.2.1.0/24", "via", "10.2.2.1", "dev", "lte")
+        for iface in ("s-wifi", "s-lte"):  # downlink byte counters (the emulator's bytes_in)
+            self.run("router", ["iptables", "-w", "-t", "mangle", "-A", "FORWARD", "-i", iface])
+
+    def router_down_bytes(self) -> dict[str, int]:
+        text = self.run(
+            "router", ["iptables", "-w", "-t", "mangle", "-L", "FORWARD", "-v", "-x", "-n"]
+        ).stdout
+        out: dict[str, int] = {}
+        for row in text.splitlines():
+            fields = row.split()
+            iface = next((f for f in fields if f in ("s-wifi", "s-lte")), None)
+            if iface and fields[0].isdigit():
+                out[iface.removeprefix("s-")] = int(fields[1])
+        return out
+
+    def teardown(self) -> None:
+        for name in self.names.values():
+            for pid in subprocess.run(
+                ["ip", "netns", "pids", name], capture_output=True, text=True
+            ).stdout.split():
+                try:
+                    os.kill(int(pid), 9)
+                except ProcessLookupError:
+                    pass
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+@pytest.fixture
+def namespaces() -> Iterator[Namespaces]:
+    ns = Namespaces()
+    try:
+        ns.build()
+        yield ns
+    finally:
+        ns.teardown()
+    assert not any(
+        line.startswith(ns.prefix)
+        for line in subprocess.run(
+            ["ip", "netns", "list"], capture_output=True, text=True
+        ).stdout.splitlines()
+    )
+
+
+def transfer(ns: Namespaces, tmp_path: Path, total_bytes: int) -> dict:
+    mib_before = {
+        role: verify.parse_netstat(ns.run(role, ["cat", "/proc/net/netstat"]).stdout)
+        for role in ("client", "server")
+    }
+    out = tmp_path / "kernel-subflows.jsonl"
+    t0_ns = time.monotonic_ns()
+    sampler = subprocess.Popen(
+        ["ip", "netns", "exec", ns.names["server"], sys.executable, "-m", "kernel_config.sampler",
+         "--out", str(out), "--t0-ns", str(t0_ns), "--interval-ms", "100"]
+    )  # fmt: skip
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", ns.names["server"], sys.executable, "-c", SERVER],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        got = ns.run("client", [sys.executable, "-c", CLIENT, str(total_bytes)]).stdout
+        assert int(got) == total_bytes
+        server.wait(timeout=30)
+        time.sleep(0.3)
+    finally:
+        for proc in (sampler, server):
+            proc.terminate()
+            proc.wait(timeout=10)
+    mib_after = {
+        role: verify.parse_netstat(ns.run(role, ["cat", "/proc/net/netstat"]).stdout)
+        for role in ("client", "server")
+    }
+    wire = ns.router_down_bytes()
+    emulator_lines = [
+        {
+            "event": "link_totals",
+            "path": p,
+            "dir": "down",
+            "bytes_in_total": b,
+            "bytes_out_total": b,
+        }
+        for p, b in wire.items()
+    ]
+    mib = {role: {"before": mib_before[role], "after": mib_after[role]} for role in mib_before}
+    return verify.verdict("kernel", mib, verify.read_jsonl(out), emulator_lines)
+
+
+@pytest.mark.parametrize("cc", ["bbr", "cubic"])
+def test_two_subflows_carry_data_and_bytes_match_the_wire(
+    namespaces: Namespaces, tmp_path: Path, cc: str
+) -> None:
+    host_cc = HostAllowedCC()
+    trial = f"test-netns-{namespaces.prefix}"
+    held = cc not in host_cc.current()
+    if held:
+        host_cc.allow(cc, os.getpid(), trial)
+    try:
+        mptcp_setup.setup_mptcp(namespaces.run, mptcp_setup.KernelSettings(cc=cc, sched="default"))
+    finally:
+        if held:
+            host_cc.release(os.getpid(), trial)
+    settings = mptcp_setup.describe(namespaces.run)
+    assert settings["server"]["tcp_congestion_control"] == cc
+    assert "10.2.1.2" in (settings["client"]["endpoints"] or "")
+    result = transfer(namespaces, tmp_path, 20_000_000)
+    assert result["valid"], result["invalid_reasons"]
+    assert result["paths_with_data"] == ["lte", "wifi"]
+    for path in ("wifi", "lte"):
+        ratio = result["bytes_vs_emulator"][path]["kernel_over_emulator_in"]
+        assert abs(ratio - 1) < 0.01, (path, result["bytes_vs_emulator"])
+    cc_names = {
+        line["cc_state"]
+        for line in verify.read_jsonl(tmp_path / "kernel-subflows.jsonl")
+        if line["cc_state"]
+    }
+    assert cc_names == {cc}
+
+
+def test_loss_on_wifi_shows_retransmissions_on_the_wifi_subflow(
+    namespaces: Namespaces, tmp_path: Path
+) -> None:
+    mptcp_setup.setup_mptcp(namespaces.run, mptcp_setup.KernelSettings(cc="bbr", sched="default"))
+    namespaces.run(
+        "router",
+        ["iptables", "-w", "-A", "FORWARD", "-i", "s-wifi", "-m", "statistic", "--mode", "random",
+         "--probability", "0.02", "-j", "DROP"],
+    )  # fmt: skip
+    result = transfer(namespaces, tmp_path, 10_000_000)
+    assert result["per_path"]["wifi"]["pkts_retrans"] > 0
+    assert result["per_path"]["wifi"]["bytes_retrans"] > 0
+    assert result["subflows_with_data"] == 2
