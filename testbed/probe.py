@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import statistics
 import struct
@@ -196,8 +197,14 @@ def _configured(link: dict) -> tuple[int | None, float | None]:
     return rate_bps, link.get("delay_ms")
 
 
-def run_control(ctx, port: int = PROBE_PORT, duration_s: float = TRANSFER_S) -> list[dict]:
-    """Measure every path and direction; write control.jsonl; print a table; flag shortfalls."""
+def run_control(ctx, port: int = PROBE_PORT, duration_s: float | None = None) -> list[dict]:
+    """Measure every path and direction; write control.jsonl; print a table; flag shortfalls.
+
+    duration_s: seconds per transfer; default TRANSFER_S, or TESTBED_CONTROL_TRANSFER_S
+    from the environment (the tests shorten it).
+    """
+    if duration_s is None:
+        duration_s = float(os.environ.get("TESTBED_CONTROL_TRANSFER_S", TRANSFER_S))
     rows = []
     log_path = ctx.dir / "control.jsonl"
     for path, (src, dst) in PATH_ADDRESSES.items():

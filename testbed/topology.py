@@ -337,7 +337,7 @@ class Topology:
         _run(["ip", "netns", "exec", self.ns.of(role), "sysctl", "-q", "-w", *settings])
 
     def _build(self) -> None:
-        self.events.write("phase", phase="setup", namespaces=self.ns.__dict__)
+        self.events.write("topology_build", namespaces=self.ns.__dict__)
         for role in ROLES:
             _run(["ip", "netns", "add", self.ns.of(role)])
         for role in ROLES:

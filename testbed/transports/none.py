@@ -7,10 +7,13 @@ PROBE_PORT of both server addresses); the trial then runs `probe.run_control(ctx
 from __future__ import annotations
 
 import sys
+import time
 
 from testbed.probe import PROBE_PORT
 from testbed.spec import NOT_APPLICABLE, TrialSpec
 from testbed.transports import Endpoint
+
+READY_TIMEOUT_S = 10.0
 
 
 def preflight(spec: TrialSpec, caps: dict) -> list[str]:
@@ -26,12 +29,20 @@ def preflight(spec: TrialSpec, caps: dict) -> list[str]:
 
 
 def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
-    ctx.spawn(
+    proc = ctx.spawn(
         "server",
         "probe-server",
         [sys.executable, "-m", "testbed.probe", "server", "--port", str(PROBE_PORT)],
     )
-    return Endpoint("10.1.2.2", PROBE_PORT)
+    # The server prints one line once both sockets are bound.
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"probe server exited at start-up; see {proc.stderr_path}")
+        if proc.stdout_path.is_file() and "listening" in proc.stdout_path.read_text():
+            return Endpoint("10.1.2.2", PROBE_PORT)
+        time.sleep(0.02)
+    raise RuntimeError(f"probe server not listening after {READY_TIMEOUT_S} s")
 
 
 def finish(ctx) -> None:
