@@ -64,6 +64,8 @@ def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
             capsize=3,
             label=sched,
         )
+    # Every plotted metric is a count or a size: a CI reaching below zero is clipped.
+    ax.set_ylim(bottom=0)
     ax.set_xticks(x, groups)
     ax.set_xlabel("congestion control")
     ax.legend(title="scheduler", fontsize="small", ncols=min(len(scheds), 6))

@@ -92,6 +92,7 @@ h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
 th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
+td:first-child { white-space: nowrap; } .wide { overflow-x: auto; }
 .problems { background: #fff4f0; border: 1px solid #e0a090; padding: 0.5em 1em; }
 .ok { background: #f0fff0; border: 1px solid #90c090; padding: 0.5em 1em; }
 img { max-width: 100%; border: 1px solid #eee; }
@@ -260,7 +261,8 @@ def _number(value: Any) -> str:
 
 def _table(df: pd.DataFrame) -> str:
     formatted = df.astype(object).map(lambda v: _number(v) if isinstance(v, float) else v)
-    return formatted.to_html(index=False, escape=True, na_rep="", border=0)
+    table = formatted.to_html(index=False, escape=True, na_rep="", border=0)
+    return f'<div class="wide">{table}</div>'
 
 
 def _image(figure: Any, alt: str) -> str:

@@ -8,6 +8,7 @@ Tables (one observation per row):
 * `path_totals_table`: one row per trial, path and direction (emulator counters).
 * `subflow_totals_table`: one row per trial, side, connection and path (transport counters).
 * `path_intervals_table`: one row per trial, 100 ms interval and path.
+* `probes_table`:    one row per control-transfer probe (transport none).
 
 Every metric is defined once, in a function or constant named after it; docs/METRICS.md
 lists the definitions.
@@ -71,6 +72,8 @@ PER_PATH_METRICS = [
     "drops_queue",
     "drops_outage",
     "retrans_pkts",
+    "probe_goodput_down_bps",
+    "probe_rtt_median_ms",
 ]
 TRANSPORT_COLUMNS = [
     "transport_conns",
@@ -280,9 +283,11 @@ def path_metrics(
     trial: Trial, path_totals: pd.DataFrame, subflow_totals: pd.DataFrame
 ) -> dict[str, Any]:
     """Wide per-path columns for the summary row: bytes/pkts delivered down and up (the
-    emulator's bytes_out/pkts_out), drops summed over both directions, and
-    retrans_pkts = sum over sides and connections of the last `pkts_retrans_total`."""
+    emulator's bytes_out/pkts_out), drops summed over both directions,
+    retrans_pkts = sum over sides and connections of the last `pkts_retrans_total`, and
+    the control transfer's downstream goodput and median RTT (mean over probes)."""
     out: dict[str, Any] = {}
+    probes = probes_table([trial])
     mine = path_totals[path_totals["trial_id"] == trial.trial_id]
     flows = subflow_totals[subflow_totals["trial_id"] == trial.trial_id]
     paths = list(
@@ -300,7 +305,25 @@ def path_metrics(
             out[f"{drop}_{path}"] = _sum_or_nan(link[drop], has_link)
         subflows = flows[flows["path"] == path]
         out[f"retrans_pkts_{path}"] = _sum_or_nan(subflows["pkts_retrans_total"], len(flows) > 0)
+        probe = probes[probes["path"] == path]
+        down = probe[probe["dir"] == "down"]
+        out[f"probe_goodput_down_bps_{path}"] = _mean(down["goodput_bps"])
+        out[f"probe_rtt_median_ms_{path}"] = _mean(probe["rtt_ms_median"])
     return out
+
+
+def _mean(values: pd.Series) -> float:
+    return float(pd.to_numeric(values, errors="coerce").mean()) if len(values) else math.nan
+
+
+def probes_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per `path_probe` of the control transfer (CONTRACTS §5.6)."""
+    columns = [
+        "t_s", "path", "dir", "bytes", "duration_s", "goodput_bps", "rtt_ms_min",
+        "rtt_ms_median", "rtt_ms_max", "configured_rate_bps", "configured_delay_ms",
+    ]  # fmt: skip
+    frames = [events(t.control, "path_probe", columns) for t in trials]
+    return pd.concat(frames, ignore_index=True) if frames else events(pd.DataFrame(), "x", columns)
 
 
 def _sum_or_nan(values: pd.Series, present: bool) -> float:

@@ -194,3 +194,26 @@ def test_failed_trial_keeps_its_reason(known_copy: Path) -> None:
         "player crashed (exit 139)",
         False,
     )
+
+
+def test_kernel_trial_retransmissions_and_cwnd_from_ss() -> None:
+    trial = read_trial(FIXTURES / "trial-kernel")
+    row = summary_table([trial]).iloc[0]
+    # MPTCP token conn: wifi 4 then 9, lte 1; a TCP-fallback 4-tuple conn: wifi 2
+    assert (row["retrans_pkts_wifi"], row["retrans_pkts_lte"]) == (11, 1)
+    assert row["transport_conns"] == 2
+    assert not row["valid"] and "fell back to TCP" in row["invalid_reason"]
+    assert trial.kernel_mptcp is not None and trial.kernel_mptcp["verdict"].startswith("fallback")
+    intervals = path_intervals_table([trial]).set_index(["path", "t_s"])
+    assert (
+        intervals.loc[("wifi", 0.2), "cwnd_bytes"] == 21_720 + 28_960
+    )  # sum over conns (0.15 s and 0.2 s)
+    assert intervals.loc[("wifi", 0.2), "srtt_ms"] == 42.75  # mean over conns
+
+
+def test_control_trial_probe_columns() -> None:
+    row = summary_row(FIXTURES / "trial-control")
+    assert (row["transport"], row["player"]) == ("none", "none")
+    assert row["probe_goodput_down_bps_wifi"] == 19_200_000
+    assert row["probe_goodput_down_bps_lte"] == 14_100_000
+    assert row["probe_rtt_median_ms_wifi"] == 41.0  # mean of the down and up probes
