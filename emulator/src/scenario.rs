@@ -361,3 +361,167 @@ impl Scenario {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn link() -> Value {
+        json!({"rate": {"kind": "constant", "bps": 20000000}, "delay_ms": 20.0, "jitter_ms": 0.0,
+               "loss": {"kind": "bernoulli", "p": 0.01},
+               "queue": {"kind": "packets", "limit": 100}, "schedule": []})
+    }
+
+    fn scenario() -> Value {
+        json!({"schema": 1, "name": "A1", "source": "netem-scenarios/A1.toml", "duration_s": 180.0,
+               "paths": {"wifi": {"up": link(), "down": link()},
+                         "lte": {"up": link(), "down": link()}}})
+    }
+
+    fn error_of(v: &Value) -> ScenarioError {
+        parse(&v.to_string(), "bad.json").expect_err("should be rejected")
+    }
+
+    #[test]
+    fn a_valid_scenario_parses() {
+        let s = parse(&scenario().to_string(), "ok.json").unwrap();
+        assert_eq!(s.name, "A1");
+        assert_eq!(s.link("lte", "down").loss, LossSpec::Bernoulli { p: 0.01 });
+    }
+
+    #[test]
+    fn every_kind_of_model_parses() {
+        let mut v = scenario();
+        v["paths"]["wifi"]["up"]["rate"] = json!({"kind": "unlimited"});
+        v["paths"]["wifi"]["up"]["loss"] = json!({"kind": "gilbert_elliott", "p_good_to_bad": 0.01,
+            "p_bad_to_good": 0.3, "loss_in_good": 0.0, "loss_in_bad": 1.0});
+        v["paths"]["wifi"]["down"]["queue"] = json!({"kind": "ms", "limit": 50.0});
+        v["paths"]["wifi"]["down"]["loss"] = json!({"kind": "none"});
+        v["paths"]["lte"]["up"]["queue"] = json!({"kind": "bytes", "limit": 150000});
+        v["paths"]["lte"]["up"]["schedule"] = json!([
+            {"t_s": 1.0, "op": "step", "field": "delay_ms", "value": 30.0},
+            {"t_s": 2.0, "op": "ramp", "field": "loss_p", "value": 0.1, "until_s": 5.0},
+            {"t_s": 6.0, "op": "outage", "until_s": 7.0}]);
+        let s = parse(&v.to_string(), "ok.json").unwrap();
+        assert_eq!(s.link("lte", "up").schedule.len(), 3);
+        assert_eq!(s.link("wifi", "up").rate, RateSpec::Unlimited);
+    }
+
+    #[test]
+    fn unknown_fields_are_errors_naming_the_field() {
+        let mut v = scenario();
+        v["paths"]["wifi"]["up"]["delay"] = json!(5);
+        let e = error_of(&v);
+        assert!(e.message.contains("unknown field `delay`"), "{e}");
+        assert!(e.field.contains("paths.wifi.up"), "{e}");
+        let mut v = scenario();
+        v["paths"]["lte"]["down"]["loss"]["q"] = json!(0.1);
+        let e = error_of(&v);
+        assert!(e.message.contains("unknown field `q`"), "{e}");
+        let mut v = scenario();
+        v["extra"] = json!(1);
+        assert!(error_of(&v).message.contains("unknown field `extra`"));
+        let mut v = scenario();
+        v["paths"]["satellite"] = json!({});
+        assert!(error_of(&v).message.contains("satellite"));
+    }
+
+    #[test]
+    fn wrong_types_and_unknown_kinds_are_errors() {
+        let mut v = scenario();
+        v["paths"]["wifi"]["up"]["delay_ms"] = json!("20");
+        let e = error_of(&v);
+        assert_eq!(e.field, "paths.wifi.up.delay_ms");
+        let mut v = scenario();
+        v["paths"]["wifi"]["up"]["rate"] = json!({"kind": "fast"});
+        assert!(error_of(&v).message.contains("fast"));
+        let mut v = scenario();
+        v["paths"]["wifi"]["up"]["queue"] = json!({"kind": "packets", "limit": -5});
+        assert!(error_of(&v).field.contains("queue"));
+        let mut v = scenario();
+        v["paths"]["lte"].as_object_mut().unwrap().remove("down");
+        assert!(error_of(&v).message.contains("missing field `down`"));
+    }
+
+    #[test]
+    fn out_of_range_values_are_errors_with_field_and_value() {
+        let cases: Vec<(&str, Value, &str)> = vec![
+            (
+                "rate",
+                json!({"kind": "constant", "bps": -1.0}),
+                "paths.wifi.up.rate.bps",
+            ),
+            ("delay_ms", json!(-3.0), "paths.wifi.up.delay_ms"),
+            ("jitter_ms", json!(-0.1), "paths.wifi.up.jitter_ms"),
+            (
+                "loss",
+                json!({"kind": "bernoulli", "p": 1.5}),
+                "paths.wifi.up.loss.p",
+            ),
+            (
+                "queue",
+                json!({"kind": "packets", "limit": 0}),
+                "paths.wifi.up.queue.limit",
+            ),
+            (
+                "rate",
+                json!({"kind": "trace", "file": "/nonexistent/x.down", "packet_bytes": 1500}),
+                "paths.wifi.up.rate.file",
+            ),
+        ];
+        for (key, value, field) in cases {
+            let mut v = scenario();
+            v["paths"]["wifi"]["up"][key] = value.clone();
+            let e = error_of(&v);
+            assert_eq!(e.field, field, "{key} = {value}: {e}");
+            assert!(e.to_string().contains("bad.json"), "{e}");
+        }
+        let mut v = scenario();
+        v["schema"] = json!(2);
+        assert_eq!(error_of(&v).field, "schema");
+    }
+
+    #[test]
+    fn schedules_must_be_sorted_and_fit_the_link() {
+        let bad: Vec<(Value, &str)> = vec![
+            (
+                json!([{"t_s": 5.0, "op": "step", "field": "delay_ms", "value": 1.0},
+                       {"t_s": 2.0, "op": "step", "field": "delay_ms", "value": 2.0}]),
+                "paths.lte.up.schedule[1].t_s",
+            ),
+            (
+                json!([{"t_s": 5.0, "op": "ramp", "field": "delay_ms", "value": 1.0, "until_s": 4.0}]),
+                "paths.lte.up.schedule[0].until_s",
+            ),
+            (
+                json!([{"t_s": 5.0, "op": "outage", "until_s": 5.0}]),
+                "paths.lte.up.schedule[0].until_s",
+            ),
+            (
+                json!([{"t_s": 1.0, "op": "step", "field": "loss_p", "value": 2.0}]),
+                "paths.lte.up.schedule[0].value",
+            ),
+            (
+                json!([{"t_s": -1.0, "op": "step", "field": "delay_ms", "value": 2.0}]),
+                "paths.lte.up.schedule[0].t_s",
+            ),
+        ];
+        for (schedule, field) in bad {
+            let mut v = scenario();
+            v["paths"]["lte"]["up"]["schedule"] = schedule.clone();
+            let e = error_of(&v);
+            assert_eq!(e.field, field, "{schedule}: {e}");
+        }
+        // rate_bps on a trace link, loss_p on a GE link: the field is wrong.
+        let mut v = scenario();
+        v["paths"]["lte"]["up"]["rate"] = json!({"kind": "unlimited"});
+        v["paths"]["lte"]["up"]["schedule"] =
+            json!([{"t_s": 1.0, "op": "step", "field": "rate_bps", "value": 1e6}]);
+        assert_eq!(error_of(&v).field, "paths.lte.up.schedule[0].field");
+        let mut v = scenario();
+        v["paths"]["lte"]["up"]["schedule"] =
+            json!([{"t_s": 1.0, "op": "step", "field": "bandwidth", "value": 1e6}]);
+        assert!(error_of(&v).message.contains("bandwidth"));
+    }
+}
