@@ -132,20 +132,23 @@ function start() {
   setInterval(renderOverlay, SAMPLE_INTERVAL_MS);
 }
 
-function forwardBufferS() {
+// Is the element short of data? Little buffered ahead, and more to come (near the end of the
+// stream the buffer is short because everything is already there).
+function shortOfData() {
   const t = video.currentTime;
   for (let i = 0; i < video.buffered.length; i++) {
-    if (video.buffered.start(i) <= t + 0.1 && video.buffered.end(i) > t) {
-      return video.buffered.end(i) - t;
+    const end = video.buffered.end(i);
+    if (video.buffered.start(i) <= t + 0.1 && end > t) {
+      return end - t < DATA_STALL_MAX_BUFFER_S && !(end >= video.duration - 0.1);
     }
   }
-  return 0;
+  return true;
 }
 
 function onWaiting() {
   const now = performance.now();
   if (stalls.stalled || decodeStalls.stalled) return;
-  if (forwardBufferS() < DATA_STALL_MAX_BUFFER_S) {
+  if (shortOfData()) {
     stalls.waiting(now, video.currentTime);
   } else {
     decodeStalls.waiting(now, video.currentTime);

@@ -1,0 +1,196 @@
+"""Player sessions in a minimal namespace pair, without the testbed topology.
+
+    .venv/bin/python player/pair_session.py --player dashjs --duration-s 60 --reps 3
+    .venv/bin/python player/pair_session.py --player gstreamer --rate-mbit 1 --duration-s 60
+    .venv/bin/python player/pair_session.py --player dashjs --only-rung 1920x1080@5240000
+
+Creates `tbx-media-<pid>-c` (client) and `tbx-media-<pid>-s` (server) joined by one veth pair
+(offloads off; client 10.1.2.3, server 10.1.2.2), optionally a tc tbf rate limit on the
+server's egress (the download direction), runs nginx in the server namespace and the player in
+the client namespace, and prints one JSON line per session: the player's summary plus the CPU
+time of the player's whole process tree (rusage of the waited-for tree, so Chromium's renderer
+and GPU processes are included). Every namespace and process it starts is removed at exit.
+This is how docs/PLAYER.md's figures were measured; the testbed itself uses testbed/players.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from server import content, nginx  # noqa: E402
+
+SERVER_ADDR = "10.1.2.2"
+CLIENT_ADDR = "10.1.2.3"
+PORT = 8080
+# Chromium start-up and the page load come on top of the video; stalls lengthen a session.
+TIMEOUT_MARGIN_S = 60
+
+
+def sh(*argv: str) -> None:
+    subprocess.run(argv, check=True, capture_output=True, text=True)
+
+
+class NamespacePair:
+    def __init__(self, tag: str, rate_mbit: float | None) -> None:
+        self.client = f"tbx-media-{tag}-c"
+        self.server = f"tbx-media-{tag}-s"
+        self.rate_mbit = rate_mbit
+
+    def __enter__(self) -> NamespacePair:
+        try:
+            sh("ip", "netns", "add", self.client)
+            sh("ip", "netns", "add", self.server)
+            sh("ip", "link", "add", "v-c", "netns", self.client, "type", "veth", "peer", "name",
+               "v-s", "netns", self.server)  # fmt: skip
+            for ns, dev, addr in ((self.client, "v-c", CLIENT_ADDR), (self.server, "v-s", SERVER_ADDR)):
+                sh("ip", "-n", ns, "link", "set", "lo", "up")
+                sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+                sh("ip", "-n", ns, "link", "set", dev, "up")
+                # Real links carry MTU-sized packets; offloads would let tbf see 64 kB bursts.
+                subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off",
+                                "gso", "off", "gro", "off"], capture_output=True)  # fmt: skip
+            if self.rate_mbit:
+                sh("ip", "netns", "exec", self.server, "tc", "qdisc", "add", "dev", "v-s", "root",
+                   "tbf", "rate", f"{self.rate_mbit}mbit", "burst", "15kb", "latency", "300ms")  # fmt: skip
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for ns in (self.client, self.server):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_ticks(root_pid: int, seen: dict[int, int]) -> None:
+    """Adds every live descendant's utime+stime (ticks) to `seen` (pid -> latest value).
+    Sampling /proc catches processes that are killed rather than reaped by their parent, which
+    rusage of the waited-for tree can miss."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        stats[pid] = int(fields[11]) + int(fields[12])
+    stack = [root_pid]
+    while stack:
+        pid = stack.pop()
+        if pid in stats:
+            seen[pid] = max(seen.get(pid, 0), stats[pid])
+        stack.extend(children.get(pid, []))
+
+
+def player_argv(player: str, url: str, mpd_url: str, out: Path, t0_ns: int, timeout_s: int,
+                screenshot: Path | None) -> list[str]:  # fmt: skip
+    if player == "dashjs":
+        argv = ["node", str(REPO / "player" / "headless.mjs"), "--url", url, "--out", str(out),
+                "--t0-ns", str(t0_ns), "--timeout-s", str(timeout_s)]  # fmt: skip
+        if screenshot:
+            argv += ["--screenshot", str(screenshot)]
+        return argv
+    return ["/usr/bin/python3", str(REPO / "player" / "gst_player.py"), "--mpd", mpd_url,
+            "--out", str(out), "--t0-ns", str(t0_ns), "--timeout-s", str(timeout_s)]  # fmt: skip
+
+
+def run_session(pair: NamespacePair, player: str, content_dir: Path, out: Path,
+                duration_s: int, screenshot: Path | None) -> dict:  # fmt: skip
+    base = f"http://{SERVER_ADDR}:{PORT}"
+    url = base + nginx.url_path(content_dir)
+    mpd_url = f"{base}/content/{content_dir.name}/manifest.mpd"
+    t0_ns = time.monotonic_ns()
+    argv = ["ip", "netns", "exec", pair.client] + player_argv(
+        player, url, mpd_url, out, t0_ns, duration_s + TIMEOUT_MARGIN_S, screenshot
+    )
+    log = open(out.with_suffix(".stderr"), "w")
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    seen: dict[int, int] = {}
+    while True:
+        tree_cpu_ticks(proc.pid, seen)
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        time.sleep(0.25)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall_s = time.monotonic() - start
+    log.close()
+    cpu_rusage_s = usage.ru_utime + usage.ru_stime
+    cpu_s = max(cpu_rusage_s, sum(seen.values()) / CLK_TCK)
+    lines = out.read_text().splitlines() if out.exists() else []
+    summary = json.loads(lines[-1]) if lines else {}
+    return {
+        "player": player,
+        "exit": proc.returncode,
+        "rate_mbit": pair.rate_mbit,
+        "wall_s": round(wall_s, 2),
+        "cpu_s": round(cpu_s, 2),
+        "cpu_rusage_s": round(cpu_rusage_s, 2),
+        "cpu_proc_s": round(sum(seen.values()) / CLK_TCK, 2),
+        "cpu_pct_one_core": round(100 * cpu_s / wall_s, 1),
+        "log": str(out),
+        **{k: v for k, v in summary.items() if k not in ("t_ns", "src", "event")},
+    }
+
+
+def parse_rung(text: str) -> content.Rung:
+    try:
+        size, bps = text.split("@")
+        width, height = (int(x) for x in size.split("x"))
+        return content.Rung(width, height, int(bps))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected WIDTHxHEIGHT@BPS, e.g. 640x360@800000")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--player", choices=["dashjs", "gstreamer"], required=True)
+    parser.add_argument("--duration-s", type=int, default=60, help="video duration (default 60)")
+    parser.add_argument("--reps", type=int, default=1, help="sessions in a row (default 1)")
+    parser.add_argument("--rate-mbit", type=float, default=None, help="tbf rate limit, downlink")
+    parser.add_argument("--only-rung", type=parse_rung, default=None,
+                        help="single-rendition content WxH@BPS (CPU cost of one resolution)")  # fmt: skip
+    parser.add_argument("--out-dir", type=Path, default=None, help="default /tmp/tbx-media-<pid>")
+    parser.add_argument("--screenshot", type=Path, default=None, help="PNG of the page (dashjs)")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("pair_session.py: needs root (network namespaces)", file=sys.stderr)
+        return 2
+    ladder = (args.only_rung,) if args.only_rung else content.DEFAULT_LADDER
+    content_dir = content.prepare(args.duration_s, ladder=ladder)
+    out_dir = args.out_dir or Path(f"/tmp/tbx-media-{os.getpid()}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    failed = 0
+    with NamespacePair(f"{os.getpid():x}", args.rate_mbit) as pair:
+        with nginx.serve([f"{SERVER_ADDR}:{PORT}"], content_dir, netns=pair.server, workdir=out_dir):
+            for rep in range(args.reps):
+                out = out_dir / f"player-{args.player}-{rep}.jsonl"
+                result = run_session(pair, args.player, content_dir, out, args.duration_s,
+                                     args.screenshot if rep == 0 else None)  # fmt: skip
+                print(json.dumps(result), flush=True)
+                failed += result["exit"] != 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
