@@ -184,9 +184,12 @@ def _report_trial(run: _Running, result: dict) -> None:
     if control.is_file():
         from testbed.probe import format_table
 
-        rows = [json.loads(line) for line in control.read_text().splitlines() if line.strip()]
-        scenario = json.loads((run.trial_dir / "scenario.json").read_text())
-        lines.append(format_table(rows, scenario))
+        try:
+            rows = [json.loads(line) for line in control.read_text().splitlines() if line.strip()]
+            scenario = json.loads((run.trial_dir / "scenario.json").read_text())
+            lines.append(format_table(rows, scenario))
+        except (OSError, ValueError, KeyError) as exc:  # a damaged log must not stop the run
+            lines.append(f"(cannot show {control}: {type(exc).__name__}: {exc})")
     print("\n".join(lines), flush=True)
 
 

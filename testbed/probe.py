@@ -258,7 +258,7 @@ def format_table(rows: list[dict], scenario: dict) -> str:
         lines.append(
             f"{row['path']:<5} {row['dir']:<5} {_fmt(row['configured_rate_bps'], 1e6):>10} "
             f"{cfg_rtt:>10.1f} {_fmt(row['goodput_bps'], 1e6, 2):>14} {rtt:>22} "
-            f"{row['echo_lost']:>9}"
+            f"{row.get('echo_lost', '-'):>9}"
         )
     return "\n".join(lines)
 

@@ -1,0 +1,189 @@
+"""CLI and matrix: stable trial ids, up-front rejection (exit 2, nothing created), help,
+dry runs, failures that do not stop the matrix, and Ctrl-C then resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_topology_fakes import REPO, make_fake_repo, needs_root
+
+from testbed.spec import TrialSpec
+
+BAD_SCENARIO = """name = "bad"
+duration_s = 10.0
+[paths.wifi]
+rate = { bps = -5 }
+delay_ms = 20.0
+[paths.lte]
+rate = { bps = 15000000 }
+delay_ms = 20.0
+"""
+
+
+def test_trial_id_is_stable_and_readable():
+    spec = TrialSpec("A1", "user", "bbr", "lrf", "dashjs", 60, 0, 1)
+    assert spec.trial_id() == "A1__user__bbr__lrf__dashjs__v60__r0__s1"
+    control = TrialSpec("control", "none", "-", "-", "none", 0, 2, 3)
+    assert control.trial_id() == "control__none__-__-__none__v0__r2__s3"
+    assert TrialSpec.from_dict(spec.to_dict()) == spec
+
+
+def test_trial_id_is_filesystem_safe_and_distinguishes_paths():
+    a = TrialSpec("/tmp/my dir/x_y.toml", "tcp-wifi", "cubic", "-", "dashjs", 60, 0, 1)
+    b = TrialSpec("/tmp/other/x_y.toml", "tcp-wifi", "cubic", "-", "dashjs", 60, 0, 1)
+    for spec in (a, b):
+        trial_id = spec.trial_id()
+        assert all(c.isalnum() or c in "._-=+" for c in trial_id), trial_id
+        assert trial_id.count("__") == 7  # the separator stays unambiguous
+    assert a.trial_id() != b.trial_id()
+    assert a.trial_id().startswith("x-y-")
+
+
+def test_spec_from_dict_names_bad_fields():
+    data = TrialSpec("A1", "user", "bbr", "lrf", "dashjs", 60, 0, 1).to_dict()
+    data["colour"] = "red"
+    del data["seed"]
+    with pytest.raises(ValueError, match=r"unknown fields \['colour'\], missing fields \['seed'\]"):
+        TrialSpec.from_dict(data)
+
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "testbed", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--transport", "none", "--player", "dashjs"], "carries no video"),
+        (["--transport", "tcp-wifi", "--player", "none"], "--player none goes only with"),
+        (["--transport", "bogus"], "--transport bogus: unknown"),
+        (["--player", "vlc"], "--player vlc: unknown"),
+        (["--scenario", "nope"], 'no scenario named "nope"'),
+        (["--scenario", "BAD"], "paths.wifi.rate.bps = -5"),
+        (["--transport", "none", "--cc", "bbr"], "has no cc to choose"),
+        (["--transport", "none", "--sched", "lrf"], "has no sched to choose"),
+        (["--transport", "kernel", "--player", "dashjs", "--cc", "nosuchcc"], "not supported"),
+        (["--reps", "0"], "must be at least 1"),
+        (["--jobs", "0"], "must be at least 1"),
+        (["--video-duration", "ten"], "is not an integer"),
+        (["--seed", "-1"], "must be in 0"),
+    ],
+)
+def test_invalid_options_exit_2_and_create_nothing(tmp_path, args, message):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BAD_SCENARIO)
+    args = [str(bad) if a == "BAD" else a for a in args]
+    results = REPO / "results"
+    before = sorted(results.iterdir()) if results.is_dir() else []
+    out = tmp_path / "run"
+    done = _cli(*args, "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert not out.exists()
+    after = sorted(results.iterdir()) if results.is_dir() else []
+    assert after == before
+
+
+def test_help_explains_every_option():
+    done = _cli("--help", env=dict(os.environ, COLUMNS="250"))
+    assert done.returncode == 0
+    options = "--scenario --transport --cc --sched --player --video-duration --reps --seed --jobs"
+    for option in (options + " --out --timeout --report --list").split():
+        assert option in done.stdout
+    assert "SECONDS" in done.stdout and "default: control" in done.stdout
+
+
+def test_dry_run_expands_matrix_and_names_the_run_stably(tmp_path):
+    args = ["--scenario", "control,A1", "--reps", "2", "--dry-run"]
+    first, second = _cli(*args), _cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith("4 trials into ") and "/results/control-A1_none_" in lines[0]
+    assert "  A1__none__-__-__none__v0__r1__s2" in lines
+
+
+def test_report_of_a_non_run_folder_exits_2(tmp_path):
+    done = _cli("--report", str(tmp_path))
+    assert done.returncode == 2
+    assert "not a run folder" in done.stderr
+
+
+def _matrix(repo: Path, *args: str, env: dict) -> subprocess.Popen:
+    code = (
+        "import sys; from pathlib import Path; from testbed.cli import main; "
+        f"sys.exit(main(sys.argv[1:], repo=Path({str(repo)!r})))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.netns
+@needs_root
+def test_failing_trials_do_not_stop_the_matrix(tmp_path):
+    repo = make_fake_repo(tmp_path)
+    env = dict(os.environ, STUB_EMULATOR_DIE_AFTER_S="0", TESTBED_CONTROL_TRANSFER_S="5")
+    run_dir = tmp_path / "run"
+    proc = _matrix(repo, "--reps", "2", "--out", str(run_dir), env=env)
+    _out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 1, err
+    results = [json.loads(p.read_text()) for p in sorted(run_dir.glob("trials/*/result.json"))]
+    assert len(results) == 2
+    assert all(r["status"] == "failed" and "emulator" in r["reason"] for r in results)
+    assert "ok 0, failed 2" in err
+
+
+@pytest.mark.netns
+@needs_root
+def test_ctrl_c_then_rerun_finishes_only_the_missing_trials(tmp_path):
+    repo = make_fake_repo(tmp_path)
+    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="0.5")
+    run_dir = tmp_path / "run"
+    args = ("--reps", "2", "--out", str(run_dir))
+    first = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
+    second = run_dir / "trials" / "control__none__-__-__none__v0__r1__s2"
+
+    proc = _matrix(repo, *args, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (first / "result.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (first / "result.json").exists()
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Re-run the same command to resume" in err
+    assert not (second / "result.json").exists()
+    first_result = (first / "result.json").read_text()
+
+    proc = _matrix(repo, *args, env=env)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    assert "2 trials, 1 already finished, 1 to run" in out
+    assert (first / "result.json").read_text() == first_result  # not redone
+    assert json.loads((second / "result.json").read_text())["status"] == "ok"
+    assert len((second / "control.jsonl").read_text().splitlines()) == 4
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert len(manifest["trials"]) == 2 and len(manifest["resumed_unix_s"]) == 1
