@@ -33,6 +33,7 @@ SUMMARY_CSV = "summary.csv"
 AGGREGATE_CSV = "aggregate.csv"
 REPORT_HTML = "report.html"
 RUN_JSON = "run.json"  # optional: the orchestrator's record of the run's command and matrix
+NOT_STARTED_REASON = "not started: listed in run.json, no trial folder"
 
 # Columns of the per-scenario table in the report (all of them are in summary.csv).
 REPORT_METRICS = [
@@ -72,16 +73,48 @@ def build(run_dir: Path) -> Path:
             "per trial (results/<run>/trials/<trial-id>/, docs/CONTRACTS.md §2)"
         )
     trials = read_run(run_dir, strict=False)
-    summary = summary_table(trials)
+    manifest = read_manifest(run_dir)
+    summary = with_unstarted_trials(summary_table(trials), manifest)
     summary.to_csv(run_dir / SUMMARY_CSV, index=False)
     agg = aggregate(summary)
     agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
-    page = render_html(run_dir, trials, summary, agg)
+    page = render_html(run_dir, trials, summary, agg, manifest)
     report = run_dir / REPORT_HTML
     partial = report.with_name(REPORT_HTML + ".partial")
     partial.write_text(page, encoding="utf-8")
     partial.replace(report)  # never a half-written report
     return report
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any] | str | None:
+    """run.json (testbed/matrix.py) as a dict; an error message if unreadable; None."""
+    path = run_dir / RUN_JSON
+    if not path.is_file():
+        return None
+    try:
+        return read_json(path)
+    except ValueError as exc:
+        return str(exc)
+
+
+def with_unstarted_trials(summary: pd.DataFrame, manifest: dict | str | None) -> pd.DataFrame:
+    """Add a row (status incomplete) for every trial run.json plans that has no folder yet,
+    so an interrupted run's summary shows what is missing."""
+    if not isinstance(manifest, dict):
+        return summary
+    present = set(summary["trial_id"].astype(str))
+    missing = []
+    for trial_id, spec in zip(manifest.get("trials", []), manifest.get("specs", []), strict=False):
+        if str(trial_id) in present or not isinstance(spec, dict):
+            continue
+        row = {column: spec.get(column, math.nan) for column in SPEC_COLUMNS}
+        row |= {"trial_id": str(trial_id), "run": manifest.get("run", math.nan)}
+        row |= {"status": "incomplete", "reason": NOT_STARTED_REASON, "valid": False}
+        row |= {"invalid_reason": "trial did not finish", "log_errors": 0}
+        missing.append(row)
+    if not missing:
+        return summary
+    return pd.concat([summary, pd.DataFrame(missing)], ignore_index=True)[summary.columns]
 
 
 # ---------------------------------------------------------------- HTML
@@ -112,7 +145,11 @@ window.addEventListener("load", () => {
 
 
 def render_html(
-    run_dir: Path, trials: list[Trial], summary: pd.DataFrame, agg: pd.DataFrame
+    run_dir: Path,
+    trials: list[Trial],
+    summary: pd.DataFrame,
+    agg: pd.DataFrame,
+    manifest: dict[str, Any] | str | None = None,
 ) -> str:
     run_name = run_dir.resolve().name
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -127,7 +164,7 @@ def render_html(
         "trials with status ok and valid; error bars are 95% Student-t confidence intervals "
         "over repetitions (none with a single repetition).</p>",
         _problems_section(summary),
-        _spec_section(run_dir, trials, summary),
+        _spec_section(summary, manifest),
     ]
     scenarios = sorted(str(s) for s in summary["scenario"].dropna().unique())
     intervals = path_intervals_table(trials)
@@ -174,6 +211,12 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _utc(unix_s: Any) -> str:
+    if not isinstance(unix_s, int | float):
+        return ""
+    return dt.datetime.fromtimestamp(unix_s, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def _counts_sentence(summary: pd.DataFrame) -> str:
     status = summary["status"].value_counts()
     valid = len(counted(summary))
@@ -198,14 +241,20 @@ def _problems_section(summary: pd.DataFrame) -> str:
     )
 
 
-def _spec_section(run_dir: Path, trials: list[Trial], summary: pd.DataFrame) -> str:
+def _spec_section(summary: pd.DataFrame, manifest: dict[str, Any] | str | None) -> str:
     parts = ["<h2>Run specification</h2>"]
-    run_json = run_dir / RUN_JSON
-    if run_json.is_file():
-        try:
-            parts.append(f"<pre>{_e(json.dumps(read_json(run_json), indent=2))}</pre>")
-        except ValueError as exc:
-            parts.append(f"<p>{_e(exc)}</p>")
+    if isinstance(manifest, str):
+        parts.append(f"<p>{RUN_JSON} unreadable: {_e(manifest)}</p>")
+    elif isinstance(manifest, dict):
+        facts = {
+            "command": "./run_trials.sh " + " ".join(str(a) for a in manifest.get("argv", [])),
+            "git commit": manifest.get("git_commit", ""),
+            "created": _utc(manifest.get("created_unix_s")),
+            "resumed": ", ".join(_utc(t) for t in manifest.get("resumed_unix_s", [])) or "never",
+            "trials planned": len(manifest.get("trials", [])),
+        }
+        rows = [{"run.json": key, "value": str(value)} for key, value in facts.items()]
+        parts.append(_table(pd.DataFrame(rows)))
     rows = []
     for column in SPEC_COLUMNS[2:]:
         values = sorted({str(v) for v in summary[column].dropna()})

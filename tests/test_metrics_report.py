@@ -12,13 +12,14 @@ import pandas as pd
 import pytest
 
 from metrics import browser
-from metrics.report import build
+from metrics.report import NOT_STARTED_REASON, build
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_SMALL = Path(__file__).parent / "fixtures" / "run-small"
 FAILED = "A1-user-cubic-rr-dashjs-10s-r0-s1"
 INCOMPLETE = "A1-user-bbr-rr-dashjs-10s-r1-s2"
 INVALID = "A1-user-cubic-lrf-dashjs-10s-r1-s2"
+NOT_STARTED = "A1-user-cubic-rr-dashjs-10s-r1-s2"
 # one scenario: video figure + transmission figure + one trial over time
 EXPECTED_IMAGES = 3
 
@@ -32,7 +33,10 @@ def built_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_summary_csv_has_every_trial_with_reasons(built_run: Path) -> None:
     summary = pd.read_csv(built_run / "summary.csv").set_index("trial_id")
-    assert len(summary) == 7
+    assert len(summary) == 8  # 7 trial folders + 1 planned in run.json, never started
+    assert summary.loc[NOT_STARTED, "status"] == "incomplete"
+    assert summary.loc[NOT_STARTED, "reason"] == NOT_STARTED_REASON
+    assert (summary.loc[NOT_STARTED, "cc"], summary.loc[NOT_STARTED, "rep"]) == ("cubic", 1)
     assert summary.loc[FAILED, "status"] == "failed"
     assert summary.loc[FAILED, "reason"] == "player timeout after 120 s"
     assert summary.loc[INCOMPLETE, "status"] == "incomplete"
@@ -60,8 +64,9 @@ def test_summary_csv_has_every_trial_with_reasons(built_run: Path) -> None:
 def test_report_is_self_contained_and_lists_problems(built_run: Path) -> None:
     page = (built_run / "report.html").read_text()
     problems = page[page.index('id="problems"') : page.index("Run specification")]
-    for trial_id in (FAILED, INCOMPLETE, INVALID):
+    for trial_id in (FAILED, INCOMPLETE, INVALID, NOT_STARTED):
         assert trial_id in problems
+    assert "./run_trials.sh --cc bbr,cubic --sched lrf,rr" in page  # from run.json
     assert "player timeout after 120 s" in problems and "no result.json: interrupted" in problems
     sources = re.findall(r'\b(?:src|href)="([^"]*)"', page)
     assert len(sources) == EXPECTED_IMAGES
