@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """GStreamer player session: the same DASH session as the browser, without a browser.
 
-    /usr/bin/python3 player/gst_player.py --mpd <url> --out <player.jsonl> --t0-ns <int> --timeout-s <n>
+    /usr/bin/python3 player/gst_player.py --mpd <url> --out <player.jsonl> --t0-ns <int> \
+        --timeout-s <n>
 
 Runs with Debian's python3 (it has `gi`). playbin (dashdemux2 + decodebin) decodes the video
 into a clock-synchronised fakesink (sync=true, qos=true, max-lateness 20 ms like a video sink):
@@ -190,7 +191,9 @@ class Session:
             GLib.idle_add(self.on_first_frame, t_ns)
 
     def on_first_frame(self, t_ns: int) -> bool:
-        self.write({"event": "startup", "startup_delay_ms": round((t_ns - self.start_t_ns) / 1e6, 3)}, t_ns)
+        self.write(
+            {"event": "startup", "startup_delay_ms": round((t_ns - self.start_t_ns) / 1e6, 3)}, t_ns
+        )
         self.stalls.playing(t_ns)
         return False
 
@@ -200,7 +203,9 @@ class Session:
             self.stop("ended")
         elif t == Gst.MessageType.ERROR:
             err, debug = msg.parse_error()
-            self.write({"event": "error", "message": f"{msg.src.get_name()}: {err.message} ({debug})"})
+            self.write(
+                {"event": "error", "message": f"{msg.src.get_name()}: {err.message} ({debug})"}
+            )
             self.stop("error")
         elif t == Gst.MessageType.WARNING:
             err, _ = msg.parse_warning()
@@ -242,7 +247,11 @@ class Session:
         ok_dl, download_ns = s.get_uint64("fragment-download-time")
         if not (ok_stop and ok_size):
             return  # the manifest's own statistics message
-        bytes_ = int(size) - self.fragment_bytes_total if size >= self.fragment_bytes_total else int(size)
+        bytes_ = (
+            int(size) - self.fragment_bytes_total
+            if size >= self.fragment_bytes_total
+            else int(size)
+        )
         self.fragment_bytes_total = int(size)
         rep_id, index = self.segment_of(uri)
         if index is not None and self.mpd["segment_s"]:
@@ -259,7 +268,9 @@ class Session:
                 # adaptive-streaming-statistics has no first-byte time
                 "first_byte_t_ns": None,
                 "end_t_ns": stop_t,
-                "throughput_bps": round(bytes_ * 8e9 / download_ns) if ok_dl and download_ns else None,
+                "throughput_bps": round(bytes_ * 8e9 / download_ns)
+                if ok_dl and download_ns
+                else None,
                 "segment_index": index,
             },
             stop_t,
@@ -294,10 +305,18 @@ class Session:
         pos = self.position_s()
         dropped = self.dropped_total()
         buffer_s = max(0.0, self.downloaded_end_s - pos)
-        if self.caps_size and (not self.on_screen or self.caps_size != (self.on_screen["width"], self.on_screen["height"])):
+        if self.caps_size and (
+            not self.on_screen
+            or self.caps_size != (self.on_screen["width"], self.on_screen["height"])
+        ):
             rep = next(
                 (r for r in self.mpd["reps"] if (r["width"], r["height"]) == self.caps_size),
-                {"rep_id": None, "bitrate_bps": None, "width": self.caps_size[0], "height": self.caps_size[1]},
+                {
+                    "rep_id": None,
+                    "bitrate_bps": None,
+                    "width": self.caps_size[0],
+                    "height": self.caps_size[1],
+                },
             )
             if self.on_screen:
                 self.write(
@@ -331,7 +350,13 @@ class Session:
         # Frames dropped with a healthy buffer: the machine, not the network (overload.mjs).
         if self.last_dropped is not None and dropped > self.last_dropped:
             if not stalled and buffer_s >= HEALTHY_BUFFER_S:
-                self.write({"event": "decode_overload", "dropped_frames": dropped - self.last_dropped, "buffer_s": round(buffer_s, 3)})
+                self.write(
+                    {
+                        "event": "decode_overload",
+                        "dropped_frames": dropped - self.last_dropped,
+                        "buffer_s": round(buffer_s, 3),
+                    }
+                )
         self.last_dropped = dropped
         return True
 
@@ -349,7 +374,15 @@ class Session:
             self.mpd = read_mpd(self.args.mpd)
         except Exception as e:  # noqa: BLE001 - any failure to fetch/parse is a session error
             self.start_t_ns = self.now_t_ns()
-            self.write({"event": "start", "player": "gstreamer", "url": self.args.mpd, "mpd": self.args.mpd}, self.start_t_ns)
+            self.write(
+                {
+                    "event": "start",
+                    "player": "gstreamer",
+                    "url": self.args.mpd,
+                    "mpd": self.args.mpd,
+                },
+                self.start_t_ns,
+            )
             self.write({"event": "error", "message": f"MPD {self.args.mpd}: {e}"})
             self.reason = "error"
             self.finish()
@@ -357,10 +390,22 @@ class Session:
         self.build()
         self.start_t_ns = self.now_t_ns()
         self.write(
-            {"event": "start", "player": "gstreamer", "url": self.args.mpd, "mpd": self.args.mpd, "gstreamer": Gst.version_string()},
+            {
+                "event": "start",
+                "player": "gstreamer",
+                "url": self.args.mpd,
+                "mpd": self.args.mpd,
+                "gstreamer": Gst.version_string(),
+            },
             self.start_t_ns,
         )
-        self.write({"event": "representations", "reps": self.mpd["reps"], "duration_s": self.mpd["duration_s"]})
+        self.write(
+            {
+                "event": "representations",
+                "reps": self.mpd["reps"],
+                "duration_s": self.mpd["duration_s"],
+            }
+        )
         GLib.timeout_add(SAMPLE_INTERVAL_MS, self.sample)
         GLib.timeout_add(int(self.args.timeout_s * 1000), self.stop, "timeout")
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -411,7 +456,9 @@ def summarize(lines: list[dict], reason: str) -> dict:
         "played_s": max((s["media_time_s"] for s in samples), default=0),
         "decode_stalls": 0,
         "decode_stall_total_ms": 0,
-        "decode_overload_frames": sum(ln["dropped_frames"] for ln in lines if ln["event"] == "decode_overload"),
+        "decode_overload_frames": sum(
+            ln["dropped_frames"] for ln in lines if ln["event"] == "decode_overload"
+        ),
     }
 
 
@@ -419,7 +466,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="GStreamer DASH player session -> player.jsonl")
     parser.add_argument("--mpd", required=True, help="http URL of manifest.mpd")
     parser.add_argument("--out", required=True, help="player.jsonl to write")
-    parser.add_argument("--t0-ns", type=int, required=True, help="trial clock origin (CLOCK_MONOTONIC ns)")
+    parser.add_argument(
+        "--t0-ns", type=int, required=True, help="trial clock origin (CLOCK_MONOTONIC ns)"
+    )
     parser.add_argument("--timeout-s", type=float, required=True, help="end the session after this")
     args = parser.parse_args(argv)
     if not re.match(r"^https?://", args.mpd):

@@ -50,18 +50,67 @@ class NamespacePair:
         try:
             sh("ip", "netns", "add", self.client)
             sh("ip", "netns", "add", self.server)
-            sh("ip", "link", "add", "v-c", "netns", self.client, "type", "veth", "peer", "name",
-               "v-s", "netns", self.server)  # fmt: skip
-            for ns, dev, addr in ((self.client, "v-c", CLIENT_ADDR), (self.server, "v-s", SERVER_ADDR)):
+            sh(
+                "ip",
+                "link",
+                "add",
+                "v-c",
+                "netns",
+                self.client,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "v-s",
+                "netns",
+                self.server,
+            )
+            for ns, dev, addr in (
+                (self.client, "v-c", CLIENT_ADDR),
+                (self.server, "v-s", SERVER_ADDR),
+            ):
                 sh("ip", "-n", ns, "link", "set", "lo", "up")
                 sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
                 sh("ip", "-n", ns, "link", "set", dev, "up")
                 # Real links carry MTU-sized packets; offloads would let tbf see 64 kB bursts.
-                subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off",
-                                "gso", "off", "gro", "off"], capture_output=True)  # fmt: skip
+                subprocess.run(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        ns,
+                        "ethtool",
+                        "-K",
+                        dev,
+                        "tso",
+                        "off",
+                        "gso",
+                        "off",
+                        "gro",
+                        "off",
+                    ],
+                    capture_output=True,
+                )
             if self.rate_mbit:
-                sh("ip", "netns", "exec", self.server, "tc", "qdisc", "add", "dev", "v-s", "root",
-                   "tbf", "rate", f"{self.rate_mbit}mbit", "burst", "15kb", "latency", "300ms")  # fmt: skip
+                sh(
+                    "ip",
+                    "netns",
+                    "exec",
+                    self.server,
+                    "tc",
+                    "qdisc",
+                    "add",
+                    "dev",
+                    "v-s",
+                    "root",
+                    "tbf",
+                    "rate",
+                    f"{self.rate_mbit}mbit",
+                    "burst",
+                    "15kb",
+                    "latency",
+                    "300ms",
+                )
         except BaseException:
             self.__exit__()
             raise
@@ -100,20 +149,53 @@ def tree_cpu_ticks(root_pid: int, seen: dict[int, int]) -> None:
         stack.extend(children.get(pid, []))
 
 
-def player_argv(player: str, url: str, mpd_url: str, out: Path, t0_ns: int, timeout_s: int,
-                screenshot: Path | None) -> list[str]:  # fmt: skip
+def player_argv(
+    player: str,
+    url: str,
+    mpd_url: str,
+    out: Path,
+    t0_ns: int,
+    timeout_s: int,
+    screenshot: Path | None,
+) -> list[str]:
     if player == "dashjs":
-        argv = ["node", str(REPO / "player" / "headless.mjs"), "--url", url, "--out", str(out),
-                "--t0-ns", str(t0_ns), "--timeout-s", str(timeout_s)]  # fmt: skip
+        argv = [
+            "node",
+            str(REPO / "player" / "headless.mjs"),
+            "--url",
+            url,
+            "--out",
+            str(out),
+            "--t0-ns",
+            str(t0_ns),
+            "--timeout-s",
+            str(timeout_s),
+        ]
         if screenshot:
             argv += ["--screenshot", str(screenshot)]
         return argv
-    return ["/usr/bin/python3", str(REPO / "player" / "gst_player.py"), "--mpd", mpd_url,
-            "--out", str(out), "--t0-ns", str(t0_ns), "--timeout-s", str(timeout_s)]  # fmt: skip
+    return [
+        "/usr/bin/python3",
+        str(REPO / "player" / "gst_player.py"),
+        "--mpd",
+        mpd_url,
+        "--out",
+        str(out),
+        "--t0-ns",
+        str(t0_ns),
+        "--timeout-s",
+        str(timeout_s),
+    ]
 
 
-def run_session(pair: NamespacePair, player: str, content_dir: Path, out: Path,
-                duration_s: int, screenshot: Path | None) -> dict:  # fmt: skip
+def run_session(
+    pair: NamespacePair,
+    player: str,
+    content_dir: Path,
+    out: Path,
+    duration_s: int,
+    screenshot: Path | None,
+) -> dict:
     base = f"http://{SERVER_ADDR}:{PORT}"
     url = base + nginx.url_path(content_dir)
     mpd_url = f"{base}/content/{content_dir.name}/manifest.mpd"
@@ -158,7 +240,9 @@ def parse_rung(text: str) -> content.Rung:
         width, height = (int(x) for x in size.split("x"))
         return content.Rung(width, height, int(bps))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected WIDTHxHEIGHT@BPS, e.g. 640x360@800000")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected WIDTHxHEIGHT@BPS, e.g. 640x360@800000"
+        ) from None
 
 
 def main() -> int:
@@ -167,8 +251,12 @@ def main() -> int:
     parser.add_argument("--duration-s", type=int, default=60, help="video duration (default 60)")
     parser.add_argument("--reps", type=int, default=1, help="sessions in a row (default 1)")
     parser.add_argument("--rate-mbit", type=float, default=None, help="tbf rate limit, downlink")
-    parser.add_argument("--only-rung", type=parse_rung, default=None,
-                        help="single-rendition content WxH@BPS (CPU cost of one resolution)")  # fmt: skip
+    parser.add_argument(
+        "--only-rung",
+        type=parse_rung,
+        default=None,
+        help="single-rendition content WxH@BPS (CPU cost of one resolution)",
+    )
     parser.add_argument("--out-dir", type=Path, default=None, help="default /tmp/tbx-media-<pid>")
     parser.add_argument("--screenshot", type=Path, default=None, help="PNG of the page (dashjs)")
     args = parser.parse_args()
@@ -182,11 +270,19 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     failed = 0
     with NamespacePair(f"{os.getpid():x}", args.rate_mbit) as pair:
-        with nginx.serve([f"{SERVER_ADDR}:{PORT}"], content_dir, netns=pair.server, workdir=out_dir):
+        with nginx.serve(
+            [f"{SERVER_ADDR}:{PORT}"], content_dir, netns=pair.server, workdir=out_dir
+        ):
             for rep in range(args.reps):
                 out = out_dir / f"player-{args.player}-{rep}.jsonl"
-                result = run_session(pair, args.player, content_dir, out, args.duration_s,
-                                     args.screenshot if rep == 0 else None)  # fmt: skip
+                result = run_session(
+                    pair,
+                    args.player,
+                    content_dir,
+                    out,
+                    args.duration_s,
+                    args.screenshot if rep == 0 else None,
+                )
                 print(json.dumps(result), flush=True)
                 failed += result["exit"] != 0
     return 1 if failed else 0
