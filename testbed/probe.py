@@ -223,13 +223,13 @@ def run_control(ctx, port: int = PROBE_PORT, duration_s: float | None = None) ->
                 "t_ns": time.monotonic_ns() - ctx.t0_ns,
                 "src": "testbed",
                 "event": "path_probe",
-                **{k: v for k, v in measured.items() if k != "echo_lost"},
+                **measured,
+                "echo_sent": ECHO_COUNT,
                 "configured_rate_bps": rate_bps,
                 "configured_delay_ms": delay_ms,
             }
             with open(log_path, "a", encoding="utf-8") as out:
                 out.write(json.dumps(row) + "\n")
-            row["echo_lost"] = measured["echo_lost"]
             rows.append(row)
             goodput = measured["goodput_bps"]
             if rate_bps and (goodput is None or goodput < MIN_GOODPUT_SHARE * rate_bps):
