@@ -299,8 +299,8 @@ class Session:
     def dropped_total(self) -> int:
         return sum(self.dropped_by_element.values())
 
-    def sample(self) -> bool:
-        if self.reason is not None:
+    def sample(self, final: bool = False) -> bool:
+        if self.reason is not None and not final:
             return False
         pos = self.position_s()
         dropped = self.dropped_total()
@@ -425,7 +425,7 @@ class Session:
     def finish(self) -> None:
         if getattr(self, "playbin", None) is not None:
             if self.reason == "ended":
-                self.sample()  # the final counters, after EOS
+                self.sample(final=True)  # the final counters, after EOS
             stall = self.stalls.finish(self.now_t_ns())
             if stall:
                 self.write({"event": "stall", **stall})

@@ -62,6 +62,7 @@ export const EVENT_FIELDS = {
   error: { message: STR },
   decode_overload: { dropped_frames: INT, buffer_s: NUM },
   representations: { reps: ARR, duration_s: nullable(NUM) },
+  screenshot: { path: STR, overlay: "object" },
   summary: {
     ended: BOOL,
     reason: STR,
@@ -94,6 +95,8 @@ function typeOk(value, type) {
       return typeof value === "boolean";
     case ARR:
       return Array.isArray(value);
+    case "object":
+      return value !== null && typeof value === "object" && !Array.isArray(value);
     default:
       throw new Error(`schema.mjs: unknown type ${type}`);
   }
