@@ -351,7 +351,8 @@ def run(work: Path, tick_us: int, quick: bool) -> dict:
         bern["configured_p"] = BERNOULLI_P
         bern["relative_error"] = bern["loss_rate"] / BERNOULLI_P - 1
         # 95 % sampling interval of the measured rate around p (binomial).
-        bern["sampling_relative_95"] = 1.96 * (BERNOULLI_P * (1 - BERNOULLI_P) / loss_count) ** 0.5 / BERNOULLI_P  # fmt: skip
+        sd_rate = (BERNOULLI_P * (1 - BERNOULLI_P) / loss_count) ** 0.5
+        bern["sampling_relative_95"] = 1.96 * sd_rate / BERNOULLI_P
         ge.update(
             {
                 "params": GE,
@@ -414,7 +415,8 @@ def table(r: dict) -> str:
     b = r["loss_bernoulli"]
     rows.append(
         f"| Bernoulli loss, {b['sent']} pkts | 1 % ±10 % rel. | {b['loss_rate'] * 100:.3f} % "
-        f"({b['relative_error'] * 100:+.1f} %) | {'yes' if t['loss_within_10pct']['met'] else 'no'} |"
+        f"({b['relative_error'] * 100:+.1f} %) | "
+        f"{'yes' if t['loss_within_10pct']['met'] else 'no'} |"
     )
     g = r["loss_gilbert_elliott"]
     rows.append(
@@ -439,7 +441,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "bench/emulator.json",
                         help="result JSON (default bench/emulator.json)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=REPO / "results/bench-emulator",
-                        help="folder for raw probe data and logs (default results/bench-emulator)")  # fmt: skip
+                        help="raw data and logs (default results/bench-emulator)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
     args = parser.parse_args()
     for binary in (LINKEMU, PROBE):
