@@ -59,6 +59,8 @@ PLAYER_COLUMNS = [
     "player_end",
     "player_errors",
     "decode_overload_events",
+    "decode_stalls",
+    "decode_stall_total_ms",
 ]
 # The testbed's two paths (CONTRACTS §3); they always get columns, even when empty,
 # so summary.csv has the same columns in every run. Other path names get columns too.
@@ -163,6 +165,8 @@ def player_metrics(trial: Trial) -> dict[str, Any]:
       every 250 ms, so this is the time-average of the bitrate on screen); the player's
       own summary value only when there is no such sample.
     * startup_delay_ms: from the `startup` event; quality_switches: `quality_switch` events.
+    * decode_stalls / decode_stall_total_ms: `decode_stall` events (the player waited with a
+      full buffer: the machine, not the network; player/web/player.mjs), not in `stalls`.
     """
     p = trial.player
     if "event" not in p.columns or p.empty:
@@ -188,6 +192,7 @@ def player_metrics(trial: Trial) -> dict[str, Any]:
         else math.nan
     )
     durations = stalls["duration_ms"].astype(float)
+    decode_stalls = events(p, "decode_stall", ["duration_ms"])["duration_ms"].astype(float)
     return {
         "startup_delay_ms": float(startup["startup_delay_ms"].iloc[0])
         if len(startup)
@@ -203,6 +208,8 @@ def player_metrics(trial: Trial) -> dict[str, Any]:
         "player_end": str(summary["reason"].iloc[-1]) if len(summary) else "no summary line",
         "player_errors": int((p["event"] == "error").sum()),
         "decode_overload_events": int((p["event"] == "decode_overload").sum()),
+        "decode_stalls": len(decode_stalls),
+        "decode_stall_total_ms": float(decode_stalls.sum()),
     }
 
 
@@ -250,9 +257,9 @@ def path_totals_table(trials: Iterable[Trial]) -> pd.DataFrame:
 
 
 def subflow_totals_table(trials: Iterable[Trial]) -> pd.DataFrame:
-    """One row per trial, side, connection and path: the last value of every `*_total`
-    counter of the `subflow` lines (user transport sides client/server; kernel ss = side
-    `kernel`)."""
+    """One row per trial, side, connection, path and subflow: the last value of every
+    `*_total` counter of the `subflow` lines (user transport sides client/server; kernel
+    ss = side `kernel`, whose lines also name the subflow's 4-tuple)."""
     counters = [
         "bytes_sent_total",
         "bytes_acked_total",
@@ -262,21 +269,30 @@ def subflow_totals_table(trials: Iterable[Trial]) -> pd.DataFrame:
         "pkts_retrans_total",
         "sched_picks_total",
     ]
-    keys = ["trial_id", "side", "conn", "path"]
+    keys = ["trial_id", "side", "conn", "path", "subflow"]
     frames = []
     for trial in trials:
         for source, side in ((trial.transport, None), (trial.kernel_subflows, "kernel")):
-            rows = events(source, "subflow", ["side", "conn", "path", "t_ns", *counters])
+            rows = events(source, "subflow", ["side", "conn", "path", "subflow", "t_ns", *counters])
             if side is not None:
                 rows["side"] = side
             if len(rows):
-                rows["conn"] = rows["conn"].astype(str)
+                rows = _subflow_keys(rows)
                 frames.append(
                     rows.sort_values("t_ns").groupby(keys, as_index=False)[counters].last()
                 )
     if not frames:
         return pd.DataFrame(columns=keys + counters)
     return pd.concat(frames, ignore_index=True)
+
+
+def _subflow_keys(rows: pd.DataFrame) -> pd.DataFrame:
+    """conn as text (kernel: MPTCP token or 4-tuple); `subflow` (kernel ss: the subflow's
+    4-tuple, so two subflows of one connection on one path stay apart; "" when absent)."""
+    rows = rows.copy()
+    rows["conn"] = rows["conn"].astype(str)
+    rows["subflow"] = rows["subflow"].astype(object).where(rows["subflow"].notna(), "").astype(str)
+    return rows
 
 
 def path_metrics(
@@ -543,7 +559,16 @@ def _link_intervals(trial: Trial) -> pd.DataFrame:
 
 
 def _subflow_intervals(trial: Trial) -> pd.DataFrame:
-    columns = ["side", "conn", "path", "t_ns", "cwnd_bytes", "srtt_ms", "bytes_sent_total"]
+    columns = [
+        "side",
+        "conn",
+        "path",
+        "subflow",
+        "t_ns",
+        "cwnd_bytes",
+        "srtt_ms",
+        "bytes_sent_total",
+    ]
     rows = pd.concat(
         [
             events(trial.transport, "subflow", columns),
@@ -556,19 +581,17 @@ def _subflow_intervals(trial: Trial) -> pd.DataFrame:
     side = next(
         s for s in DATA_SENDER_SIDES + list(rows["side"].unique()) if (rows["side"] == s).any()
     )
-    rows = rows[rows["side"] == side].sort_values("t_ns").copy()
-    rows["conn"] = rows["conn"].astype(str)
+    rows = _subflow_keys(rows[rows["side"] == side].sort_values("t_ns"))
     rows["t_s"] = interval_end_s(rows["t_ns"])
-    per_conn = rows.groupby(["trial_id", "t_s", "path", "conn"], as_index=False).agg(
+    per_conn = rows.groupby(["trial_id", "t_s", "path", "conn", "subflow"], as_index=False).agg(
         cwnd_bytes=("cwnd_bytes", "last"),
         srtt_ms=("srtt_ms", "mean"),
         sent_total=("bytes_sent_total", "last"),
     )
     per_conn = per_conn.sort_values("t_s")
-    # Growth of the cumulative counter since the connection's previous interval.
-    per_conn["sent_bytes"] = (
-        per_conn.groupby(["path", "conn"])["sent_total"].diff().fillna(per_conn["sent_total"])
-    )
+    # Growth of the cumulative counter since the subflow's previous sample.
+    by_subflow = per_conn.groupby(["path", "conn", "subflow"])["sent_total"]
+    per_conn["sent_bytes"] = by_subflow.diff().fillna(per_conn["sent_total"])
     per_path = per_conn.groupby(["trial_id", "t_s", "path"], as_index=False).agg(
         cwnd_bytes=("cwnd_bytes", "sum"),
         srtt_ms=("srtt_ms", "mean"),
