@@ -118,7 +118,9 @@ def _schema_problem(err: jsonschema.ValidationError) -> tuple[str, str]:
         shown = ", ".join(given) if given else "none"
         return field_path(where), f"give exactly one of {', '.join(options)} (given: {shown})"
     if kind == "dependentRequired":
-        return field_path(where), f"{', '.join(k for k in rule if k in inst)} needs {rule}"
+        given = [k for k in rule if k in inst]
+        needs = ", ".join(f for k in given for f in rule[k])
+        return field_path(where + given[:1]), f"only valid together with {needs}"
     if kind == "enum":
         return field_path(where), f"= {_show(inst)}: valid values are {', '.join(map(str, rule))}"
     if kind == "const":
@@ -621,13 +623,15 @@ def list_scenarios(repo: Path) -> list[str]:
 def scenario_file(name_or_path: str, repo: Path) -> Path:
     """A scenario name ('A1', 'seed001-grid/...') or a path to a .toml file."""
     candidate = Path(name_or_path)
-    if name_or_path.endswith(".toml") or candidate.is_file():
+    if name_or_path.endswith(".toml"):
         if candidate.is_absolute() or candidate.exists():
             return candidate
-        return repo / candidate
+        return repo / candidate  # a path relative to the repository, e.g. from trial.json
     named = repo / SCENARIO_DIR / f"{name_or_path}.toml"
     if named.is_file():
         return named
+    if candidate.is_file():
+        return candidate  # a scenario file without the .toml suffix
     names = list_scenarios(repo)
     top = [n for n in names if "/" not in n]
     raise ScenarioError(
