@@ -1,0 +1,242 @@
+"""linkemu end to end: a real topology (testbed.topology), the NFQUEUE hooks, a scenario,
+and measurements taken from inside the namespaces with linkemu-probe (UDP, one-way
+delay on the shared CLOCK_MONOTONIC, loss from sequence numbers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from testbed.topology import PATHS, Topology
+
+REPO = Path(__file__).resolve().parent.parent
+LINKEMU = REPO / "emulator/target/release/linkemu"
+PROBE = REPO / "emulator/target/release/linkemu-probe"
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
+    pytest.mark.skipif(
+        not LINKEMU.exists(), reason="build emulator/ first (cargo build --release)"
+    ),
+]
+
+WIFI_LOSS_P = 0.05
+STEP_AT_S = 3.0
+
+
+def link(rate_bps: float, delay_ms: float, loss: dict | None = None, schedule=None) -> dict:
+    return {
+        "rate": {"kind": "constant", "bps": rate_bps},
+        "delay_ms": delay_ms,
+        "jitter_ms": 0.0,
+        "loss": loss or {"kind": "none"},
+        "queue": {"kind": "packets", "limit": 200},
+        "schedule": schedule or [],
+    }
+
+
+SCENARIO = {
+    "schema": 1,
+    "name": "emu-test",
+    "source": "tests/test_emulator_netns.py",
+    "duration_s": 60.0,
+    "paths": {
+        "wifi": {
+            "up": link(20e6, 10.0, {"kind": "bernoulli", "p": WIFI_LOSS_P}),
+            "down": link(20e6, 10.0),
+        },
+        "lte": {
+            "up": link(10e6, 30.0),
+            "down": link(
+                10e6,
+                30.0,
+                schedule=[{"t_s": STEP_AT_S, "op": "step", "field": "delay_ms", "value": 60.0}],
+            ),
+        },
+    },
+}
+
+
+def endpoints(path: str, direction: str) -> tuple[str, str, str, str]:
+    plan = PATHS[path]
+    if direction == "up":
+        return "client", plan.client_addr, "server", plan.server_addr
+    return "server", plan.server_addr, "client", plan.client_addr
+
+
+class Probe:
+    def __init__(self, topo: Topology, tag: str, path: str, direction: str, port: int,
+                 pps: int, count: int, payload_bytes: int = 100) -> None:  # fmt: skip
+        s_role, s_addr, r_role, r_addr = endpoints(path, direction)
+        self.count = count
+        self.out = topo.trial_dir / f"probe-{tag}.csv"
+        self.receiver = topo.spawn(
+            r_role,
+            f"recv-{tag}",
+            [PROBE, "recv", "--bind", f"{r_addr}:{port}", "--out", self.out, "--idle-s", "1.5"],
+        )
+        time.sleep(0.2)
+        self.sender = topo.spawn(
+            s_role,
+            f"send-{tag}",
+            [
+                PROBE,
+                "send",
+                "--bind",
+                s_addr,
+                "--to",
+                f"{r_addr}:{port}",
+                "--pps",
+                pps,
+                "--count",
+                count,
+                "--bytes",
+                payload_bytes,
+            ],  # fmt: skip
+        )
+
+    def rows(self) -> np.ndarray:
+        assert self.sender.wait(60) == 0, self.sender.stderr_path.read_text()
+        assert self.receiver.wait(30) == 0, self.receiver.stderr_path.read_text()
+        return np.loadtxt(self.out, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
+
+    def lost(self) -> set[int]:
+        return set(range(self.count)) - set(self.rows()[:, 0].tolist())
+
+
+def start_emulator(topo: Topology, name: str, seed: int) -> tuple:
+    scenario_path = topo.trial_dir / "scenario.json"
+    scenario_path.write_text(json.dumps(SCENARIO))
+    log = topo.trial_dir / f"{name}.jsonl"
+    argv = [LINKEMU, "--scenario", scenario_path, "--seed", seed, "--t0-ns", topo.t0_ns,
+            "--log", log]  # fmt: skip
+    proc = topo.spawn("router", name, argv, rt_priority=50)
+    time.sleep(0.3)
+    assert proc.running(), proc.stderr_path.read_text()
+    return proc, log
+
+
+def one_way_ms(rows: np.ndarray) -> np.ndarray:
+    return (rows[:, 2] - rows[:, 1]) / 1e6
+
+
+@pytest.fixture(scope="module")
+def topo(tmp_path_factory):
+    with Topology.create(tmp_path_factory.mktemp("emu")) as t:
+        yield t
+
+
+@pytest.fixture(scope="module")
+def baseline_ms(topo) -> float:
+    """One-way latency of the bare path (kernel, veth, probe), before any hook exists."""
+    probe = Probe(topo, "baseline", "wifi", "up", 8000, pps=500, count=500)
+    base = float(np.median(one_way_ms(probe.rows())))
+    assert base < 1.0, f"bare path one-way latency {base} ms: machine too loaded?"
+    topo.install_nfqueue_hooks()
+    return base
+
+
+@pytest.fixture(scope="module")
+def run(topo, baseline_ms):
+    """One emulator run with three concurrent probes; returns their data and the log."""
+    emu, log = start_emulator(topo, "linkemu", seed=7)
+    start_line = json.loads(log.read_text().splitlines()[0])
+    emu_start_mono_ns = topo.t0_ns + start_line["t_ns"]
+    lossy = Probe(topo, "wifi-up", "wifi", "up", 8001, pps=1000, count=4000)
+    # 25 Mbit/s of UDP (1400-byte payloads) into a 20 Mbit/s link.
+    flood = Probe(topo, "wifi-down", "wifi", "down", 8002, pps=2200, count=6600,
+                  payload_bytes=1400)  # fmt: skip
+    step = Probe(topo, "lte-down", "lte", "down", 8003, pps=500, count=2500)
+    data = {"lossy": lossy.rows(), "lossy_lost": lossy.lost(), "flood": flood.rows()}
+    data["step"] = step.rows()
+    emu.terminate()
+    assert emu.returncode == 0, emu.stderr_path.read_text()
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    return {**data, "lines": lines, "emu_start_mono_ns": emu_start_mono_ns}
+
+
+def test_delay_matches_the_scenario(run, baseline_ms):
+    added = one_way_ms(run["lossy"]) - baseline_ms
+    serialisation_ms = 128 * 8 / 20e6 * 1e3
+    assert abs(np.median(added) - (10.0 + serialisation_ms)) < 0.5, np.median(added)
+    assert np.percentile(added, 99) < 10.0 + serialisation_ms + 3.0
+
+
+def test_bernoulli_loss_rate_and_counters_agree(run):
+    lost = len(run["lossy_lost"])
+    # 5 % of 4000: mean 200, sd 13.8; 4 sd either way.
+    assert 145 <= lost <= 255, lost
+    totals = {(x["path"], x["dir"]): x for x in run["lines"] if x["event"] == "link_totals"}
+    wifi_up = totals[("wifi", "up")]
+    assert wifi_up["drops_random_total"] == lost
+    assert wifi_up["pkts_in_total"] == 4000
+    assert wifi_up["pkts_out_total"] == 4000 - lost
+
+
+def test_rate_limits_an_overloading_flow(run):
+    rows = run["flood"]
+    recv_ns = np.sort(rows[:, 2])
+    # Skip the first and last 0.3 s (queue filling, sender stopping).
+    keep = (recv_ns > recv_ns[0] + 0.3e9) & (recv_ns < recv_ns[-1] - 0.3e9)
+    span_s = (recv_ns[keep][-1] - recv_ns[keep][0]) / 1e9
+    wire_bits = (keep.sum() - 1) * (1400 + 28) * 8
+    rate_bps = wire_bits / span_s
+    assert abs(rate_bps / 20e6 - 1) < 0.03, rate_bps
+    totals = {(x["path"], x["dir"]): x for x in run["lines"] if x["event"] == "link_totals"}
+    assert totals[("wifi", "down")]["drops_queue_total"] > 500
+
+
+def test_schedule_step_changes_the_delay_at_its_time(run, baseline_ms):
+    rows = run["step"]
+    sent_s = (rows[:, 1] - run["emu_start_mono_ns"]) / 1e9
+    added = one_way_ms(rows) - baseline_ms
+    before = added[sent_s < STEP_AT_S - 0.1]
+    after = added[sent_s > STEP_AT_S + 0.1]
+    assert len(before) > 200 and len(after) > 200
+    assert abs(np.median(before) - 30.1) < 0.5, np.median(before)
+    assert abs(np.median(after) - 60.1) < 0.5, np.median(after)
+    changes = [x for x in run["lines"] if x["event"] == "schedule"]
+    assert [(c["path"], c["dir"], c["op"], c["field"], c["value"]) for c in changes] == [
+        ("lte", "down", "step", "delay_ms", 60.0)
+    ]
+    start = next(x for x in run["lines"] if x["event"] == "start")
+    applied_s = (changes[0]["t_ns"] - start["t_ns"]) / 1e9
+    assert abs(applied_s - STEP_AT_S) < 0.01, applied_s
+
+
+def test_log_lines_follow_the_contract(run):
+    lines = run["lines"]
+    assert lines[0]["event"] == "start" and lines[0]["backend"] == "nfqueue"
+    assert lines[0]["seed"] == 7 and lines[0]["scenario"] == "emu-test"
+    stats = [x for x in lines if x["event"] == "link_stats"]
+    fields = {"t_ns", "src", "event", "path", "dir", "interval_ms", "pkts_in", "bytes_in",
+              "pkts_out", "bytes_out", "drops_random", "drops_queue", "drops_outage",
+              "queue_pkts", "queue_bytes", "sojourn_mean_ms", "sojourn_max_ms", "rate_bps",
+              "delay_ms", "loss_p"}  # fmt: skip
+    assert stats and all(set(x) == fields for x in stats)
+    assert len(stats) % 4 == 0
+    times = sorted({x["t_ns"] for x in stats})
+    assert np.all(np.abs(np.diff(times) - 100_000_000) < 1_000), "stats lines not 100 ms apart"
+    # Interval counters add up to the totals.
+    totals = {(x["path"], x["dir"]): x for x in lines if x["event"] == "link_totals"}
+    assert len(totals) == 4
+    for (path, direction), total in totals.items():
+        mine = [x for x in stats if (x["path"], x["dir"]) == (path, direction)]
+        assert sum(x["pkts_in"] for x in mine) <= total["pkts_in_total"]
+    wifi_down = [x for x in stats if (x["path"], x["dir"]) == ("wifi", "down") and x["pkts_out"]]
+    assert max(x["sojourn_max_ms"] for x in wifi_down) > 10.0
+    assert all(x["rate_bps"] == 20_000_000 for x in wifi_down)
+
+
+def test_same_seed_same_loss_pattern(topo, run):
+    emu, _ = start_emulator(topo, "linkemu-again", seed=7)
+    again = Probe(topo, "wifi-up-again", "wifi", "up", 8004, pps=1000, count=4000)
+    lost = again.lost()
+    emu.terminate()
+    assert lost == run["lossy_lost"]
