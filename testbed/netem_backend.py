@@ -9,7 +9,7 @@ Where each link lives. Shaping happens on the router's egress interface of each 
 (CONTRACTS §3): wifi/up leaves through `s-wifi`, wifi/down through `c-wifi`, lte/up through
 `s-lte`, lte/down through `c-lte`. Each of the four interfaces gets
 
-    root 1:   netem  delay D [J distribution uniform]  [loss random P% | loss gemodel ...]
+    root 1:   netem  delay D [J]  [loss random P% | loss gemodel ...]
     1:1 → 10: tbf    rate R bit  burst B  (limit BYTES | latency T)     (constant-rate links)
 
 Differences from the user-space emulator (each scenario's own ones: `differences()`):
@@ -23,9 +23,11 @@ Differences from the user-space emulator (each scenario's own ones: `differences
 * Rate: tbf releases bursts of up to `burst` bytes (max(2 x 1514, 1 ms at the rate)) at line
   speed; the emulator serialises packet by packet. Trace-driven rates (`kind: trace`) have no
   tc equivalent: such scenarios are refused (NetemUnsupported, exit status 2).
-* Jitter: `distribution uniform` gives U(D - J, D + J) like the emulator, but netem sorts
-  packets by release time, so jitter REORDERS packets (the contract says it must not). Not
-  floored at the serialisation end: a jitter larger than the delay sends some packets at once.
+* Jitter: `delay D J` with no `distribution` option draws U(D - J, D + J) like the emulator
+  (sch_netem.c tabledist() without a table; tc-netem(8) says the default is Normal, but tc
+  loads a table only when `distribution` is given, and iproute2 6.1 has no uniform.dist, so
+  `distribution uniform` fails). But netem sorts packets by release time, so jitter REORDERS
+  packets (the contract says it must not). Not floored at the serialisation end.
 * Gilbert-Elliott: netem's `loss gemodel p r 1-h 1-k` takes p = p_good_to_bad,
   r = p_bad_to_good, 1-h = loss_in_bad, 1-k = loss_in_good (tc-netem(8)), as percentages. The
   kernel (sch_netem.c, loss_gilb_ell) moves the state and then draws the loss with the
@@ -42,13 +44,20 @@ Differences from the user-space emulator (each scenario's own ones: `differences
   starts are still delivered (the emulator also drops packets still being serialised), and
   the drops count as netem drops, not `drops_outage`.
 * Logs: no `emulator.jsonl`; read counters with `tc -s -j qdisc show dev <iface>`.
+
+Print the commands a scenario becomes (exit 2 if it is invalid or needs the emulator):
+
+    python -m testbed.netem_backend SCENARIO [--seed N] [--netns ROUTER_NS] [--ramp-step-s 0.1]
 """
 
 from __future__ import annotations
 
+import argparse
 import heapq
 import math
 import platform
+import shlex
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -159,7 +168,7 @@ def _percent(p: float) -> str:
 def _netem_args(state: _LinkState) -> list[str]:
     args = ["netem", "limit", str(NETEM_LIMIT_PACKETS), "delay", _us(state.delay_ms)]
     if state.jitter_ms > 0:
-        args += [_us(state.jitter_ms), "distribution", "uniform"]
+        args.append(_us(state.jitter_ms))  # no table: the kernel draws uniformly
     if state.in_outage:
         args += ["loss", "random", "100%"]
     elif state.loss["kind"] == "bernoulli" and state.loss_p:
@@ -365,3 +374,52 @@ def kernel_has_netem(
     if dep.is_file() and "sch_netem.ko" in dep.read_text(errors="replace"):
         return True
     return loaded.is_dir()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from testbed.scenario import ScenarioError, load_resolved
+
+    parser = argparse.ArgumentParser(
+        prog="python -m testbed.netem_backend",
+        description="Print the tc/netem commands a scenario becomes (setup, timed, teardown).",
+    )
+    parser.add_argument("scenario", help="scenario name or .toml path")
+    parser.add_argument("--seed", type=int, default=1, help="trial seed (default 1)")
+    parser.add_argument("--netns", help="prefix each command with `ip netns exec NETNS`")
+    parser.add_argument(
+        "--ramp-step-s",
+        type=float,
+        default=DEFAULT_RAMP_STEP_S,
+        help=f"interval of the steps a ramp becomes (default {DEFAULT_RAMP_STEP_S})",
+    )
+    args = parser.parse_args(argv)
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        netem_plan = plan(
+            load_resolved(args.scenario, repo, args.seed), ramp_step_s=args.ramp_step_s
+        )
+    except (ScenarioError, NetemUnsupported) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    prefix = ["ip", "netns", "exec", args.netns] if args.netns else []
+
+    def show(argv: Sequence[str]) -> str:
+        return shlex.join([*prefix, *argv])
+
+    print("# setup")
+    for argv in netem_plan.setup:
+        print(show(argv))
+    print(f"# timed changes ({len(netem_plan.timeline)}), seconds since the trial clock origin")
+    for command in netem_plan.timeline:
+        print(f"{command.t_s:9.3f}  {show(command.argv)}")
+    print("# teardown")
+    for argv in netem_plan.teardown:
+        print(show(argv))
+    print("# differences from the user-space emulator for this scenario")
+    for note in netem_plan.differences:
+        print(f"#   {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
