@@ -94,10 +94,13 @@ def write_json_atomically(path: Path, data: dict) -> None:
 class Watchdog:
     """Fails the trial when a critical process dies early or the deadline passes."""
 
-    def __init__(self, topo: Topology, events: EventLog, deadline_monotonic: float) -> None:
+    def __init__(
+        self, topo: Topology, events: EventLog, deadline_monotonic: float, timeout_s: float
+    ) -> None:
         self.topo = topo
         self.events = events
         self.deadline = deadline_monotonic
+        self.timeout_s = timeout_s
         self.reason: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="trial-watchdog", daemon=True)
@@ -117,7 +120,10 @@ class Watchdog:
                 if proc.critical:
                     reason = reason or proc.died_early()
             if reason is None and time.monotonic() > self.deadline:
-                reason = "timeout: the trial ran past its per-trial timeout"
+                reason = (
+                    f"timeout: the trial ran past its per-trial timeout of {self.timeout_s:g} s "
+                    "(--timeout)"
+                )
             if reason is not None:
                 self.fail(reason)
                 return
@@ -206,7 +212,6 @@ def run_trial(
     (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
     events = EventLog(trial_dir / "testbed.jsonl", t0_ns)
     timeout_s = float(timeout_s if timeout_s else default_timeout_s(spec))
-    deadline = started + timeout_s
 
     trial_json = _trial_json(spec, trial_dir, repo, clock)
     write_json_atomically(trial_dir / "trial.json", trial_json)
@@ -244,7 +249,10 @@ def run_trial(
             ctx = TrialContext(spec, trial_dir, repo, topo, t0_ns, scenario, content_dir, events)
             topo.install_nfqueue_hooks()
             emulator = start_emulator(ctx, spec.seed)
-            watchdog = Watchdog(topo, events, deadline).start()
+            # The timeout counts from here: content preparation before it is cached work
+            # that may take minutes once (FFmpeg) and must not eat a trial's time.
+            deadline = time.monotonic() + timeout_s
+            watchdog = Watchdog(topo, events, deadline, timeout_s).start()
             try:
                 events.write("phase", phase="running")
                 endpoint = transport.start(ctx)
