@@ -209,9 +209,12 @@ def read_trial(trial_dir: Path, *, strict: bool = True) -> Trial:
             raise found[0]
         errors.extend(found)
         df = pd.DataFrame.from_records(records) if records else pd.DataFrame({"event": []})
-        for column, value in extra.items():
+        # Added columns win over same-named log fields (testbed.jsonl's phase lines carry
+        # trial_id too): the folder's trial.json is the authority.
+        for column, value in {**extra, "trial_id": trial_id}.items():
+            if column in df.columns:
+                df = df.drop(columns=column)
             df.insert(0, column, value)
-        df.insert(0, "trial_id", trial_id)
         if "t_ns" in df.columns:
             df["t_s"] = df["t_ns"] / NS_PER_S
         elif "t_unix_s" in df.columns and t0_unix_ns is not None:
