@@ -260,3 +260,24 @@ def test_trace_stats_gives_the_mean_rates_quoted_in_the_readme(
     empty = REPO / "tests" / "fixtures" / "bad-scenarios" / "traces" / "empty.down"
     assert main(["trace-stats", str(empty)]) == 2
     assert "is empty" in capsys.readouterr().err
+
+
+def test_noise_expansion_is_the_same_in_separate_processes() -> None:
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for hash_seed in ("1", "2"):
+        run = subprocess.run(
+            [sys.executable, "-m", "testbed.scenario", "resolve", "B1", "--seed", "9"],
+            cwd=REPO,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0]) == load_resolved("B1", REPO, seed=9)
