@@ -123,3 +123,16 @@ def test_netstat_fixture_and_truncated_jsonl(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"event": "subflow"}) + '\n{"event": ')
     with pytest.raises(ValueError, match=r"kernel-subflows.jsonl:2: truncated"):
         verify.read_jsonl(bad)
+
+
+def test_summary_table_shows_ratio_and_retransmissions(tmp_path: Path) -> None:
+    lines = [line("wifi", 5_000_000, retrans=7), line("lte", 5_000_000)]
+    wire = 5_000_000 + (5_000_000 // 1400) * 80
+    result = verify.verdict("kernel", mib(**GOOD_MIB), lines, emulator(wire, wire))
+    (tmp_path / "kernel-mptcp.json").write_text(json.dumps(result))
+    text = verify.format_summary(result)
+    assert "subflows_with_data=2" in text
+    wifi_row = next(row for row in text.splitlines() if row.startswith("wifi"))
+    assert wifi_row.split()[4:6] == ["1.00000", "7"]
+    assert verify.main([str(tmp_path)]) == 0
+    assert verify.main([str(tmp_path / "missing")]) == 2

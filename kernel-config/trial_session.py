@@ -81,6 +81,7 @@ def start(ctx: Any) -> tuple[str, int]:
     state = SessionState()
     _sessions[str(ctx.dir)] = state
     host_cc = HostAllowedCC()
+    host_cc.sweep()  # first repair what a crashed trial left (dead holders)
     # Also when another trial added it already: holding it keeps that trial from removing it.
     if spec.cc not in host_cc.current() or host_cc.state_path.exists():
         changed = host_cc.allow(spec.cc, os.getpid(), spec.trial_id())

@@ -289,3 +289,57 @@ def verdict(
         "valid": not reasons,
         "invalid_reasons": reasons,
     }
+
+
+def format_summary(result: dict[str, Any]) -> str:
+    """A short table of one kernel-mptcp.json, for people and docs."""
+    lines = [
+        f"transport={result['transport']} cc={result.get('spec', {}).get('cc')}"
+        f" sched={result.get('spec', {}).get('sched')} mptcp_used={result['mptcp_used']}"
+        f" subflows_with_data={result['subflows_with_data']}"
+        f" mptcp_connections={result['mptcp_connections']}"
+        f" kernel_verdict_valid={result['valid']}",
+        f"{'path':<5} {'bytes_sent':>12} {'kernel_wire':>12} {'emu_in':>12} {'kernel/emu_in':>13}"
+        f" {'pkts_retrans':>12} {'bytes_retrans':>13}",
+    ]
+    comparison = result.get("bytes_vs_emulator") or {}
+    for path in PATHS:
+        totals = result["per_path"].get(path, {})
+        emu = comparison.get(path) or {}
+        ratio = emu.get("kernel_over_emulator_in")
+        lines.append(
+            f"{path:<5} {totals.get('bytes_sent', 0):>12} {totals.get('wire_bytes_sent', 0):>12}"
+            f" {emu.get('emulator_bytes_in', '-'):>12}"
+            f" {(f'{ratio:.5f}' if ratio is not None else '-'):>13}"
+            f" {totals.get('pkts_retrans', 0):>12} {totals.get('bytes_retrans', 0):>13}"
+        )
+    lines.extend(f"invalid: {reason}" for reason in result["invalid_reasons"])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m kernel_config.verify",
+        description="Print the kernel verdict of trial folders (their kernel-mptcp.json).",
+    )
+    parser.add_argument("trial_dirs", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    status = 0
+    for trial_dir in args.trial_dirs:
+        path = trial_dir / "kernel-mptcp.json"
+        if not path.is_file():
+            print(
+                f"{path}: missing (not a kernel/tcp-* trial, or it did not finish)", file=sys.stderr
+            )
+            status = 2
+            continue
+        print(f"== {trial_dir.name}")
+        print(format_summary(json.loads(path.read_text())))
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
