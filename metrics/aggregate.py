@@ -29,6 +29,7 @@ DEFAULT_METRICS = [
     "quality_switches",
     *[f"{metric}_{path}" for path in KNOWN_PATHS for metric in PER_PATH_METRICS],
     "ofo_queue_max_bytes",
+    "decode_stalls",
 ]
 
 

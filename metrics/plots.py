@@ -42,7 +42,7 @@ def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
     rows = agg[agg["metric"] == metric].copy()
     ax.set_ylabel(ylabel)
     if rows.empty:
-        ax.text(0.5, 0.5, "no counted trials", ha="center", va="center", transform=ax.transAxes)
+        _no_data(ax, "no data from counted trials")
         return
     several_transports = rows["transport"].nunique() > 1
     rows["group"] = [
@@ -70,6 +70,11 @@ def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
     ax.set_xlabel("congestion control")
     ax.legend(title="scheduler", fontsize="small", ncols=min(len(scheds), 6))
     ax.grid(axis="y", alpha=0.3)
+
+
+def _no_data(ax: Axes, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.set_yticks([])
 
 
 def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
@@ -114,8 +119,14 @@ def timeseries_figure(
         cwnd_ax.plot(cwnd["t_s"], cwnd["cwnd_bytes"] / 1e3, label=str(path), color=colour)
     throughput_ax.set_ylabel("throughput down\n(Mb/s)")
     cwnd_ax.set_ylabel("cwnd (kB)")
+    if mine["cwnd_bytes"].notna().sum() == 0:
+        _no_data(cwnd_ax, "no transport samples in this trial")
+    if mine["down_bps"].notna().sum() == 0:
+        _no_data(throughput_ax, "no emulator samples in this trial")
     player = samples[samples["trial_id"] == trial_id]
     buffer_ax.plot(player["t_s"], player["buffer_s"], color="tab:green", label="buffer")
+    if player.empty:
+        _no_data(buffer_ax, "no player samples in this trial")
     buffer_ax.set_ylabel("buffer (s)")
     buffer_ax.set_xlabel("time since trial start (s)")
     trial_stalls = stalls[stalls["trial_id"] == trial_id]

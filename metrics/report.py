@@ -44,6 +44,8 @@ REPORT_METRICS = [
     ("mean_bitrate_bps", "mean bitrate (b/s)"),
     *[(f"pkts_down_{p}", f"pkts down {p}") for p in KNOWN_PATHS],
     *[(f"retrans_pkts_{p}", f"retrans {p}") for p in KNOWN_PATHS],
+    *[(f"probe_goodput_down_bps_{p}", f"probe goodput down {p} (b/s)") for p in KNOWN_PATHS],
+    *[(f"probe_rtt_median_ms_{p}", f"probe RTT median {p} (ms)") for p in KNOWN_PATHS],
 ]
 TRIAL_TABLE_COLUMNS = [
     "trial_id",
@@ -177,7 +179,9 @@ def render_html(
         if scenario_agg.empty:
             parts.append("<p>No finished, valid trial in this scenario: nothing to plot.</p>")
         else:
-            parts.append(_image(plots.video_figure(scenario_agg, scenario), f"{scenario} video"))
+            if scenario_agg["metric"].isin(["stalls", "dropped_frames"]).any():
+                figure = plots.video_figure(scenario_agg, scenario)
+                parts.append(_image(figure, f"{scenario} video"))
             parts.append(
                 _image(
                     plots.transmission_figure(scenario_agg, scenario, paths),
