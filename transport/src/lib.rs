@@ -6,5 +6,16 @@
 //! * `sched`: scheduler traits, registry, algorithms.
 
 pub mod cc;
+pub mod connection;
+pub mod pacer;
+pub mod ranges;
+pub mod rng;
+pub mod rtt;
 pub mod sched;
+pub mod sim;
+pub mod subflow;
 pub mod units;
+pub mod wire;
+
+pub use connection::{Config, Connection, Event, PathConfig, Transmit};
+pub use units::{Bandwidth, Instant, SubflowId};

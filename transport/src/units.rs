@@ -183,9 +183,10 @@ impl PathMask {
     }
 }
 
-/// Default maximum segment payload: bytes of stream data in one datagram on a 1500 B MTU
-/// (1500 − 20 IPv4 − 8 UDP − wire header/frame overhead), see `wire.rs`.
-pub const DEFAULT_MSS_BYTES: u64 = 1400;
+/// Default segment size as counted in cwnd and inflight: the largest datagram (UDP payload)
+/// on a 1500 B MTU path (1500 − 20 IPv4 − 8 UDP). Stream payload per packet is smaller by
+/// the wire overhead (`wire::DATA_PACKET_OVERHEAD_BYTES`).
+pub const DEFAULT_MSS_BYTES: u64 = 1472;
 
 #[cfg(test)]
 mod tests {

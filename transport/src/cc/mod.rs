@@ -36,8 +36,12 @@ use std::time::Duration;
 use crate::units::{Bandwidth, Instant, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod bbr;
+pub mod cubic;
 pub mod rate;
 pub mod reno;
+#[cfg(test)]
+pub mod test_sender;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
 /// only in PROBE_BW).
@@ -170,6 +174,10 @@ pub trait SubflowCc: Send {
     fn bw_estimate(&self) -> Option<Bandwidth> {
         None
     }
+    /// ssthresh if the algorithm has one (BLEST reads it); override when `snapshot` is costly.
+    fn ssthresh_bytes(&self) -> Option<u64> {
+        self.snapshot().ssthresh_bytes
+    }
     fn snapshot(&self) -> CcSnapshot;
 }
 
@@ -210,6 +218,9 @@ pub trait CongestionController: Send {
     fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth>;
     fn phase(&self, sf: SubflowId) -> CcPhase;
     fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth>;
+    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+        self.snapshot(sf).ssthresh_bytes
+    }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot;
 }
 
@@ -421,6 +432,9 @@ impl<T: SubflowCc> CongestionController for Uncoupled<T> {
     fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
         self.get(sf).bw_estimate()
     }
+    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+        self.get(sf).ssthresh_bytes()
+    }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
         self.get(sf).snapshot()
     }
@@ -442,7 +456,16 @@ pub const REGISTRY: &[CcEntry] = &[
         summary: "NewReno (RFC 5681/6582, RFC 9002 recovery), uncoupled",
         build: reno::build,
     },
-    // (H-algos: cubic, bbr entries go here)
+    CcEntry {
+        name: "cubic",
+        summary: "CUBIC (RFC 9438) with Linux HyStart, uncoupled",
+        build: cubic::build,
+    },
+    CcEntry {
+        name: "bbr",
+        summary: "BBR v1 (Linux 4.x, draft-cardwell-00), per subflow = the seeds' mpbbr",
+        build: bbr::build,
+    },
 ];
 
 /// Names of every registered algorithm, in registry order.

@@ -158,6 +158,10 @@ impl SubflowCc for Reno {
         self.phase
     }
 
+    fn ssthresh_bytes(&self) -> Option<u64> {
+        Reno::ssthresh_bytes(self)
+    }
+
     fn snapshot(&self) -> CcSnapshot {
         CcSnapshot {
             cwnd_bytes: self.cwnd_bytes,

@@ -34,7 +34,14 @@ use crate::cc::{CcPhase, RegistryError, check_unique};
 use crate::units::{Bandwidth, Instant, PathMask, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod gr_sty;
+pub mod let_;
+pub mod lpc;
 pub mod lrf;
+pub mod redundant;
+pub mod rr;
+pub mod tp_sty;
+pub mod tr_sty;
 
 /// Read-only snapshot of one subflow at decision time.
 #[derive(Clone, Debug, PartialEq)]
@@ -256,7 +263,48 @@ pub const REGISTRY: &[SchedEntry] = &[
         summary: "lowest-RTT-first (minRTT): the available subflow with the lowest SRTT",
         build: lrf::build,
     },
-    // (H-algos: rr, redundant, lpc, let, gr-sty, tp-sty, tr-sty entries go here)
+    SchedEntry {
+        name: "rr",
+        aliases: &["roundrobin"],
+        summary: "round robin (mptcp_rr.c): quota of num_segments per available subflow",
+        build: rr::build,
+    },
+    SchedEntry {
+        name: "redundant",
+        aliases: &[],
+        summary: "every segment on every available subflow, rotating start (mptcp_redundant.c)",
+        build: redundant::build,
+    },
+    SchedEntry {
+        name: "lpc",
+        aliases: &[],
+        summary: "largest packet credits: the available subflow with the most free window",
+        build: lpc::build,
+    },
+    SchedEntry {
+        name: "let",
+        aliases: &[],
+        summary: "largest estimated throughput: the available subflow with the largest cwnd/SRTT",
+        build: let_::build,
+    },
+    SchedEntry {
+        name: "gr-sty",
+        aliases: &[],
+        summary: "greedy sticky: stay on a subflow until it is exhausted, then take the LRF choice",
+        build: gr_sty::build,
+    },
+    SchedEntry {
+        name: "tp-sty",
+        aliases: &[],
+        summary: "throughput sticky: leave an exhausted subflow only for a larger cwnd/SRTT",
+        build: tp_sty::build,
+    },
+    SchedEntry {
+        name: "tr-sty",
+        aliases: &[],
+        summary: "throughput+RTT sticky: leave only for a larger cwnd/SRTT and lower SRTT",
+        build: tr_sty::build,
+    },
 ];
 
 /// Canonical names (no aliases), in registry order.
@@ -296,10 +344,7 @@ pub fn build(name: &str, cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, Regist
 }
 
 /// Lowest SRTT among `paths` passing `keep`; ties go to the lower id ([PROP] B1).
-pub fn lowest_srtt(
-    paths: &[PathView],
-    keep: impl Fn(&PathView) -> bool,
-) -> Option<&PathView> {
+pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
     paths
         .iter()
         .filter(|p| keep(p))

@@ -1,0 +1,11 @@
+//! Deterministic discrete-event simulator: the sans-IO core driven over modelled links in
+//! virtual time. Used by the test suite (`Pair`, `run_transfer`) and by the `mpsim` binary.
+//!
+//! Everything random (link loss, connection ids, CC draws) comes from the run seed, so a run
+//! repeats exactly.
+
+pub mod link;
+pub mod pair;
+
+pub use link::{Link, LinkSpec};
+pub use pair::{DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer};

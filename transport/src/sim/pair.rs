@@ -1,0 +1,401 @@
+//! `Pair`: a client and a server connection joined by one simulated path per subflow (each
+//! with an up and a down [`Link`]), stepped in virtual time. `run_transfer` moves seeded
+//! random bytes each way and checks them with SHA-256.
+
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::link::{Link, LinkCounters, LinkSpec};
+use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
+use crate::rng::Rng;
+use crate::units::{Instant, SubflowId};
+
+/// One simulated path: client→server (`up`) and server→client (`down`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimPath {
+    pub name: String,
+    pub up: LinkSpec,
+    pub down: LinkSpec,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DriveError {
+    /// The step budget ran out first.
+    StepLimit { steps: u64, now: Instant },
+    /// Virtual time passed the limit.
+    TimeLimit { now: Instant },
+    /// Nothing left to happen, yet the goal was not reached.
+    Idle { now: Instant },
+}
+
+pub struct Pair {
+    pub now: Instant,
+    pub client: Connection,
+    pub server: Option<Connection>,
+    server_cfg: Config,
+    /// [path][0 = up, 1 = down]
+    links: Vec<[Link; 2]>,
+    buf: Vec<u8>,
+    pub client_events: Vec<Event>,
+    pub server_events: Vec<Event>,
+    pub steps: u64,
+}
+
+impl Pair {
+    /// Builds the client (one subflow per path) and links; the server connection appears
+    /// when the first HELLO arrives, as in the proxy.
+    pub fn new(client_cfg: Config, server_cfg: Config, paths: &[SimPath], seed: u64) -> Pair {
+        let mut rng = Rng::new(seed);
+        let conn_id = rng.next_u64();
+        let path_cfgs: Vec<PathConfig> = paths
+            .iter()
+            .map(|p| PathConfig {
+                name: p.name.clone(),
+                backup: false,
+            })
+            .collect();
+        let client = Connection::client(Instant::ZERO, conn_id, client_cfg, &path_cfgs)
+            .expect("valid client config");
+        let links = paths
+            .iter()
+            .map(|p| {
+                [
+                    Link::new(p.up, rng.next_u64()),
+                    Link::new(p.down, rng.next_u64()),
+                ]
+            })
+            .collect();
+        Pair {
+            now: Instant::ZERO,
+            client,
+            server: None,
+            server_cfg,
+            links,
+            buf: vec![0u8; 65536],
+            client_events: Vec::new(),
+            server_events: Vec::new(),
+            steps: 0,
+        }
+    }
+
+    pub fn link_counters(&self, path: usize, down: bool) -> LinkCounters {
+        self.links[path][down as usize].counters
+    }
+
+    /// Moves pending events of both connections into `client_events` / `server_events`.
+    pub fn collect_events(&mut self) {
+        while let Some(e) = self.client.poll_event() {
+            self.client_events.push(e);
+        }
+        if let Some(s) = self.server.as_mut() {
+            while let Some(e) = s.poll_event() {
+                self.server_events.push(e);
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        while let Some(t) = self.client.poll_transmit(self.now, &mut self.buf) {
+            self.links[t.path.index()][0].send(t.send_at.max(self.now), &self.buf[..t.len]);
+        }
+        if let Some(s) = self.server.as_mut() {
+            while let Some(t) = s.poll_transmit(self.now, &mut self.buf) {
+                self.links[t.path.index()][1].send(t.send_at.max(self.now), &self.buf[..t.len]);
+            }
+        }
+        self.collect_events();
+    }
+
+    fn next_time(&self) -> Option<Instant> {
+        let mut t = self.client.poll_timeout();
+        let mut consider = |x: Option<Instant>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        consider(self.server.as_ref().and_then(|s| s.poll_timeout()));
+        for l in &self.links {
+            consider(l[0].next_delivery());
+            consider(l[1].next_delivery());
+        }
+        t
+    }
+
+    /// Sends what is due, advances virtual time to the next event and processes it.
+    /// Returns false when nothing is left to happen.
+    pub fn step(&mut self) -> bool {
+        self.steps += 1;
+        self.flush();
+        let Some(next) = self.next_time() else {
+            return false;
+        };
+        self.now = self.now.max(next);
+        let now = self.now;
+        for p in 0..self.links.len() {
+            while let Some(d) = self.links[p][0].pop_due(now) {
+                if self.server.is_none() && crate::connection::is_hello(&d) {
+                    let id = crate::wire::peek_conn_id(&d).expect("hello has a header");
+                    self.server = Some(
+                        Connection::server(now, id, self.server_cfg.clone())
+                            .expect("valid server config"),
+                    );
+                }
+                if let Some(s) = self.server.as_mut() {
+                    let _ = s.handle_datagram(now, &d);
+                }
+                self.links[p][0].recycle(d);
+            }
+            while let Some(d) = self.links[p][1].pop_due(now) {
+                let _ = self.client.handle_datagram(now, &d);
+                self.links[p][1].recycle(d);
+            }
+        }
+        if self.client.poll_timeout().is_some_and(|t| t <= now) {
+            self.client.handle_timeout(now);
+        }
+        if let Some(s) = self.server.as_mut()
+            && s.poll_timeout().is_some_and(|t| t <= now)
+        {
+            s.handle_timeout(now);
+        }
+        true
+    }
+
+    /// Steps until `done` holds, at most `max_steps` steps and until `max_time`.
+    /// `app` runs before every step (feed and drain the streams there).
+    pub fn drive_bounded(
+        &mut self,
+        max_steps: u64,
+        max_time: Instant,
+        mut app: impl FnMut(&mut Pair),
+        mut done: impl FnMut(&Pair) -> bool,
+    ) -> Result<(), DriveError> {
+        let start = self.steps;
+        loop {
+            app(self);
+            if done(self) {
+                return Ok(());
+            }
+            if self.steps - start >= max_steps {
+                return Err(DriveError::StepLimit {
+                    steps: self.steps - start,
+                    now: self.now,
+                });
+            }
+            if self.now > max_time {
+                return Err(DriveError::TimeLimit { now: self.now });
+            }
+            if !self.step() {
+                app(self);
+                return if done(self) {
+                    Ok(())
+                } else {
+                    Err(DriveError::Idle { now: self.now })
+                };
+            }
+        }
+    }
+}
+
+/// Seeded random bytes fed into a stream, hashed as they are written.
+struct Source {
+    rng: Rng,
+    remaining: u64,
+    pending: Vec<u8>,
+    offset: usize,
+    hasher: Sha256,
+    finished: bool,
+}
+
+impl Source {
+    fn new(seed: u64, bytes: u64) -> Source {
+        Source {
+            rng: Rng::new(seed),
+            remaining: bytes,
+            pending: Vec::new(),
+            offset: 0,
+            hasher: Sha256::new(),
+            finished: false,
+        }
+    }
+
+    fn pump(&mut self, conn: &mut Connection) {
+        loop {
+            if self.offset == self.pending.len() {
+                if self.remaining == 0 {
+                    if !self.finished {
+                        conn.finish();
+                        self.finished = true;
+                    }
+                    return;
+                }
+                let n = self.remaining.min(64 * 1024) as usize;
+                self.pending.resize(n, 0);
+                for chunk in self.pending.chunks_mut(8) {
+                    let r = self.rng.next_u64().to_le_bytes();
+                    chunk.copy_from_slice(&r[..chunk.len()]);
+                }
+                self.hasher.update(&self.pending);
+                self.remaining -= n as u64;
+                self.offset = 0;
+            }
+            let w = conn.write(&self.pending[self.offset..]);
+            self.offset += w;
+            if w == 0 {
+                return;
+            }
+        }
+    }
+}
+
+struct Sink {
+    hasher: Sha256,
+    bytes: u64,
+    buf: Vec<u8>,
+}
+
+impl Sink {
+    fn new() -> Sink {
+        Sink {
+            hasher: Sha256::new(),
+            bytes: 0,
+            buf: vec![0u8; 256 * 1024],
+        }
+    }
+    fn pump(&mut self, conn: &mut Connection) {
+        loop {
+            let n = conn.read(&mut self.buf);
+            if n == 0 {
+                return;
+            }
+            self.hasher.update(&self.buf[..n]);
+            self.bytes += n as u64;
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransferSpec {
+    /// Client → server bytes (the "request").
+    pub request_bytes: u64,
+    /// Server → client bytes (the "response").
+    pub response_bytes: u64,
+    pub seed: u64,
+    pub max_steps: u64,
+    pub max_time: Duration,
+}
+
+impl Default for TransferSpec {
+    fn default() -> Self {
+        TransferSpec {
+            request_bytes: 1000,
+            response_bytes: 1_000_000,
+            seed: 1,
+            max_steps: 50_000_000,
+            max_time: Duration::from_secs(3600),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferResult {
+    pub outcome: Result<(), DriveError>,
+    /// Virtual time from start until the client has read the whole response.
+    pub response_done: Option<Duration>,
+    pub request_sha_sent: [u8; 32],
+    pub request_sha_received: [u8; 32],
+    pub response_sha_sent: [u8; 32],
+    pub response_sha_received: [u8; 32],
+    pub request_bytes_received: u64,
+    pub response_bytes_received: u64,
+    pub client_close: Option<CloseReason>,
+    pub server_close: Option<CloseReason>,
+    pub end: Instant,
+    pub steps: u64,
+}
+
+impl TransferResult {
+    /// Both streams arrived intact and both connections closed cleanly.
+    pub fn is_byte_exact_and_clean(&self) -> bool {
+        self.outcome.is_ok()
+            && self.request_sha_sent == self.request_sha_received
+            && self.response_sha_sent == self.response_sha_received
+            && self.client_close == Some(CloseReason::Clean)
+            && self.server_close == Some(CloseReason::Clean)
+    }
+    /// Response goodput in bits/s (payload bytes over time to read them all).
+    pub fn response_goodput_bps(&self) -> f64 {
+        match self.response_done {
+            Some(d) if !d.is_zero() => self.response_bytes_received as f64 * 8.0 / d.as_secs_f64(),
+            _ => 0.0,
+        }
+    }
+}
+
+fn closed_reason(events: &[Event]) -> Option<CloseReason> {
+    events.iter().find_map(|e| match e {
+        Event::Closed { reason } => Some(*reason),
+        _ => None,
+    })
+}
+
+/// Client writes `request_bytes` and finishes; the server, once it has a connection, writes
+/// `response_bytes` and finishes; both read everything. Runs until both connections closed.
+pub fn run_transfer(pair: &mut Pair, spec: &TransferSpec) -> TransferResult {
+    let mut req_src = Source::new(spec.seed ^ 0x5151, spec.request_bytes);
+    let mut resp_src = Source::new(spec.seed ^ 0xA1A1, spec.response_bytes);
+    let mut req_sink = Sink::new();
+    let mut resp_sink = Sink::new();
+    let mut response_done: Option<Duration> = None;
+    let start = pair.now;
+    let response_bytes = spec.response_bytes;
+    let outcome = pair.drive_bounded(
+        spec.max_steps,
+        start + spec.max_time,
+        |p| {
+            req_src.pump(&mut p.client);
+            resp_sink.pump(&mut p.client);
+            if response_done.is_none()
+                && resp_sink.bytes == response_bytes
+                && p.client.peer_finished()
+            {
+                response_done = Some(p.now - start);
+            }
+            if let Some(s) = p.server.as_mut() {
+                req_sink.pump(s);
+                resp_src.pump(s);
+            }
+        },
+        |p| p.client.is_closed() && p.server.as_ref().is_some_and(|s| s.is_closed()),
+    );
+    pair.collect_events();
+    let sha = |h: Sha256| -> [u8; 32] { h.finalize().into() };
+    TransferResult {
+        outcome,
+        response_done,
+        request_sha_sent: sha(req_src.hasher),
+        request_sha_received: sha(req_sink.hasher),
+        response_sha_sent: sha(resp_src.hasher),
+        response_sha_received: sha(resp_sink.hasher),
+        request_bytes_received: req_sink.bytes,
+        response_bytes_received: resp_sink.bytes,
+        client_close: closed_reason(&pair.client_events),
+        server_close: closed_reason(&pair.server_events),
+        end: pair.now,
+        steps: pair.steps,
+    }
+}
+
+/// Convenience: the subflow stats of the sender (server) for assertions.
+pub fn server_subflow_data_bytes(pair: &Pair) -> Vec<(SubflowId, u64)> {
+    pair.server
+        .as_ref()
+        .map(|s| {
+            s.subflow_stats()
+                .iter()
+                .map(|x| (x.id, x.counters.data_bytes_sent_total))
+                .collect()
+        })
+        .unwrap_or_default()
+}
