@@ -224,6 +224,7 @@ def run_session(
         "player": player,
         "exit": proc.returncode,
         "rate_mbit": pair.rate_mbit,
+        "namespaces": [pair.client, pair.server],
         "wall_s": round(wall_s, 2),
         "cpu_s": round(cpu_s, 2),
         "cpu_rusage_s": round(cpu_rusage_s, 2),

@@ -1,0 +1,95 @@
+"""One short session per player in a namespace pair (tbx-media-*), the overlay screenshot, and
+(slow) a 1 Mbit/s path: stalls with plausible durations and the lowest rung on screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PAIR = REPO / "player" / "pair_session.py"
+CLIP_S = 12
+LOWEST_RUNG_REP = "3"  # 640x360 @ 0.8 Mbit/s (server/content.py DEFAULT_LADDER)
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium"),
+    pytest.mark.timeout(600),
+]
+
+
+def session(
+    tmp_path: Path, player: str, *extra: str, duration_s: int = CLIP_S
+) -> tuple[dict, list]:
+    proc = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "python"), str(PAIR), "--player", player,
+         "--duration-s", str(duration_s), "--out-dir", str(tmp_path), *extra],
+        capture_output=True, text=True, timeout=540,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    log = Path(result["log"])
+    check = subprocess.run(["node", str(REPO / "player" / "schema.mjs"), str(log)],
+                           capture_output=True, text=True)  # fmt: skip
+    assert check.returncode == 0, check.stdout
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    for ns in result["namespaces"]:
+        assert ns.startswith("tbx-media-") and ns not in namespaces
+    return result, lines
+
+
+def assert_played_whole_clip(result: dict, lines: list) -> None:
+    assert result["reason"] == "ended" and result["ended"] is True
+    assert result["played_s"] >= CLIP_S - 0.5
+    assert result["startup_delay_ms"] > 0
+    samples = [ln for ln in lines if ln["event"] == "sample"]
+    assert len(samples) >= CLIP_S * 3  # every 250 ms
+    assert all(b["t_ns"] >= a["t_ns"] for a, b in zip(samples, samples[1:], strict=False))
+    segments = [ln for ln in lines if ln["event"] == "segment" and ln["media_type"] == "video"]
+    assert len(segments) >= CLIP_S // 2
+    assert all(s["bytes"] > 0 and s["end_t_ns"] >= s["request_t_ns"] for s in segments)
+    assert samples[-1]["height"] in (360, 540, 720, 1080)
+    # An unimpaired path never starves the player: any wait had a full buffer (decode_stall).
+    assert result["stalls"] == 0
+
+
+def test_dashjs_session_and_overlay_screenshot(tmp_path: Path) -> None:
+    shot = tmp_path / "overlay.png"
+    result, lines = session(tmp_path, "dashjs", "--screenshot", str(shot))
+    assert_played_whole_clip(result, lines)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+    overlay = next(ln for ln in lines if ln["event"] == "screenshot")["overlay"]
+    # Live values on screen when the picture was taken (non-zero, not placeholders).
+    assert overlay["o-status"] in ("playing", "STALLED")
+    assert float(overlay["o-media-time"].split()[0]) > 0
+    assert float(overlay["o-buffer"].split()[0]) > 0
+    assert "x" in overlay["o-rendition"] and float(overlay["o-bitrate"].split()[0]) > 0
+    assert int(overlay["o-frames"].split("/")[1]) > 0
+    assert float(overlay["o-startup"].split()[0]) > 0
+
+
+def test_gstreamer_session(tmp_path: Path) -> None:
+    result, lines = session(tmp_path, "gstreamer")
+    assert_played_whole_clip(result, lines)
+    assert lines[0]["src"] == "player-gst"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("player", ["dashjs", "gstreamer"])
+def test_one_mbit_path_stalls_and_drops_to_lowest_rung(tmp_path: Path, player: str) -> None:
+    result, lines = session(tmp_path, player, "--rate-mbit", "1", duration_s=60)
+    stalls = [ln for ln in lines if ln["event"] == "stall"]
+    assert result["stalls"] == len(stalls) >= 1
+    for s in stalls:
+        assert 0 < s["duration_ms"] < 60_000
+        assert s["end_t_ns"] - s["start_t_ns"] == pytest.approx(s["duration_ms"] * 1e6, abs=2e6)
+    assert result["stall_total_ms"] == pytest.approx(sum(s["duration_ms"] for s in stalls), abs=1)
+    samples = [ln for ln in lines if ln["event"] == "sample" and ln["rep_id"] is not None]
+    assert samples[-1]["rep_id"] == LOWEST_RUNG_REP
