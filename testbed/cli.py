@@ -265,18 +265,23 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
                 f"{kind} to choose; leave --{kind} out"
             )
 
+    streaming = [t for t in transport_names if t != "none"]
+    if not streaming and players != ["none"]:
+        raise UsageError(
+            "--transport none runs the control transfer and carries no video: "
+            "use --player none with it"
+        )
+    if streaming and "none" in players:
+        raise UsageError(
+            f"--player none with --transport {','.join(streaming)}: nothing would use the "
+            "transport; --player none goes only with --transport none (choose --player "
+            f"{', '.join(ALL_PLAYERS)} or all)"
+        )
+
     specs: list[TrialSpec] = []
     for transport in transport_names:
-        if transport == "none" and players != ["none"]:
-            raise UsageError(
-                "--transport none runs the control transfer and carries no video: "
-                "use --player none with it"
-            )
-        if transport != "none" and "none" in players:
-            raise UsageError(
-                f"--player none with --transport {transport}: nothing would use the transport; "
-                "--player none goes only with --transport none"
-            )
+        # none carries no video: in a mixed list it runs its control transfer once per cell
+        transport_players = ["none"] if transport == "none" else players
         ccs, scheds = names[transport]
         cc_list = _per_transport("cc", args.cc, transport, ccs, DEFAULT_CC.get(transport, ""))
         sched_list = _per_transport(
@@ -285,7 +290,7 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
         for scenario in scenarios:
             for cc in cc_list:
                 for sched in sched_list:
-                    for player in players:
+                    for player in transport_players:
                         for rep in range(args.reps):
                             specs.append(
                                 TrialSpec(

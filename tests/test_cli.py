@@ -187,3 +187,13 @@ def test_ctrl_c_then_rerun_finishes_only_the_missing_trials(tmp_path):
     assert len((second / "control.jsonl").read_text().splitlines()) == 4
     manifest = json.loads((run_dir / "run.json").read_text())
     assert len(manifest["trials"]) == 2 and len(manifest["resumed_unix_s"]) == 1
+
+
+def test_mixed_transport_list_gives_none_its_control_trial():
+    done = _cli("--transport", "none,tcp-wifi", "--player", "dashjs", "--cc", "cubic", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    ids = [line.strip() for line in done.stdout.splitlines()[1:]]
+    assert ids == [
+        "control__none__-__-__none__v0__r0__s1",
+        "control__tcp-wifi__cubic__-__dashjs__v60__r0__s1",
+    ]
