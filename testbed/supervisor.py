@@ -213,3 +213,19 @@ class Process:
                 self._signal(signal.SIGKILL)
                 self.wait(5.0)
         return self.poll()
+
+
+def terminate_all(processes: list[Process], grace_s: float = TERMINATE_GRACE_S) -> None:
+    """SIGTERM to all at once, then SIGKILL to those still running after grace_s in total
+    (so that n hung processes cost one grace period, not n)."""
+    running = [p for p in processes if p.popen is not None and p.poll() is None]
+    for proc in running:
+        proc.stopping = True
+        proc._signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for proc in running:
+        proc.wait(max(0.0, deadline - time.monotonic()))
+    for proc in running:
+        if proc.poll() is None:
+            proc._signal(signal.SIGKILL)
+            proc.wait(5.0)

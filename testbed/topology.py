@@ -32,12 +32,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from testbed.supervisor import EventLog, Process, is_same_process, proc_start_ticks
+from testbed.supervisor import (
+    EventLog,
+    Process,
+    is_same_process,
+    proc_start_ticks,
+    terminate_all,
+)
 
 STATE_DIR = Path(os.environ.get("TESTBED_STATE_DIR", "/run/mptcp-testbed"))
 NAMESPACE_PREFIX = "tb-"
 MTU_BYTES = 1500
 STRAGGLER_GRACE_S = 1.0  # SIGTERM to leftovers in a namespace, then SIGKILL
+EMPTY_STATE_MAX_AGE_S = 60.0  # an empty state file older than this is a dead claim
 
 ROLES = ("client", "router", "server")
 _ROLE_SUFFIX = {"client": "c", "router": "r", "server": "s"}
@@ -218,6 +225,16 @@ def sweep_stale(state_dir: Path = STATE_DIR) -> list[str]:
         except FileNotFoundError:
             continue  # another sweep or its owner removed it meanwhile
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # An empty file is a claim whose owner died before writing it (no namespace
+            # exists yet at that point); after a while it is safe to drop.
+            try:
+                age_s = time.time() - state_file.stat().st_mtime
+                if state_file.stat().st_size == 0 and age_s > EMPTY_STATE_MAX_AGE_S:
+                    state_file.unlink(missing_ok=True)
+                    removed.append(f"empty state file {state_file}")
+                    continue
+            except FileNotFoundError:
+                continue
             print(f"sweep: ignoring unreadable state file {state_file}: {exc}", file=sys.stderr)
             continue
         if is_same_process(owner_pid, owner_ticks):
@@ -486,14 +503,12 @@ class Topology:
             self.events.write("phase", phase="teardown")
             # Non-critical first (players, transports), the emulator last, so that
             # nothing is cut off by a vanished link while it shuts down.
-            ordered = [p for p in self.processes if not p.critical] + [
-                p for p in self.processes if p.critical
-            ]
-            for proc in ordered:
+            for critical in (False, True):
+                group = [p for p in self.processes if p.critical == critical]
                 try:
-                    proc.terminate(grace_s)
+                    terminate_all(group, grace_s)
                 except Exception as exc:  # keep going: the namespaces must still go
-                    problems.append(f"stopping {proc.name}: {exc}")
+                    problems.append(f"stopping {[p.name for p in group]}: {exc}")
             for role in ROLES:
                 ns = self.ns.of(role)
                 try:

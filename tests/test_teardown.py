@@ -203,3 +203,14 @@ def test_sweep_removes_dead_owners_only(tmp_path):
             sleeper.kill()
         for ns in created:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_sweep_drops_old_empty_claims_only(tmp_path):
+    old_claim, fresh_claim = tmp_path / "aaaaaa.json", tmp_path / "bbbbbb.json"
+    old_claim.touch()
+    fresh_claim.touch()
+    two_minutes_ago = time.time() - 120
+    os.utime(old_claim, (two_minutes_ago, two_minutes_ago))
+    removed = sweep_stale(tmp_path)
+    assert not old_claim.exists() and fresh_claim.exists()
+    assert removed == [f"empty state file {old_claim}"]
