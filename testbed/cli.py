@@ -344,6 +344,17 @@ def print_list(repo: Path, caps: dict) -> None:
 
 
 def main(argv: list[str] | None = None, repo: Path = REPO) -> int:
+    from testbed.topology import Interrupted
+
+    try:
+        return _main(argv, repo)
+    except (Interrupted, KeyboardInterrupt):
+        # Before the matrix runs nothing exists yet; after it, teardown has already run.
+        print("run_trials.sh: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None, repo: Path) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     from testbed import matrix
