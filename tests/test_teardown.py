@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_topology_fakes import make_fake_repo, namespaces, needs_root
+from test_topology_fakes import REPO, make_fake_repo, namespaces, needs_root
 
 from testbed.supervisor import proc_start_ticks
 from testbed.topology import STATE_DIR, namespace_names, sweep_stale
+from testbed.trial import EMULATOR_BINARY
 
 pytestmark = [pytest.mark.netns, needs_root]
 
@@ -77,8 +78,10 @@ def test_signal_to_topology_owner_leaves_nothing(tmp_path, signum):
     assert "c-wifi" not in links and "s-lte" not in links
 
 
-def _start_trial(tmp_path: Path, extra_env: dict[str, str], *args: str) -> tuple:
-    repo = make_fake_repo(tmp_path)
+def _start_trial(
+    tmp_path: Path, extra_env: dict[str, str], *args: str, repo: Path | None = None
+) -> tuple:
+    repo = repo or make_fake_repo(tmp_path)
     trial_dir = tmp_path / "run" / "trials" / "t"
     env = dict(os.environ, **extra_env)
     proc = subprocess.Popen(
@@ -96,8 +99,14 @@ def _events(trial_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_sigint_to_running_trial_leaves_nothing(tmp_path):
-    proc, trial_dir = _start_trial(tmp_path, {"TESTBED_CONTROL_TRANSFER_S": "60"})
+@pytest.mark.parametrize("emulator", ["stub", "real"])
+def test_sigint_to_running_trial_leaves_nothing(tmp_path, emulator):
+    repo = None
+    if emulator == "real":
+        if not (REPO / EMULATOR_BINARY).is_file():
+            pytest.skip(f"{EMULATOR_BINARY} is not built")
+        repo = REPO
+    proc, trial_dir = _start_trial(tmp_path, {"TESTBED_CONTROL_TRANSFER_S": "60"}, repo=repo)
     try:
         # mid-way: the emulator and the probe server run, a transfer is under way
         _wait_for(
