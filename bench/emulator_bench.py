@@ -448,8 +448,11 @@ def main() -> int:
         if not binary.exists():
             print(f"missing {binary}: run `cargo build --release` in emulator/", file=sys.stderr)
             return 2
-    args.work.mkdir(parents=True, exist_ok=True)
-    results = run(args.work, args.tick_us, args.quick)
+    # A fresh folder per run: supervised processes append to their log files.
+    work = args.work / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    work.mkdir(parents=True, exist_ok=False)
+    results = run(work, args.tick_us, args.quick)
+    results["work_dir"] = str(work)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))
     print(f"\nwrote {args.out}")
