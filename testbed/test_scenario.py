@@ -281,3 +281,9 @@ def test_noise_expansion_is_the_same_in_separate_processes() -> None:
         outputs.append(run.stdout)
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0]) == load_resolved("B1", REPO, seed=9)
+
+
+def test_b1_and_b2_share_the_noise_factors_for_one_seed() -> None:
+    b1 = load_resolved("B1", REPO, seed=11)["paths"]["wifi"]["down"]["schedule"]
+    b2 = load_resolved("B2", REPO, seed=11)["paths"]["wifi"]["down"]["schedule"]
+    assert b1 == b2  # same loss pattern; the files differ only in the Wi-Fi delay

@@ -52,3 +52,33 @@ def test_negative_delay_is_refused_with_status_2(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "--one-way-delay-ms" in run.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+SWEEP_GENERATOR = REPO / "netem-scenarios" / "generate_seed002_sweep.py"
+SWEEP = REPO / "netem-scenarios" / "seed002-sweep"
+
+
+def test_seed002_sweep_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, str(SWEEP_GENERATOR), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    generated = _files(tmp_path)
+    assert len(generated) == 12
+    assert generated == _files(SWEEP)
+
+
+def test_sweep_points_at_the_default_values_equal_the_hand_written_scenarios() -> None:
+    from testbed.scenario import load_resolved
+
+    pairs = {"A1": "A1-peak5pct", "A2": "A2-peak5pct", "B1": "B1-start10pct", "B2": "B2-start10pct"}
+    for shipped, sweep_point in pairs.items():
+        hand = load_resolved(shipped, REPO, seed=5)
+        generated = load_resolved(f"seed002-sweep/{sweep_point}", REPO, seed=5)
+        assert hand["paths"] == generated["paths"], shipped
+        assert hand["duration_s"] == generated["duration_s"]
+    peak10 = load_resolved("seed002-sweep/A2-peak10pct", REPO, seed=5)
+    assert max(e["value"] for e in peak10["paths"]["wifi"]["down"]["schedule"]) == 0.10
