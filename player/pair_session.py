@@ -258,13 +258,14 @@ def main() -> int:
         default=None,
         help="single-rendition content WxH@BPS (CPU cost of one resolution)",
     )
+    parser.add_argument("--ladder", choices=sorted(content.LADDERS), default="720p")
     parser.add_argument("--out-dir", type=Path, default=None, help="default /tmp/tbx-media-<pid>")
     parser.add_argument("--screenshot", type=Path, default=None, help="PNG of the page (dashjs)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("pair_session.py: needs root (network namespaces)", file=sys.stderr)
         return 2
-    ladder = (args.only_rung,) if args.only_rung else content.DEFAULT_LADDER
+    ladder = (args.only_rung,) if args.only_rung else content.LADDERS[args.ladder]
     content_dir = content.prepare(args.duration_s, ladder=ladder)
     out_dir = args.out_dir or Path(f"/tmp/tbx-media-{os.getpid()}")
     out_dir.mkdir(parents=True, exist_ok=True)

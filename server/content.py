@@ -58,16 +58,26 @@ class Rung:
     bitrate_bps: int
 
 
-# Seed 002 streams a 5.24 Mbit/s H.264 video; the lower rungs halve the rate roughly at
-# each step so that an ABR algorithm has a rung below every path capacity the scenarios use.
-# The top rung is 1080p: the CPU cost of decoding it in headless Chromium was measured on
-# this machine against 720p (docs/PLAYER.md, "CPU cost").
+# Seed 002 streams a 5.24 Mbit/s H.264 video; the lower rungs roughly halve the rate at each
+# step so that an ABR algorithm has a rung below every path capacity the scenarios use. Every
+# rung has its own resolution: the players identify what is on screen by the decoded frame size.
+# The top rung is 720p, not 1080p: decoding 1080p at 5.24 Mbit/s cost dash.js in headless
+# Chromium about 40 % more CPU than 720p at the same bitrate on this 2-core shared machine, and
+# GStreamer about 25 % more (docs/PLAYER.md, "CPU cost"); a control trial must decode without
+# dropping frames. LADDER_1080P keeps the 1080p variant for machines with CPU to spare.
 DEFAULT_LADDER: tuple[Rung, ...] = (
+    Rung(1280, 720, 5_240_000),
+    Rung(960, 540, 3_000_000),
+    Rung(768, 432, 1_500_000),
+    Rung(640, 360, 800_000),
+)
+LADDER_1080P: tuple[Rung, ...] = (
     Rung(1920, 1080, 5_240_000),
     Rung(1280, 720, 3_000_000),
     Rung(960, 540, 1_500_000),
     Rung(640, 360, 800_000),
 )
+LADDERS = {"720p": DEFAULT_LADDER, "1080p": LADDER_1080P}
 
 
 class ContentError(Exception):
@@ -287,11 +297,17 @@ def main(argv: list[str] | None = None) -> int:
         "--input", type=Path, default=None, help="your own video (default: synthetic testsrc2)"
     )
     parser.add_argument(
+        "--ladder",
+        choices=sorted(LADDERS),
+        default="720p",
+        help="top rung resolution (default 720p; 1080p costs more CPU to decode)",
+    )
+    parser.add_argument(
         "--cache", type=Path, default=DEFAULT_CACHE, help=f"cache folder (default {DEFAULT_CACHE})"
     )
     args = parser.parse_args(argv)
     try:
-        folder = prepare(args.duration_s, args.input, cache=args.cache)
+        folder = prepare(args.duration_s, args.input, cache=args.cache, ladder=LADDERS[args.ladder])
     except ContentError as e:
         print(f"server.content: {e}", file=sys.stderr)
         return 2

@@ -40,7 +40,7 @@ def test_mpd_has_four_h264_representations_with_2s_segments(clip: Path) -> None:
     assert len(re.findall(r"<Representation ", mpd)) == 4
     assert len(re.findall(r'codecs="avc1\.', mpd)) == 4
     assert 'duration="2000000"' in mpd and 'timescale="1000000"' in mpd
-    assert 'height="1080"' in mpd and 'height="360"' in mpd
+    assert 'height="720"' in mpd and 'height="360"' in mpd
 
 
 def test_every_segment_starts_with_a_keyframe(clip: Path) -> None:
