@@ -278,7 +278,7 @@ def _check_schedule(
                     f"must be <= duration_s ({duration_s})"
                 )
         field = ev.get("field")
-        if field == "rate_bps" and "bps" not in rate:
+        if field == "rate_bps" and rate and "bps" not in rate:
             problems.append(
                 f'{field_path(here + ["field"])} = "rate_bps": only valid on a constant-rate '
                 "link (rate = { bps = ... }); this link's rate is a trace or unlimited"
