@@ -56,8 +56,10 @@ def assert_played_whole_clip(result: dict, lines: list) -> None:
     assert len(segments) >= CLIP_S // 2
     assert all(s["bytes"] > 0 and s["end_t_ns"] >= s["request_t_ns"] for s in segments)
     assert samples[-1]["height"] in (360, 432, 540, 720)
-    # An unimpaired path never starves the player: any wait had a full buffer (decode_stall).
-    assert result["stalls"] == 0
+    # An unimpaired path never starves the player: a stall here must come with evidence that
+    # the machine was overloaded (frames dropped or waits with a full buffer), never alone.
+    overloaded = result["decode_overload_frames"] > 0 or result["decode_stalls"] > 0
+    assert result["stalls"] == 0 or overloaded, result
 
 
 def test_dashjs_session_and_overlay_screenshot(tmp_path: Path) -> None:
