@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -44,6 +45,7 @@ STATE_DIR = Path(os.environ.get("TESTBED_STATE_DIR", "/run/mptcp-testbed"))
 NAMESPACE_PREFIX = "tb-"
 MTU_BYTES = 1500
 STRAGGLER_GRACE_S = 1.0  # SIGTERM to leftovers in a namespace, then SIGKILL
+STATE_FILE_NAME = re.compile(r"[0-9a-f]{6}\.json")
 EMPTY_STATE_MAX_AGE_S = 60.0  # an empty state file older than this is a dead claim
 
 ROLES = ("client", "router", "server")
@@ -217,6 +219,8 @@ def sweep_stale(state_dir: Path = STATE_DIR) -> list[str]:
     if not state_dir.is_dir():
         return removed
     for state_file in sorted(state_dir.glob("*.json")):
+        if not STATE_FILE_NAME.fullmatch(state_file.name):
+            continue  # other components keep files here too; only <hex6>.json are ours
         try:
             state = json.loads(state_file.read_text())
             owner_pid = int(state["owner_pid"])

@@ -171,7 +171,7 @@ def _fake_state(state_dir: Path, hex6: str, owner_pid: int, owner_ticks, process
 def test_sweep_removes_dead_owners_only(tmp_path):
     state_dir = tmp_path / "state"
     state_dir.mkdir()
-    dead_hex, reused_hex, live_hex = "f0dead", "f0reus", "f0live"
+    dead_hex, reused_hex, live_hex = "f0dead", "f0ee5e", "f011fe"
     created = [ns for h in (dead_hex, reused_hex, live_hex) for ns in namespace_names(h).values()]
     sleeper = None
     try:
@@ -216,10 +216,12 @@ def test_sweep_removes_dead_owners_only(tmp_path):
 
 def test_sweep_drops_old_empty_claims_only(tmp_path):
     old_claim, fresh_claim = tmp_path / "aaaaaa.json", tmp_path / "bbbbbb.json"
-    old_claim.touch()
-    fresh_claim.touch()
+    foreign = tmp_path / "kernel-cc-allowed.json"  # another component's file: never touched
+    for path in (old_claim, fresh_claim, foreign):
+        path.touch()
     two_minutes_ago = time.time() - 120
-    os.utime(old_claim, (two_minutes_ago, two_minutes_ago))
+    for path in (old_claim, foreign):
+        os.utime(path, (two_minutes_ago, two_minutes_ago))
     removed = sweep_stale(tmp_path)
-    assert not old_claim.exists() and fresh_claim.exists()
+    assert not old_claim.exists() and fresh_claim.exists() and foreign.exists()
     assert removed == [f"empty state file {old_claim}"]
