@@ -43,10 +43,15 @@ def aggregate(
     summary: pd.DataFrame,
     metrics: Iterable[str] = DEFAULT_METRICS,
     by: list[str] = GROUP_COLUMNS,
+    *,
+    include_invalid: bool = False,
 ) -> pd.DataFrame:
-    """Mean and 95% CI of each metric per configuration, over repetitions (long table)."""
+    """Mean and 95% CI of each metric per configuration, over repetitions (long table).
+
+    include_invalid=True also counts finished trials marked invalid (the report uses it,
+    with a warning, only for scenarios that have no valid trial at all)."""
     columns = [*by, "metric", "n", "mean", "std", "ci95_half", "ci95_low", "ci95_high"]
-    rows = counted(summary)
+    rows = summary[summary["status"] == "ok"] if include_invalid else counted(summary)
     present = [m for m in metrics if m in rows.columns]
     if rows.empty or not present:
         return pd.DataFrame(columns=columns)

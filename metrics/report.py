@@ -177,8 +177,20 @@ def render_html(
         parts.append(f"<h2>Scenario {_e(scenario)}</h2>")
         scenario_agg = agg[agg["scenario"].astype(str) == scenario]
         if scenario_agg.empty:
-            parts.append("<p>No finished, valid trial in this scenario: nothing to plot.</p>")
-        else:
+            # Better an honest look at invalid trials than an empty page (e.g. every trial
+            # of an overloaded machine is invalid), but never silently.
+            in_scenario = summary[summary["scenario"].astype(str) == scenario]
+            scenario_agg = aggregate(in_scenario, include_invalid=True)
+            if scenario_agg.empty:
+                parts.append("<p>No finished trial in this scenario: nothing to plot.</p>")
+            else:
+                invalid = (in_scenario["status"] == "ok").sum()
+                parts.append(
+                    f'<p class="problems"><strong>No valid trial in this scenario.</strong> '
+                    f"The figures and table below include {invalid} finished but INVALID "
+                    "trial(s) (reasons in the list above): look, do not conclude.</p>"
+                )
+        if not scenario_agg.empty:
             if scenario_agg["metric"].isin(["stalls", "dropped_frames"]).any():
                 figure = plots.video_figure(scenario_agg, scenario)
                 parts.append(_image(figure, f"{scenario} video"))
@@ -269,12 +281,26 @@ def _spec_section(summary: pd.DataFrame, manifest: dict[str, Any] | str | None) 
 
 
 def _environment_section(trials: list[Trial]) -> str:
-    envs = {json.dumps(t.meta.get("env", {}), sort_keys=True) for t in trials if t.meta}
+    # The load average differs in every trial; it is shown as a range, not as a difference.
+    loads = [t.meta.get("env", {}).get("loadavg_1m") for t in trials if t.meta]
+    loads = [x for x in loads if isinstance(x, int | float)]
+    envs = {
+        json.dumps(
+            {k: v for k, v in t.meta.get("env", {}).items() if k != "loadavg_1m"}, sort_keys=True
+        )
+        for t in trials
+        if t.meta
+    }
     if not envs:
         return ""
     body = "\n".join(_e(json.dumps(json.loads(e), indent=2)) for e in sorted(envs))
+    load = (
+        f" 1-minute load average at trial start: {min(loads):.1f} to {max(loads):.1f}."
+        if loads
+        else ""
+    )
     return (
-        f"<h2>Environment</h2><p>As recorded in trial.json ({len(envs)} distinct).</p>"
+        f"<h2>Environment</h2><p>As recorded in trial.json ({len(envs)} distinct).{load}</p>"
         f"<pre>{body}</pre>"
     )
 

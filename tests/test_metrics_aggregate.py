@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from metrics.aggregate import aggregate, ci_half_width, student_t_quantile
@@ -42,10 +44,14 @@ def test_ci_half_width_is_nan_for_a_single_repetition() -> None:
     assert ci_half_width(2.0, 4) == pytest.approx(3.1824 * 2.0 / 2.0, abs=1e-4)
 
 
-def by_config(metric: str):
-    agg = aggregate(summary_table(read_run(RUN_SMALL)))
-    rows = agg[agg["metric"] == metric].set_index(["cc", "sched"])
-    return rows
+@functools.cache
+def run_small_aggregate() -> pd.DataFrame:
+    return aggregate(summary_table(read_run(RUN_SMALL)))
+
+
+def by_config(metric: str) -> pd.DataFrame:
+    agg = run_small_aggregate()
+    return agg[agg["metric"] == metric].set_index(["cc", "sched"])
 
 
 def test_aggregate_counts_only_finished_valid_trials() -> None:

@@ -100,16 +100,6 @@ needs_chromium = pytest.mark.skipif(not browser.CHROMIUM.exists(), reason="no Ch
 
 
 @needs_chromium
-def test_report_renders_in_chromium_without_console_errors(built_run: Path) -> None:
-    check = browser.check_render(built_run / "report.html")
-    assert check.console_messages == []
-    assert check.images_total == EXPECTED_IMAGES
-    assert check.images_ok == EXPECTED_IMAGES
-    assert check.page_height_px and check.page_height_px > 1000
-    assert check.ok
-
-
-@needs_chromium
 def test_render_check_catches_console_errors_and_broken_images(tmp_path: Path) -> None:
     page = tmp_path / "broken.html"
     script = (
@@ -129,9 +119,24 @@ def test_render_check_catches_console_errors_and_broken_images(tmp_path: Path) -
 
 
 @needs_chromium
-def test_screenshot_writes_a_png(built_run: Path, tmp_path: Path) -> None:
+def test_report_renders_in_chromium_without_console_errors_and_screenshots(
+    built_run: Path, tmp_path: Path
+) -> None:
     png = tmp_path / "report.png"
-    check = browser.screenshot(built_run / "report.html", png)
+    check = browser.screenshot(built_run / "report.html", png)  # = check_render + a PNG
+    assert check.console_messages == []
+    assert check.images_total == EXPECTED_IMAGES
+    assert check.images_ok == EXPECTED_IMAGES
+    assert check.page_height_px and check.page_height_px > 1000
     assert check.ok
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 20_000
+
+
+def test_scenario_with_only_invalid_trials_is_shown_with_a_warning(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN_SMALL / "trials" / INVALID, run / "trials" / INVALID)
+    page = build(run).read_text()
+    assert "No valid trial in this scenario" in page
+    assert page.count("data:image/png;base64,") == EXPECTED_IMAGES
+    assert pd.read_csv(run / "aggregate.csv").empty  # the numbers on file stay counted-only
