@@ -1,1 +1,1256 @@
+//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` as of
+//! the 4.x kernels the seeds used, without ack-aggregation or EDT code), uncoupled: one
+//! instance per subflow is the seeds' "mpbbr" (ALGORITHMS.md A3, A4).
+//!
+//! # Model
+//! ```text
+//!   BtlBw   = max(delivery-rate samples) over the last 10 round trips   (windowed max)
+//!   RTprop  = min(RTT samples) over the last 10 s                       (min + stamp)
+//!   BDP     = BtlBw · RTprop
+//!   pacing  = pacing_gain · BtlBw · (1 − 1 %)                            (Linux margin)
+//!   target  = even(⌈cwnd_gain · BDP⌉ + 3 send quanta) (+2 in PROBE_BW phase 0), ≥ 4 pkts
+//!   cwnd    = min(cwnd + acked, target) once the pipe was full; before: cwnd += acked
+//!             while cwnd < target
+//! ```
+//! A round trip ends when a packet sent after the previous round ended is acknowledged
+//! (its `prior_delivered` reaches the delivered count at the round's start).
+//!
+//! # States
+//! ```text
+//!              |
+//!              V
+//!     +---> STARTUP  ----+     pacing/cwnd gain 2/ln2 = 2.885 (doubles the rate per round)
+//!     |        |         |     pipe full: 3 rounds with < 25 % BtlBw growth
+//!     |        V         |
+//!     |      DRAIN   ----+     pacing gain 1/2.885 until inflight ≤ BDP
+//!     |        |         |
+//!     |        V         |
+//!     +---> PROBE_BW ----+     pacing gains [1.25, 0.75, 1, 1, 1, 1, 1, 1], cwnd gain 2;
+//!     |        ^    |          entry at a random phase other than 0.75
+//!     |        |    |
+//!     |        |    +------+   RTprop older than 10 s (and not restarting from idle)
+//!     |        |           |
+//!     +---- PROBE_RTT <----+   cwnd ≤ 4 pkts for max(200 ms, 1 round) once inflight ≤ 4,
+//!                              then back to PROBE_BW (STARTUP if the pipe was never full)
+//! ```
+//! PROBE_BW phase advance: gain 1 after one RTprop; gain 1.25 after RTprop and (a loss, or
+//! inflight ≥ target(1.25)); gain 0.75 after RTprop or as soon as inflight ≤ target(1).
+//!
+//! # Loss, RTO, policers, idle
+//! * First round of recovery: packet conservation, cwnd = max(cwnd, inflight + acked); after
+//!   it cwnd grows by the acked amount. Each ACK first deducts the bytes it declared lost.
+//!   Leaving recovery: cwnd = max(cwnd, cwnd saved at entry).
+//! * RTO: cwnd = 1 MSS, full_bw = 0, and the RTO ends the round (for the policer detector).
+//! * Long-term ("policer") bandwidth, switch `lt_bw` (default on): after a loss, sample
+//!   intervals of 4..16 rounds; an interval ending in a loss with loss rate ≥ 50/256 gives a
+//!   rate; two consecutive rates within 1/8 (or 4 kbit/s) of each other mean a token-bucket
+//!   policer: pace at their mean with gain 1 for 48 rounds.
+//! * Restart from idle (sending with nothing in flight): in PROBE_BW pace at 1.0·BtlBw, and
+//!   do not enter PROBE_RTT until something new is delivered. [GAP] Linux also applies the
+//!   generic idle cwnd cut (slow_start_after_idle); the draft does not. [PROP] no cut
+//!   (switch `idle_cwnd_cut`, default off).
+//!
+//! In PROBE_RTT (and until what was in flight then is delivered) rate samples are treated
+//! as app-limited, as Linux does by setting `tp->app_limited` there.
+//!
+//! # References
+//! Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016;
+//! draft-cardwell-iccrg-bbr-congestion-control-00; draft-cheng-iccrg-delivery-rate-estimation;
+//! Linux `net/ipv4/tcp_bbr.c` (v4.14..v5.x); seed 001 (mpbbr = BBR per subflow).
 
+mod windowed_filter;
+
+use std::time::Duration;
+
+use super::{
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
+    SubflowCc, SubflowInit, Uncoupled,
+};
+use crate::units::{Bandwidth, Instant};
+use windowed_filter::{Extreme, WindowedFilter};
+
+/// 2/ln 2: the smallest gain that doubles the sending rate every round trip in STARTUP
+/// (the rate must grow as fast as slow start would).
+pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
+/// The inverse of HIGH_GAIN drains in one round the queue STARTUP built.
+pub const DRAIN_GAIN: f64 = 1.0 / HIGH_GAIN;
+/// cwnd = 2·BDP in PROBE_BW leaves room for delayed/stretched ACKs and for probing.
+pub const PROBE_BW_CWND_GAIN: f64 = 2.0;
+/// Probe for more bandwidth (1.25) for one RTprop, drain the probe's queue (0.75), then
+/// cruise (1.0) for six RTprops: 8 phases, mean gain 1.
+pub const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// PROBE_BW entry draws the phase among the first 7 "other than 0.75" starts (Linux
+/// `bbr_cycle_rand`).
+const CYCLE_RAND: u64 = 7;
+/// BtlBw max-filter window: a full gain cycle plus 2 rounds, so one probe is always inside.
+pub const BW_WINDOW_ROUNDS: u64 = 10;
+/// RTprop window: 10 s, so PROBE_RTT (200 ms) costs about 2 % of the time.
+pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+/// Time spent at the minimum window in PROBE_RTT: long enough to drain queues and get a
+/// clean RTT sample across typical ACK/timer granularity.
+pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
+/// The smallest cwnd (packets): enough to keep the ACK clock going with delayed ACKs.
+pub const MIN_CWND_PKTS: u64 = 4;
+/// "Pipe full" when BtlBw grew by less than 25 % ...
+pub const FULL_BW_GROWTH: f64 = 1.25;
+/// ... for 3 rounds in a row (1 round for the receive window to open, 1 for the sender to
+/// use it, 1 for the ACKs of that).
+pub const FULL_BW_ROUNDS: u32 = 3;
+/// Linux paces 1 % below the estimate so the bottleneck queue drains slowly instead of
+/// building when the estimate is a little high.
+pub const PACING_MARGIN_PERCENT: f64 = 1.0;
+/// Policer detector: minimum interval length in rounds (4) and maximum (4 × 4).
+pub const LT_INTERVAL_MIN_ROUNDS: u32 = 4;
+/// Loss rate (lost/delivered) that marks a policer: 50/256 ≈ 20 %.
+pub const LT_LOSS_THRESHOLD: f64 = 50.0 / 256.0;
+/// Two interval rates within 1/8 of each other ...
+pub const LT_BW_RATIO: f64 = 1.0 / 8.0;
+/// ... or within 4 kbit/s are "the same" (a token-bucket rate).
+pub const LT_BW_DIFF_BPS: f64 = 4000.0;
+/// Use the policer rate for 48 rounds, then probe again.
+pub const LT_BW_MAX_ROUNDS: u32 = 48;
+
+/// Settings of BBR; `Default` is Linux's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BbrConfig {
+    pub mss_bytes: u64,
+    pub initial_window_pkts: u64,
+    /// Option `pacing_margin_percent` (0..=10).
+    pub pacing_margin_percent: f64,
+    /// Policer detector; option `lt_bw`.
+    pub lt_bw: bool,
+    /// Option `idle_cwnd_cut`: on restart from idle, cwnd = min(cwnd, IW) ([PROP] off).
+    pub idle_cwnd_cut: bool,
+    /// Seed of the PROBE_BW start-phase draw.
+    pub seed: u64,
+}
+
+impl Default for BbrConfig {
+    fn default() -> Self {
+        BbrConfig {
+            mss_bytes: crate::units::DEFAULT_MSS_BYTES,
+            initial_window_pkts: 10,
+            pacing_margin_percent: PACING_MARGIN_PERCENT,
+            lt_bw: true,
+            idle_cwnd_cut: false,
+            seed: 1,
+        }
+    }
+}
+
+impl BbrConfig {
+    /// Reads `--cc-opt` switches `lt_bw`, `idle_cwnd_cut` and `pacing_margin_percent`.
+    pub fn from_cc_config(
+        cfg: &CcConfig,
+        mss_bytes: u64,
+        seed: u64,
+    ) -> Result<BbrConfig, RegistryError> {
+        let d = BbrConfig::default();
+        let margin = cfg.number("pacing_margin_percent", d.pacing_margin_percent)?;
+        if !(0.0..=10.0).contains(&margin) {
+            return Err(RegistryError::BadOption {
+                key: "pacing_margin_percent".into(),
+                value: margin.to_string(),
+                valid: "a number in [0, 10], default 1".into(),
+            });
+        }
+        Ok(BbrConfig {
+            mss_bytes,
+            initial_window_pkts: cfg.initial_window_pkts,
+            pacing_margin_percent: margin,
+            lt_bw: cfg.flag("lt_bw", d.lt_bw)?,
+            idle_cwnd_cut: cfg.flag("idle_cwnd_cut", d.idle_cwnd_cut)?,
+            seed,
+        })
+    }
+}
+
+/// Registry constructor ("bbr"; per subflow = mpbbr); rejects bad options up front.
+pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
+    BbrConfig::from_cc_config(cfg, cfg.mss_bytes, cfg.seed)?;
+    Ok(Box::new(Uncoupled::new("bbr", cfg, Bbr::from_config)))
+}
+
+/// The four BBR modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Ramp up exponentially to find BtlBw.
+    Startup,
+    /// Drain the queue STARTUP built.
+    Drain,
+    /// Cruise at BtlBw, probing for more with a gain cycle.
+    ProbeBw,
+    /// Cut inflight to 4 packets to measure RTprop.
+    ProbeRtt,
+}
+
+/// Loss state as the core reports it (Linux `icsk_ca_state`, reduced).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum CaState {
+    Open,
+    Recovery,
+    Loss,
+}
+
+/// Long-term (policer) bandwidth sampling state (Linux `lt_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct LongTermBw {
+    is_sampling: bool,
+    use_bw: bool,
+    /// Policed rate, bytes/s (0 = none yet).
+    bw_bytes_per_s: f64,
+    rounds: u32,
+    last_stamp: Instant,
+    last_delivered_bytes: u64,
+    last_lost_bytes: u64,
+}
+
+/// BBR state of one subflow.
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    cfg: BbrConfig,
+    mss_bytes: u64,
+    rng_state: u64,
+    mode: Mode,
+    cwnd_bytes: u64,
+    pacing_rate: Bandwidth,
+    /// Pacing was initialised from a real SRTT (not the 1 ms default).
+    has_seen_rtt: bool,
+    /// BtlBw filter over round counts, values in bytes/s.
+    bw_filter: WindowedFilter,
+    min_rtt: Option<Duration>,
+    min_rtt_stamp: Instant,
+    round_count: u64,
+    next_round_delivered_bytes: u64,
+    round_start: bool,
+    /// BtlBw at the last ≥ 25 % growth, bytes/s.
+    full_bw_bytes_per_s: f64,
+    full_bw_count: u32,
+    full_bw_reached: bool,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    cycle_idx: usize,
+    cycle_stamp: Instant,
+    probe_rtt_done_stamp: Option<Instant>,
+    probe_rtt_round_done: bool,
+    prior_cwnd_bytes: u64,
+    restore_cwnd: bool,
+    packet_conservation: bool,
+    ca_state: CaState,
+    prev_ca_state: CaState,
+    idle_restart: bool,
+    /// Samples of packets sent before `delivered` passes this mark are app-limited
+    /// (set in PROBE_RTT).
+    app_limited_until_bytes: u64,
+    lt: LongTermBw,
+    delivered_bytes_total: u64,
+    lost_bytes_total: u64,
+    /// Latest time something was delivered (Linux `delivered_mstamp`).
+    delivered_time: Instant,
+}
+
+impl Bbr {
+    pub fn new(cfg: BbrConfig, now: Instant) -> Bbr {
+        let mut bbr = Bbr {
+            cfg,
+            mss_bytes: cfg.mss_bytes,
+            // xorshift needs a non-zero state
+            rng_state: cfg.seed | 1,
+            mode: Mode::Startup,
+            cwnd_bytes: cfg.initial_window_pkts * cfg.mss_bytes,
+            pacing_rate: Bandwidth::ZERO,
+            has_seen_rtt: false,
+            bw_filter: WindowedFilter::new(Extreme::Max, BW_WINDOW_ROUNDS),
+            min_rtt: None,
+            min_rtt_stamp: now,
+            round_count: 0,
+            next_round_delivered_bytes: 0,
+            round_start: false,
+            full_bw_bytes_per_s: 0.0,
+            full_bw_count: 0,
+            full_bw_reached: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            cycle_idx: 0,
+            cycle_stamp: now,
+            probe_rtt_done_stamp: None,
+            probe_rtt_round_done: false,
+            prior_cwnd_bytes: 0,
+            restore_cwnd: false,
+            packet_conservation: false,
+            ca_state: CaState::Open,
+            prev_ca_state: CaState::Open,
+            idle_restart: false,
+            app_limited_until_bytes: 0,
+            lt: LongTermBw::default(),
+            delivered_bytes_total: 0,
+            lost_bytes_total: 0,
+            delivered_time: now,
+        };
+        bbr.init_pacing_rate(None);
+        bbr
+    }
+
+    /// Per-subflow factory for [`Uncoupled`]; options were validated by [`build`].
+    pub fn from_config(cfg: &CcConfig, init: &SubflowInit) -> Bbr {
+        let bbr_cfg =
+            BbrConfig::from_cc_config(cfg, init.mss_bytes, init.seed).unwrap_or(BbrConfig {
+                mss_bytes: init.mss_bytes,
+                initial_window_pkts: cfg.initial_window_pkts,
+                seed: init.seed,
+                ..BbrConfig::default()
+            });
+        Bbr::new(bbr_cfg, init.now)
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+    pub fn cwnd_gain(&self) -> f64 {
+        self.cwnd_gain
+    }
+    pub fn round_count(&self) -> u64 {
+        self.round_count
+    }
+    pub fn cycle_idx(&self) -> usize {
+        self.cycle_idx
+    }
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+    /// The policer rate in use, if the detector fired.
+    pub fn long_term_bw(&self) -> Option<Bandwidth> {
+        self.lt
+            .use_bw
+            .then(|| Bandwidth::from_bytes_per_s(self.lt.bw_bytes_per_s))
+    }
+
+    /// Windowed-max BtlBw, bytes/s.
+    fn max_bw(&self) -> f64 {
+        self.bw_filter.get()
+    }
+
+    /// The bandwidth the model runs on: the policer rate while it is in use, else BtlBw.
+    fn bw(&self) -> f64 {
+        if self.lt.use_bw {
+            self.lt.bw_bytes_per_s
+        } else {
+            self.max_bw()
+        }
+    }
+
+    fn next_random_below(&mut self, n: u64) -> u64 {
+        // xorshift64*: enough for a phase draw, reproducible from the run seed.
+        let mut x = self.rng_state;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng_state = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+
+    // ---- outputs -------------------------------------------------------------------------
+
+    fn pacing_rate_for(&self, bw_bytes_per_s: f64, gain: f64) -> Bandwidth {
+        let margin = 1.0 - self.cfg.pacing_margin_percent / 100.0;
+        Bandwidth::from_bytes_per_s(bw_bytes_per_s * gain * margin)
+    }
+
+    /// Linux `bbr_init_pacing_rate_from_rtt`: high_gain·cwnd/SRTT (1 ms without an SRTT).
+    fn init_pacing_rate(&mut self, srtt: Option<Duration>) {
+        let rtt = match srtt {
+            Some(s) if !s.is_zero() => {
+                self.has_seen_rtt = true;
+                s
+            }
+            _ => Duration::from_millis(1),
+        };
+        let bw = self.cwnd_bytes as f64 / rtt.as_secs_f64();
+        self.pacing_rate = self.pacing_rate_for(bw, HIGH_GAIN);
+    }
+
+    /// Pacing = gain·bw; before the pipe is full never lower it (STARTUP's initial rate
+    /// may exceed the first, small samples).
+    fn set_pacing_rate(&mut self, gain: f64, srtt: Option<Duration>) {
+        if !self.has_seen_rtt && srtt.is_some_and(|s| !s.is_zero()) {
+            self.init_pacing_rate(srtt);
+        }
+        let rate = self.pacing_rate_for(self.bw(), gain);
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    /// Draft `BBRSetSendQuantum`: 1 packet below 1.2 Mb/s, 2 below 24 Mb/s, else 1 ms of
+    /// data capped at 64 KiB; in whole packets.
+    fn send_quantum_pkts(&self) -> u64 {
+        let rate_bps = self.pacing_rate.bps();
+        if rate_bps < 1.2e6 {
+            1
+        } else if rate_bps < 24e6 {
+            2
+        } else {
+            let bytes = (self.pacing_rate.bytes_per_s() * 1e-3).min(65536.0);
+            ((bytes as u64) / self.mss_bytes).max(2)
+        }
+    }
+
+    /// BDP in packets (unrounded), None without an RTprop.
+    pub fn bdp_pkts(&self, bw: Bandwidth) -> Option<f64> {
+        self.min_rtt
+            .map(|rtt| bw.bytes_in(rtt) / self.mss_bytes as f64)
+    }
+
+    /// Linux `bbr_target_cwnd` / draft `BBRInflight`: ⌈gain·BDP⌉ + 3 send quanta, rounded
+    /// up to an even number of packets, +2 in PROBE_BW phase 0; IW without an RTprop.
+    fn target_cwnd_bytes(&self, bw_bytes_per_s: f64, gain: f64) -> u64 {
+        let Some(bdp_pkts) = self.bdp_pkts(Bandwidth::from_bytes_per_s(bw_bytes_per_s)) else {
+            return self.cfg.initial_window_pkts * self.mss_bytes;
+        };
+        let mut pkts = (gain * bdp_pkts).ceil() as u64;
+        pkts += 3 * self.send_quantum_pkts();
+        pkts = (pkts + 1) & !1;
+        if self.mode == Mode::ProbeBw && gain > 1.0 && self.cycle_idx == 0 {
+            pkts += 2;
+        }
+        pkts * self.mss_bytes
+    }
+
+    // ---- model update (bbr_update_model) ------------------------------------------------
+
+    fn update_model(&mut self, ack: &AckEvent, lost_bytes: u64) {
+        let app_limited = self.update_bw(ack, lost_bytes);
+        self.update_cycle_phase(ack, lost_bytes);
+        self.check_full_bw_reached(app_limited);
+        self.check_drain(ack);
+        self.update_min_rtt(ack);
+        self.update_gains();
+    }
+
+    /// Round counting and the BtlBw filter; returns whether the sample is app-limited.
+    fn update_bw(&mut self, ack: &AckEvent, lost_bytes: u64) -> bool {
+        self.round_start = false;
+        let Some(rs) = ack.rate else { return false };
+        if rs.delivered_bytes == 0 || rs.interval.is_zero() {
+            return false;
+        }
+        if rs.prior_delivered_bytes >= self.next_round_delivered_bytes {
+            self.next_round_delivered_bytes = self.delivered_bytes_total;
+            self.round_count += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        let app_limited = rs.is_app_limited
+            || (self.app_limited_until_bytes != 0
+                && rs.prior_delivered_bytes <= self.app_limited_until_bytes);
+        if self.app_limited_until_bytes != 0
+            && self.delivered_bytes_total > self.app_limited_until_bytes
+        {
+            self.app_limited_until_bytes = 0;
+        }
+        self.lt_bw_sampling(ack.now, lost_bytes, app_limited);
+        let bw = rs.delivery_rate.bytes_per_s();
+        // An app-limited sample may only raise the estimate.
+        if !app_limited || bw >= self.max_bw() {
+            self.bw_filter.update(self.round_count, bw);
+        }
+        app_limited
+    }
+
+    fn update_cycle_phase(&mut self, ack: &AckEvent, lost_bytes: u64) {
+        if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(ack, lost_bytes) {
+            self.advance_cycle_phase(ack.now);
+        }
+    }
+
+    fn is_next_cycle_phase(&self, ack: &AckEvent, lost_bytes: u64) -> bool {
+        let min_rtt = self.min_rtt.unwrap_or(Duration::ZERO);
+        let is_full_length = self.delivered_time - self.cycle_stamp > min_rtt;
+        if self.pacing_gain == 1.0 {
+            return is_full_length;
+        }
+        let inflight = ack.prior_inflight_bytes;
+        let bw = self.max_bw();
+        if self.pacing_gain > 1.0 {
+            return is_full_length
+                && (lost_bytes > 0 || inflight >= self.target_cwnd_bytes(bw, self.pacing_gain));
+        }
+        is_full_length || inflight <= self.target_cwnd_bytes(bw, 1.0)
+    }
+
+    fn advance_cycle_phase(&mut self, now: Instant) {
+        self.cycle_idx = (self.cycle_idx + 1) % PACING_GAIN_CYCLE.len();
+        self.cycle_stamp = now;
+    }
+
+    fn check_full_bw_reached(&mut self, app_limited: bool) {
+        if self.full_bw_reached || !self.round_start || app_limited {
+            return;
+        }
+        if self.max_bw() >= self.full_bw_bytes_per_s * FULL_BW_GROWTH {
+            self.full_bw_bytes_per_s = self.max_bw();
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        self.full_bw_reached = self.full_bw_count >= FULL_BW_ROUNDS;
+    }
+
+    fn check_drain(&mut self, ack: &AckEvent) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+        }
+        if self.mode == Mode::Drain
+            && ack.inflight_bytes <= self.target_cwnd_bytes(self.max_bw(), 1.0)
+        {
+            self.enter_probe_bw(ack.now);
+        }
+    }
+
+    fn enter_probe_bw(&mut self, now: Instant) {
+        self.mode = Mode::ProbeBw;
+        let len = PACING_GAIN_CYCLE.len();
+        self.cycle_idx = len - 1 - self.next_random_below(CYCLE_RAND) as usize;
+        self.advance_cycle_phase(now);
+    }
+
+    fn enter_startup(&mut self) {
+        self.mode = Mode::Startup;
+    }
+
+    /// Back to STARTUP if the pipe was never full, else PROBE_BW (Linux `bbr_reset_mode`).
+    fn reset_mode(&mut self, now: Instant) {
+        if self.full_bw_reached {
+            self.enter_probe_bw(now)
+        } else {
+            self.enter_startup()
+        }
+    }
+
+    fn save_cwnd(&mut self) {
+        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
+            self.prior_cwnd_bytes = self.cwnd_bytes;
+        } else {
+            self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.cwnd_bytes);
+        }
+    }
+
+    fn update_min_rtt(&mut self, ack: &AckEvent) {
+        let now = ack.now;
+        let expired = now > self.min_rtt_stamp + MIN_RTT_WINDOW;
+        if let Some(rtt) = ack.rtt_sample
+            && (self.min_rtt.is_none_or(|m| rtt <= m) || expired)
+        {
+            self.min_rtt = Some(rtt);
+            self.min_rtt_stamp = now;
+        }
+        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.save_cwnd();
+            self.probe_rtt_done_stamp = None;
+        }
+        if self.mode == Mode::ProbeRtt {
+            // Ignore low rate samples during this mode.
+            self.app_limited_until_bytes = (self.delivered_bytes_total + ack.inflight_bytes).max(1);
+            let min_cwnd = MIN_CWND_PKTS * self.mss_bytes;
+            match self.probe_rtt_done_stamp {
+                None if ack.inflight_bytes <= min_cwnd => {
+                    self.probe_rtt_done_stamp = Some(now + PROBE_RTT_DURATION);
+                    self.probe_rtt_round_done = false;
+                    self.next_round_delivered_bytes = self.delivered_bytes_total;
+                }
+                None => {}
+                Some(done) => {
+                    if self.round_start {
+                        self.probe_rtt_round_done = true;
+                    }
+                    if self.probe_rtt_round_done && now > done {
+                        self.min_rtt_stamp = now;
+                        self.restore_cwnd = true;
+                        self.reset_mode(now);
+                    }
+                }
+            }
+        }
+        if ack.acked_bytes > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
+            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw => {
+                let pacing = if self.lt.use_bw {
+                    1.0
+                } else {
+                    PACING_GAIN_CYCLE[self.cycle_idx]
+                };
+                (pacing, PROBE_BW_CWND_GAIN)
+            }
+            Mode::ProbeRtt => (1.0, 1.0),
+        };
+    }
+
+    // ---- policer detector (bbr_lt_bw_sampling) ------------------------------------------
+
+    fn lt_reset_interval(&mut self) {
+        self.lt.last_stamp = self.delivered_time;
+        self.lt.last_delivered_bytes = self.delivered_bytes_total;
+        self.lt.last_lost_bytes = self.lost_bytes_total;
+        self.lt.rounds = 0;
+    }
+
+    fn lt_reset(&mut self) {
+        self.lt.bw_bytes_per_s = 0.0;
+        self.lt.use_bw = false;
+        self.lt.is_sampling = false;
+        self.lt_reset_interval();
+    }
+
+    fn lt_bw_sampling(&mut self, _now: Instant, lost_bytes: u64, app_limited: bool) {
+        if !self.cfg.lt_bw {
+            return;
+        }
+        if self.lt.use_bw {
+            if self.mode == Mode::ProbeBw && self.round_start {
+                self.lt.rounds += 1;
+                if self.lt.rounds >= LT_BW_MAX_ROUNDS {
+                    self.lt_reset();
+                    self.enter_probe_bw(self.delivered_time);
+                }
+            }
+            return;
+        }
+        // Wait for the first loss: the policer's bucket is empty from then on.
+        if !self.lt.is_sampling {
+            if lost_bytes == 0 {
+                return;
+            }
+            self.lt_reset_interval();
+            self.lt.is_sampling = true;
+        }
+        if app_limited {
+            self.lt_reset();
+            return;
+        }
+        if self.round_start {
+            self.lt.rounds += 1;
+        }
+        if self.lt.rounds < LT_INTERVAL_MIN_ROUNDS {
+            return;
+        }
+        if self.lt.rounds > 4 * LT_INTERVAL_MIN_ROUNDS {
+            self.lt_reset();
+            return;
+        }
+        // End the interval at a loss: the bucket's tokens are exhausted then.
+        if lost_bytes == 0 {
+            return;
+        }
+        let lost = self
+            .lost_bytes_total
+            .saturating_sub(self.lt.last_lost_bytes);
+        let delivered = self
+            .delivered_bytes_total
+            .saturating_sub(self.lt.last_delivered_bytes);
+        if delivered == 0 || (lost as f64) < LT_LOSS_THRESHOLD * delivered as f64 {
+            return;
+        }
+        let interval = self.delivered_time - self.lt.last_stamp;
+        if interval < Duration::from_millis(1) {
+            return;
+        }
+        let bw = delivered as f64 / interval.as_secs_f64();
+        self.lt_interval_done(bw);
+    }
+
+    fn lt_interval_done(&mut self, bw_bytes_per_s: f64) {
+        if self.lt.bw_bytes_per_s > 0.0 {
+            let diff = (bw_bytes_per_s - self.lt.bw_bytes_per_s).abs();
+            if diff <= LT_BW_RATIO * self.lt.bw_bytes_per_s || diff * 8.0 <= LT_BW_DIFF_BPS {
+                // Two similar rates in a row: a policer. Use their mean.
+                self.lt.bw_bytes_per_s = (bw_bytes_per_s + self.lt.bw_bytes_per_s) / 2.0;
+                self.lt.use_bw = true;
+                self.lt.rounds = 0;
+                return;
+            }
+        }
+        self.lt.bw_bytes_per_s = bw_bytes_per_s;
+        self.lt_reset_interval();
+    }
+
+    // ---- cwnd (bbr_set_cwnd) ------------------------------------------------------------
+
+    /// Loss deduction, packet conservation in the first recovery round, restore on exit.
+    /// Returns the new cwnd if packet conservation decides it.
+    fn recover_or_restore(&mut self, ack: &AckEvent, lost_bytes: u64) -> Option<u64> {
+        let mut cwnd = self.cwnd_bytes;
+        if lost_bytes > 0 {
+            cwnd = cwnd.saturating_sub(lost_bytes).max(self.mss_bytes);
+        }
+        let (state, prev) = (self.ca_state, self.prev_ca_state);
+        if state == CaState::Recovery && prev != CaState::Recovery {
+            // First round of recovery: packet conservation, starting a round now.
+            self.packet_conservation = true;
+            self.next_round_delivered_bytes = self.delivered_bytes_total;
+            cwnd = ack.inflight_bytes + ack.acked_bytes;
+        } else if prev >= CaState::Recovery && state < CaState::Recovery {
+            self.restore_cwnd = true;
+            self.packet_conservation = false;
+        }
+        self.prev_ca_state = state;
+        if self.restore_cwnd {
+            cwnd = cwnd.max(self.prior_cwnd_bytes);
+            self.restore_cwnd = false;
+        }
+        if self.packet_conservation {
+            return Some(cwnd.max(ack.inflight_bytes + ack.acked_bytes));
+        }
+        self.cwnd_bytes = cwnd;
+        None
+    }
+
+    fn set_cwnd(&mut self, ack: &AckEvent, lost_bytes: u64) {
+        let min_cwnd = MIN_CWND_PKTS * self.mss_bytes;
+        if ack.acked_bytes > 0 {
+            if let Some(cwnd) = self.recover_or_restore(ack, lost_bytes) {
+                self.cwnd_bytes = cwnd;
+            } else {
+                let target = self.target_cwnd_bytes(self.bw(), self.cwnd_gain);
+                let mut cwnd = self.cwnd_bytes;
+                let iw = self.cfg.initial_window_pkts * self.mss_bytes;
+                if self.full_bw_reached {
+                    cwnd = (cwnd + ack.acked_bytes).min(target);
+                } else if cwnd < target || self.delivered_bytes_total < iw {
+                    cwnd += ack.acked_bytes;
+                }
+                self.cwnd_bytes = cwnd.max(min_cwnd);
+            }
+        }
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd_bytes = self.cwnd_bytes.min(min_cwnd);
+        }
+    }
+}
+
+impl SubflowCc for Bbr {
+    fn on_sent(&mut self, _now: Instant, bytes: u64, inflight_bytes: u64) {
+        // Restart after an application pause (Linux CA_EVENT_TX_START with app_limited):
+        // nothing was in flight before this packet, and it is not an RTO retransmission.
+        if inflight_bytes <= bytes
+            && self.delivered_bytes_total > 0
+            && self.ca_state == CaState::Open
+        {
+            self.idle_restart = true;
+            if self.mode == Mode::ProbeBw {
+                self.set_pacing_rate(1.0, None);
+            }
+        }
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        if ack.mss > 0 {
+            self.mss_bytes = ack.mss;
+        }
+        if !ack.in_recovery && self.ca_state != CaState::Open {
+            self.ca_state = CaState::Open;
+        }
+        let lost_bytes = ack.rate.map_or(0, |r| r.newly_lost_bytes);
+        self.lost_bytes_total += lost_bytes;
+        self.delivered_bytes_total = ack.delivered_bytes_total;
+        if ack.acked_bytes > 0 {
+            self.delivered_time = ack.now;
+        }
+        self.update_model(ack, lost_bytes);
+        let srtt = (!ack.srtt.is_zero()).then_some(ack.srtt);
+        self.set_pacing_rate(self.pacing_gain, srtt);
+        self.set_cwnd(ack, lost_bytes);
+    }
+
+    fn on_congestion(&mut self, _now: Instant, ev: &CongestionEvent) {
+        match *ev {
+            CongestionEvent::Loss { .. } => {
+                // Linux bbr_ssthresh: remember cwnd for the exit of recovery.
+                self.save_cwnd();
+                self.ca_state = CaState::Recovery;
+            }
+            CongestionEvent::Rto { .. } => {
+                self.save_cwnd();
+                self.ca_state = CaState::Loss;
+                self.prev_ca_state = CaState::Loss;
+                self.cwnd_bytes = self.mss_bytes;
+                self.full_bw_bytes_per_s = 0.0;
+                // Treat the RTO as the end of a round, with a loss, for the policer detector.
+                self.round_start = true;
+                self.lt_bw_sampling(self.delivered_time, self.mss_bytes, false);
+            }
+        }
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant) {
+        self.ca_state = CaState::Open;
+    }
+
+    fn on_idle_restart(&mut self, _now: Instant) {
+        self.idle_restart = true;
+        if self.mode == Mode::ProbeBw {
+            self.set_pacing_rate(1.0, None);
+        }
+        if self.cfg.idle_cwnd_cut {
+            let iw = self.cfg.initial_window_pkts * self.mss_bytes;
+            self.cwnd_bytes = self.cwnd_bytes.min(iw);
+        }
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes
+    }
+
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        Some(self.pacing_rate)
+    }
+
+    fn phase(&self) -> CcPhase {
+        match self.mode {
+            Mode::Startup => CcPhase::Startup,
+            Mode::Drain => CcPhase::Drain,
+            Mode::ProbeBw => CcPhase::ProbeBw,
+            Mode::ProbeRtt => CcPhase::ProbeRtt,
+        }
+    }
+
+    fn bw_estimate(&self) -> Option<Bandwidth> {
+        let bw = self.bw();
+        (bw > 0.0).then(|| Bandwidth::from_bytes_per_s(bw))
+    }
+
+    fn snapshot(&self) -> CcSnapshot {
+        let mut extra = vec![
+            ("round_count", self.round_count as f64),
+            ("cycle_idx", self.cycle_idx as f64),
+            ("full_bw_reached", self.full_bw_reached as u8 as f64),
+            ("prior_cwnd_bytes", self.prior_cwnd_bytes as f64),
+            ("lt_use_bw", self.lt.use_bw as u8 as f64),
+        ];
+        if self.lt.bw_bytes_per_s > 0.0 {
+            extra.push(("lt_bw_bps", self.lt.bw_bytes_per_s * 8.0));
+        }
+        CcSnapshot {
+            cwnd_bytes: self.cwnd_bytes,
+            ssthresh_bytes: None,
+            pacing_rate: Some(self.pacing_rate),
+            bw_estimate: self.bw_estimate(),
+            min_rtt: self.min_rtt,
+            pacing_gain: Some(self.pacing_gain),
+            cwnd_gain: Some(self.cwnd_gain),
+            extra,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::RateSample;
+    use crate::cc::test_sender::TestSender;
+
+    const MSS: u64 = 1500;
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    fn bbr_with(margin: f64) -> Bbr {
+        let cfg = BbrConfig {
+            mss_bytes: MSS,
+            pacing_margin_percent: margin,
+            ..BbrConfig::default()
+        };
+        Bbr::new(cfg, Instant::ZERO)
+    }
+
+    fn ack(now: Instant, acked_bytes: u64, rate: Option<RateSample>) -> AckEvent {
+        AckEvent {
+            now,
+            acked_bytes,
+            rtt_sample: Some(ms(50)),
+            srtt: ms(50),
+            min_rtt: ms(50),
+            inflight_bytes: 1_000_000,
+            prior_inflight_bytes: 1_000_000,
+            is_cwnd_limited: true,
+            in_recovery: false,
+            largest_acked_sent_time: Instant::ZERO,
+            rate,
+            delivered_bytes_total: 0,
+            mss: MSS,
+        }
+    }
+
+    fn sample(mbps: f64, prior_delivered_bytes: u64) -> RateSample {
+        RateSample {
+            delivery_rate: Bandwidth::from_mbps(mbps),
+            interval: ms(50),
+            delivered_bytes: MSS,
+            prior_delivered_bytes,
+            is_app_limited: false,
+            rtt: ms(50),
+            newly_acked_bytes: MSS,
+            newly_lost_bytes: 0,
+        }
+    }
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    /// A BBR in PROBE_BW with BtlBw 100 Mb/s and RTprop 50 ms.
+    fn probe_bw_100mbps_50ms(margin: f64, cycle_idx: usize) -> Bbr {
+        let mut b = bbr_with(margin);
+        b.bw_filter
+            .reset(1, Bandwidth::from_mbps(100.0).bytes_per_s());
+        b.min_rtt = Some(ms(50));
+        b.full_bw_reached = true;
+        b.mode = Mode::ProbeBw;
+        b.cycle_idx = cycle_idx;
+        b.update_gains();
+        b.set_pacing_rate(b.pacing_gain, Some(ms(50)));
+        b
+    }
+
+    #[test]
+    fn a3_bdp_and_target_at_100mbps_50ms() {
+        let b = probe_bw_100mbps_50ms(1.0, 2);
+        let bdp = b.bdp_pkts(Bandwidth::from_mbps(100.0)).unwrap();
+        assert!(close(bdp, 416.67, 0.01), "BDP {bdp}");
+        // cwnd gain 2: ⌈833.3⌉ = 834 before quantisation; pacing 99 Mb/s → 1 ms = 12375 B
+        // = 8 packets per quantum → 834 + 24 = 858 (even).
+        assert_eq!((2.0 * bdp).ceil() as u64, 834);
+        assert_eq!(b.send_quantum_pkts(), 8);
+        let bw = Bandwidth::from_mbps(100.0).bytes_per_s();
+        assert_eq!(b.target_cwnd_bytes(bw, 2.0), 858 * MSS);
+        // Phase 0 (gain 1.25) adds 2 packets.
+        let b0 = probe_bw_100mbps_50ms(1.0, 0);
+        // 123.75 Mb/s → 10-packet quanta: ⌈520.8⌉ + 30 = 551 → 552 (even) + 2 = 554.
+        assert_eq!(b0.target_cwnd_bytes(bw, 1.25), 554 * MSS);
+    }
+
+    #[test]
+    fn a3_pacing_per_phase_with_and_without_the_margin() {
+        for (idx, plain, margin) in [(0, 125.0, 123.75), (1, 75.0, 74.25), (2, 100.0, 99.0)] {
+            let b = probe_bw_100mbps_50ms(0.0, idx);
+            assert!(close(b.pacing_rate().unwrap().bps() / 1e6, plain, 1e-9));
+            let b = probe_bw_100mbps_50ms(1.0, idx);
+            assert!(close(b.pacing_rate().unwrap().bps() / 1e6, margin, 1e-9));
+        }
+    }
+
+    #[test]
+    fn a3_initial_startup_pacing_is_6_92_mbps() {
+        for (margin, want) in [(0.0, 6.92), (1.0, 6.92 * 0.99)] {
+            let mut b = bbr_with(margin);
+            b.on_ack(&AckEvent {
+                rate: None,
+                acked_bytes: 0,
+                ..ack(Instant::ZERO, 0, None)
+            });
+            let got = b.pacing_rate().unwrap().bps() / 1e6;
+            assert!(close(got, want, 0.005), "margin {margin}: {got} Mb/s");
+            assert_eq!(b.phase(), CcPhase::Startup);
+        }
+    }
+
+    #[test]
+    fn a3_full_bw_detection_enters_drain_at_round_7() {
+        let mut b = bbr_with(1.0);
+        let mut delivered = 0;
+        for (round, mbps) in [10.0, 20.0, 40.0, 50.0, 55.0, 60.0, 61.0]
+            .into_iter()
+            .enumerate()
+        {
+            let prior = delivered;
+            delivered += 100 * MSS;
+            let now = Instant::ZERO + ms(50) * (round as u32 + 1);
+            let a = AckEvent {
+                delivered_bytes_total: delivered,
+                ..ack(now, MSS, Some(sample(mbps, prior)))
+            };
+            b.on_ack(&a);
+            assert_eq!(b.round_count(), round as u64 + 1);
+            let want_cnt = [0, 0, 0, 0, 1, 2, 3][round];
+            assert_eq!(b.full_bw_count, want_cnt, "round {}", round + 1);
+            let want = if round == 6 {
+                CcPhase::Drain
+            } else {
+                CcPhase::Startup
+            };
+            assert_eq!(b.phase(), want, "round {}", round + 1);
+        }
+        assert!(close(b.pacing_gain(), 1.0 / 2.885, 1e-3));
+        assert!(close(b.full_bw_bytes_per_s * 8.0 / 1e6, 50.0, 1e-9));
+    }
+
+    #[test]
+    fn a3_drain_ends_when_inflight_falls_to_the_bdp_and_never_starts_at_0_75() {
+        for seed in 1..200u64 {
+            let mut b = Bbr::new(
+                BbrConfig {
+                    mss_bytes: MSS,
+                    seed,
+                    ..BbrConfig::default()
+                },
+                Instant::ZERO,
+            );
+            b.bw_filter
+                .reset(1, Bandwidth::from_mbps(100.0).bytes_per_s());
+            b.min_rtt = Some(ms(50));
+            b.full_bw_reached = true;
+            b.mode = Mode::Drain;
+            b.pacing_rate = Bandwidth::from_mbps(99.0);
+            b.has_seen_rtt = true;
+            b.on_ack(&AckEvent {
+                inflight_bytes: 500 * MSS,
+                ..ack(Instant::ZERO, MSS, None)
+            });
+            assert_eq!(
+                b.mode(),
+                Mode::Drain,
+                "inflight 500 pkts > BDP 417 + quanta"
+            );
+            b.on_ack(&AckEvent {
+                inflight_bytes: 400 * MSS,
+                ..ack(Instant::ZERO, MSS, None)
+            });
+            assert_eq!(b.mode(), Mode::ProbeBw);
+            assert_ne!(b.cycle_idx(), 1, "seed {seed}");
+            assert_ne!(b.pacing_gain(), 0.75);
+        }
+    }
+
+    #[test]
+    fn a3_probe_bw_phase_rules() {
+        let bw = Bandwidth::from_mbps(100.0).bytes_per_s();
+        let t = |x: u64| Instant::ZERO + ms(x);
+        // gain 1.0: advances after one RTprop.
+        let mut b = probe_bw_100mbps_50ms(1.0, 3);
+        b.cycle_stamp = t(0);
+        b.on_ack(&ack(t(40), MSS, None));
+        assert_eq!(b.cycle_idx(), 3);
+        b.on_ack(&ack(t(51), MSS, None));
+        assert_eq!(b.cycle_idx(), 4);
+        // gain 1.25: needs RTprop and (inflight ≥ target(1.25) or a loss).
+        let mut b = probe_bw_100mbps_50ms(1.0, 0);
+        b.cycle_stamp = t(0);
+        let low = AckEvent {
+            prior_inflight_bytes: 100 * MSS,
+            ..ack(t(60), MSS, None)
+        };
+        b.on_ack(&low);
+        assert_eq!(
+            b.cycle_idx(),
+            0,
+            "RTprop passed but inflight low and no loss"
+        );
+        let high = b.target_cwnd_bytes(bw, 1.25);
+        b.on_ack(&AckEvent {
+            prior_inflight_bytes: high,
+            ..ack(t(61), MSS, None)
+        });
+        assert_eq!(b.cycle_idx(), 1);
+        // gain 0.75: ends early once inflight ≤ target(1).
+        b.on_ack(&AckEvent {
+            prior_inflight_bytes: 800 * MSS,
+            ..ack(t(62), MSS, None)
+        });
+        assert_eq!(b.cycle_idx(), 1);
+        b.on_ack(&AckEvent {
+            prior_inflight_bytes: 300 * MSS,
+            ..ack(t(63), MSS, None)
+        });
+        assert_eq!(b.cycle_idx(), 2);
+        assert_eq!(b.pacing_gain(), 1.0);
+    }
+
+    #[test]
+    fn a3_probe_rtt_after_10_s_holds_4_packets_then_restores_cwnd() {
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.cwnd_bytes = 800 * MSS;
+        b.min_rtt_stamp = Instant::ZERO;
+        let t = |x: u64| Instant::ZERO + ms(x);
+        // RTT samples above RTprop for 10 s: the estimate expires.
+        let slow = |now, inflight| AckEvent {
+            rtt_sample: Some(ms(60)),
+            inflight_bytes: inflight,
+            ..ack(now, MSS, None)
+        };
+        b.on_ack(&slow(t(9_000), 800 * MSS));
+        assert_eq!(b.mode(), Mode::ProbeBw);
+        let before = b.cwnd_bytes();
+        b.on_ack(&slow(t(10_001), 800 * MSS));
+        assert_eq!(b.mode(), Mode::ProbeRtt);
+        assert_eq!(b.cwnd_bytes(), 4 * MSS);
+        assert_eq!(
+            b.min_rtt(),
+            Some(ms(60)),
+            "expired filter takes the new sample"
+        );
+        // Inflight falls to 4 packets: hold for 200 ms and one round.
+        b.on_ack(&slow(t(10_100), 4 * MSS));
+        assert_eq!(b.mode(), Mode::ProbeRtt);
+        b.on_ack(&slow(t(10_250), 4 * MSS));
+        assert_eq!(b.mode(), Mode::ProbeRtt, "200 ms passed but no round yet");
+        let round_end = AckEvent {
+            delivered_bytes_total: 10 * MSS,
+            ..ack(t(10_320), MSS, Some(sample(100.0, 5 * MSS)))
+        };
+        b.on_ack(&AckEvent {
+            inflight_bytes: 4 * MSS,
+            ..round_end
+        });
+        assert_eq!(b.mode(), Mode::ProbeBw);
+        // Restored to the value before PROBE_RTT, then this ACK's growth.
+        assert_eq!(b.cwnd_bytes(), before + MSS);
+    }
+
+    #[test]
+    fn a3_loss_packet_conservation_then_growth_then_restore() {
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.cwnd_bytes = 800 * MSS;
+        let t = |x: u64| Instant::ZERO + ms(x);
+        b.on_congestion(
+            t(0),
+            &CongestionEvent::Loss {
+                lost_bytes: 10 * MSS,
+                largest_lost_sent_time: t(0),
+                inflight_bytes: 700 * MSS,
+            },
+        );
+        let rec = |now, inflight, lost| AckEvent {
+            in_recovery: true,
+            inflight_bytes: inflight,
+            delivered_bytes_total: 1000 * MSS,
+            rate: Some(RateSample {
+                newly_lost_bytes: lost,
+                ..sample(100.0, 0)
+            }),
+            ..ack(now, MSS, None)
+        };
+        b.on_ack(&rec(t(1), 600 * MSS, 10 * MSS));
+        assert_eq!(
+            b.cwnd_bytes(),
+            601 * MSS,
+            "packet conservation: inflight + acked"
+        );
+        b.on_ack(&rec(t(2), 600 * MSS, 0));
+        assert_eq!(
+            b.cwnd_bytes(),
+            601 * MSS,
+            "first round: no growth beyond inflight + acked"
+        );
+        // Leaving recovery restores the window saved at entry.
+        b.on_recovery_exit(t(100));
+        b.on_ack(&AckEvent {
+            inflight_bytes: 600 * MSS,
+            delivered_bytes_total: 1001 * MSS,
+            ..ack(t(100), MSS, None)
+        });
+        assert!(
+            b.cwnd_bytes() >= 800 * MSS - MSS,
+            "cwnd {}",
+            b.cwnd_bytes() / MSS
+        );
+    }
+
+    #[test]
+    fn a3_rto_sets_one_mss_and_resets_full_bw() {
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.full_bw_bytes_per_s = 1e6;
+        b.on_congestion(
+            Instant::ZERO,
+            &CongestionEvent::Rto {
+                inflight_bytes: 100 * MSS,
+            },
+        );
+        assert_eq!(b.cwnd_bytes(), MSS);
+        assert_eq!(b.full_bw_bytes_per_s, 0.0);
+        assert_eq!(b.mode(), Mode::ProbeBw, "mode is kept");
+    }
+
+    #[test]
+    fn a4_btlbw_converges_to_each_paths_rate() {
+        for mbps in [12.0, 48.0] {
+            let bbr = Bbr::new(
+                BbrConfig {
+                    mss_bytes: MSS,
+                    ..BbrConfig::default()
+                },
+                Instant::ZERO,
+            );
+            let mut s = TestSender::new(bbr, MSS, ms(40));
+            s.bottleneck = Some(Bandwidth::from_mbps(mbps));
+            s.run_for(Duration::from_secs(5));
+            let est = s.cc.bw_estimate().unwrap().bps() / 1e6;
+            assert!(
+                close(est, mbps, 0.03 * mbps),
+                "{mbps} Mb/s path: BtlBw {est}"
+            );
+            assert_eq!(s.cc.phase(), CcPhase::ProbeBw);
+            let rtprop = s.cc.min_rtt().unwrap();
+            assert!(rtprop >= ms(40) && rtprop < ms(42), "RTprop {rtprop:?}");
+            // Goodput over the run is close to the link rate (STARTUP included).
+            let goodput = s.delivered_bytes() as f64 * 8.0 / 5.0 / 1e6;
+            assert!(goodput > 0.85 * mbps, "goodput {goodput} of {mbps}");
+        }
+    }
+
+    #[test]
+    fn a3_policer_detector_switch() {
+        // 20 Mb/s link behind a 5 Mb/s token-bucket policer (bucket 30 kB).
+        for lt_bw in [true, false] {
+            let cfg = BbrConfig {
+                mss_bytes: MSS,
+                lt_bw,
+                ..BbrConfig::default()
+            };
+            let mut s = TestSender::new(Bbr::new(cfg, Instant::ZERO), MSS, ms(40));
+            s.bottleneck = Some(Bandwidth::from_mbps(20.0));
+            s.policer = Some((Bandwidth::from_mbps(5.0), 30_000));
+            // The detector fires within the first second and holds lt_bw for 48 rounds.
+            let mut seen = None;
+            for _ in 0..30 {
+                s.run_for(ms(100));
+                seen = seen.or(s.cc.long_term_bw());
+                if let Some(lt) = s.cc.long_term_bw() {
+                    assert_eq!(s.cc.bw_estimate(), Some(lt), "the model runs on lt_bw");
+                    assert_eq!(s.cc.pacing_gain(), 1.0);
+                }
+            }
+            if lt_bw {
+                let lt = seen.expect("policer detected").bps() / 1e6;
+                assert!(close(lt, 5.0, 0.25), "lt_bw {lt} Mb/s");
+            } else {
+                assert!(seen.is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn bad_option_names_the_valid_range() {
+        let mut cfg = CcConfig::default();
+        cfg.options
+            .insert("pacing_margin_percent".into(), "50".into());
+        let err = build(&cfg).err().unwrap().to_string();
+        assert!(
+            err.contains("pacing_margin_percent") && err.contains("[0, 10]"),
+            "{err}"
+        );
+    }
+}

@@ -252,7 +252,9 @@ impl Cubic {
     }
 
     pub fn ssthresh_bytes(&self) -> Option<u64> {
-        self.ssthresh_bytes.is_finite().then_some(self.ssthresh_bytes as u64)
+        self.ssthresh_bytes
+            .is_finite()
+            .then_some(self.ssthresh_bytes as u64)
     }
 
     /// W_max in packets (0 = none).
@@ -291,10 +293,10 @@ impl Cubic {
     /// HyStart's per-ACK part (Linux `cubictcp_acked` + `hystart_update`).
     fn update_hystart(&mut self, ack: &AckEvent) {
         let Some(rtt) = ack.rtt_sample else { return };
-        if let Some(e) = self.epoch {
-            if ack.now - e.start < HYSTART_POST_EPOCH_IGNORE {
-                return;
-            }
+        if let Some(e) = self.epoch
+            && ack.now - e.start < HYSTART_POST_EPOCH_IGNORE
+        {
+            return;
         }
         let rtt = rtt.max(Duration::from_micros(1));
         let delay_min = match self.hystart.delay_min {
@@ -315,7 +317,11 @@ impl Cubic {
         // ACK train.
         if now - self.hystart.last_ack <= HYSTART_ACK_DELTA {
             self.hystart.last_ack = now;
-            let threshold = if self.cfg.hystart_paced { delay_min } else { delay_min / 2 };
+            let threshold = if self.cfg.hystart_paced {
+                delay_min
+            } else {
+                delay_min / 2
+            };
             if now - self.hystart.round_start > threshold {
                 self.hystart.found = Some(HystartExit::AckTrain);
             }
@@ -343,28 +349,43 @@ impl Cubic {
             Some(e) => e,
             None => {
                 let (k_s, origin_pkts) = if self.w_max_pkts > cwnd_pkts {
-                    (((self.w_max_pkts - cwnd_pkts) / self.cfg.c).cbrt(), self.w_max_pkts)
+                    (
+                        ((self.w_max_pkts - cwnd_pkts) / self.cfg.c).cbrt(),
+                        self.w_max_pkts,
+                    )
                 } else {
                     (0.0, cwnd_pkts)
                 };
-                let e = Epoch { start: now, k_s, origin_pkts, w_est_pkts: cwnd_pkts };
+                let e = Epoch {
+                    start: now,
+                    k_s,
+                    origin_pkts,
+                    w_est_pkts: cwnd_pkts,
+                };
                 self.epoch = Some(e);
                 e
             }
         };
         let acked_pkts = acked_bytes / self.mss_bytes as f64;
         let t_s = (now - epoch.start).as_secs_f64();
-        let alpha =
-            if epoch.w_est_pkts >= self.cwnd_prior_pkts { 1.0 } else { self.cfg.alpha_cubic() };
+        let alpha = if epoch.w_est_pkts >= self.cwnd_prior_pkts {
+            1.0
+        } else {
+            self.cfg.alpha_cubic()
+        };
         let w_est_pkts = epoch.w_est_pkts + alpha * acked_pkts / cwnd_pkts;
-        self.epoch = Some(Epoch { w_est_pkts, ..epoch });
+        self.epoch = Some(Epoch {
+            w_est_pkts,
+            ..epoch
+        });
         let w_cubic = self.w_cubic_at(&epoch, t_s);
         let new_cwnd_pkts = if w_cubic < w_est_pkts {
             // Reno-friendly region; never shrink cwnd here.
             w_est_pkts.max(cwnd_pkts)
         } else {
-            let target =
-                self.w_cubic_at(&epoch, t_s + srtt.as_secs_f64()).clamp(cwnd_pkts, 1.5 * cwnd_pkts);
+            let target = self
+                .w_cubic_at(&epoch, t_s + srtt.as_secs_f64())
+                .clamp(cwnd_pkts, 1.5 * cwnd_pkts);
             cwnd_pkts + (target - cwnd_pkts) / cwnd_pkts * acked_pkts
         };
         self.cwnd_bytes = new_cwnd_pkts * self.mss_bytes as f64;
@@ -387,10 +408,10 @@ impl Cubic {
 impl SubflowCc for Cubic {
     fn on_sent(&mut self, now: Instant, bytes: u64, inflight_bytes: u64) {
         // Sending restarts from nothing in flight: exclude the idle gap from t.
-        if inflight_bytes <= bytes {
-            if let (Some(last), Some(e)) = (self.last_sent, self.epoch.as_mut()) {
-                e.start = (e.start + (now - last)).min(now);
-            }
+        if inflight_bytes <= bytes
+            && let (Some(last), Some(e)) = (self.last_sent, self.epoch.as_mut())
+        {
+            e.start = (e.start + (now - last)).min(now);
         }
         self.last_sent = Some(now);
     }
@@ -440,7 +461,10 @@ impl SubflowCc for Cubic {
                 // W_max = cwnd at its start.
                 self.w_max_pkts = 0.0;
                 self.cwnd_bytes = self.mss_bytes as f64;
-                self.hystart = Hystart { delay_min: self.hystart.delay_min, ..Hystart::new(now) };
+                self.hystart = Hystart {
+                    delay_min: self.hystart.delay_min,
+                    ..Hystart::new(now)
+                };
                 self.phase = CcPhase::Loss;
             }
         }
@@ -477,7 +501,10 @@ impl SubflowCc for Cubic {
             extra.push(("w_est_pkts", e.w_est_pkts));
         }
         if let Some(exit) = self.hystart.found {
-            extra.push(("hystart_exit_delay", (exit == HystartExit::DelayIncrease) as u8 as f64));
+            extra.push((
+                "hystart_exit_delay",
+                (exit == HystartExit::DelayIncrease) as u8 as f64,
+            ));
         }
         CcSnapshot {
             cwnd_bytes: self.cwnd_bytes(),
@@ -490,7 +517,11 @@ impl SubflowCc for Cubic {
 }
 
 fn phase_for(slow_start: bool) -> CcPhase {
-    if slow_start { CcPhase::SlowStart } else { CcPhase::CongestionAvoidance }
+    if slow_start {
+        CcPhase::SlowStart
+    } else {
+        CcPhase::CongestionAvoidance
+    }
 }
 
 #[cfg(test)]
@@ -501,7 +532,13 @@ mod tests {
     const MSS: u64 = 1500;
 
     fn cubic() -> Cubic {
-        Cubic::new(CubicConfig { mss_bytes: MSS, ..CubicConfig::default() }, Instant::ZERO)
+        Cubic::new(
+            CubicConfig {
+                mss_bytes: MSS,
+                ..CubicConfig::default()
+            },
+            Instant::ZERO,
+        )
     }
 
     fn ack_at(now: Instant, acked_bytes: u64) -> AckEvent {
@@ -567,27 +604,34 @@ mod tests {
 
     #[test]
     fn a2_w_max_10_after_10_rtts_is_in_the_reno_friendly_region() {
-        // W_max = 10, RTT 100 ms: a loss at cwnd 10 → 7; then 10 RTTs of cwnd-limited ACKs.
-        let rtt = Duration::from_millis(100);
-        let mut s = TestSender::new(cubic(), MSS, rtt);
-        s.cc.cwnd_bytes = 10.0 * MSS as f64;
-        s.cc.on_congestion(s.now, &loss());
-        s.cc.on_recovery_exit(s.now);
-        assert_eq!(s.cc.cwnd_bytes(), 7 * MSS);
-        let start = s.now;
-        for _ in 0..10 {
-            s.run_round_trip();
+        // W_max = 10, RTT 100 ms: a loss at cwnd 10 → 7; then each RTT the whole window is
+        // acknowledged (in MSS-sized ACKs plus the fractional rest), cwnd-limited.
+        let mut c = cubic();
+        c.cwnd_bytes = 10.0 * MSS as f64;
+        c.on_congestion(Instant::ZERO, &loss());
+        c.on_recovery_exit(Instant::ZERO);
+        assert_eq!(c.cwnd_bytes(), 7 * MSS);
+        let start = Instant::from_nanos(1);
+        c.on_ack(&ack_at(start, 0)); // zero bytes: no epoch yet
+        for rtt in 1..=10u32 {
+            let now = start + Duration::from_millis(100) * rtt;
+            let mut window = c.cwnd_bytes();
+            while window > 0 {
+                let bytes = window.min(MSS);
+                c.on_ack(&ack_at(now, bytes));
+                window -= bytes;
+            }
         }
-        let t = s.now - start;
-        assert!(close(t.as_secs_f64(), 1.0, 0.02), "t = {t:?}");
-        let w_est = s.cc.w_est_pkts().unwrap();
-        let w_cubic = s.cc.w_cubic_pkts(Duration::from_secs(1)).unwrap();
+        let w_est = c.w_est_pkts().unwrap();
+        let w_cubic = c.w_cubic_pkts(Duration::from_secs(1)).unwrap();
         assert!(close(w_cubic, 9.65, 0.005), "W_cubic(1 s) = {w_cubic}");
-        assert!(close(w_est, 14.2, 0.3), "W_est = {w_est}");
+        // ALGORITHMS.md's 14.2 adds α once per RTT; per ACK, cwnd (= W_est) grows inside the
+        // RTT, so each ACK adds a little less: 14.02 here.
+        assert!(close(w_est, 14.2, 0.2), "W_est = {w_est}");
         assert!(w_est > w_cubic);
         // Reno-friendly: cwnd follows W_est.
-        assert!(close(s.cc.cwnd_pkts(), w_est, 1e-6));
-        assert_eq!(s.cc.phase(), CcPhase::CongestionAvoidance);
+        assert!(close(c.cwnd_pkts(), w_est, 1e-6));
+        assert_eq!(c.phase(), CcPhase::CongestionAvoidance);
     }
 
     #[test]
@@ -612,7 +656,12 @@ mod tests {
     fn rto_sets_one_mss_and_forgets_w_max() {
         let mut c = cubic();
         c.cwnd_bytes = 100.0 * MSS as f64;
-        c.on_congestion(Instant::ZERO, &CongestionEvent::Rto { inflight_bytes: 100 * MSS });
+        c.on_congestion(
+            Instant::ZERO,
+            &CongestionEvent::Rto {
+                inflight_bytes: 100 * MSS,
+            },
+        );
         assert_eq!(c.cwnd_bytes(), MSS);
         assert_eq!(c.ssthresh_bytes(), Some(70 * MSS));
         assert_eq!(c.phase(), CcPhase::Loss);
@@ -629,11 +678,17 @@ mod tests {
     #[test]
     fn no_growth_in_recovery_or_when_not_cwnd_limited() {
         let mut c = cubic();
-        c.on_ack(&AckEvent { is_cwnd_limited: false, ..ack_at(Instant::ZERO, MSS) });
+        c.on_ack(&AckEvent {
+            is_cwnd_limited: false,
+            ..ack_at(Instant::ZERO, MSS)
+        });
         assert_eq!(c.cwnd_bytes(), 10 * MSS);
         c.on_congestion(Instant::ZERO, &loss());
         let w = c.cwnd_bytes();
-        c.on_ack(&AckEvent { in_recovery: true, ..ack_at(Instant::ZERO, MSS) });
+        c.on_ack(&AckEvent {
+            in_recovery: true,
+            ..ack_at(Instant::ZERO, MSS)
+        });
         assert_eq!(c.cwnd_bytes(), w);
     }
 
@@ -670,7 +725,10 @@ mod tests {
         assert!(s.cc.hystart_exit().is_some());
         assert_eq!(s.cc.phase(), CcPhase::CongestionAvoidance);
         let ssthresh_pkts = s.cc.ssthresh_bytes().unwrap() / MSS;
-        assert!((16..=80).contains(&ssthresh_pkts), "ssthresh {ssthresh_pkts} pkts");
+        assert!(
+            (16..=80).contains(&ssthresh_pkts),
+            "ssthresh {ssthresh_pkts} pkts"
+        );
         // Switched off, the same path keeps slow start going.
         let mut cfg = CcConfig::default();
         cfg.options.insert("hystart".into(), "off".into());

@@ -19,6 +19,15 @@ struct Outstanding {
     stamp: PacketRateStamp,
     bytes: u64,
     ack_at: Instant,
+    /// Dropped by the policer: declared lost when its ACK would have arrived.
+    dropped: bool,
+}
+
+/// Token bucket in front of the bottleneck (a traffic policer).
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    tokens_bytes: f64,
+    last: Instant,
 }
 
 /// One subflow's CC on a modelled path.
@@ -32,6 +41,10 @@ pub struct TestSender<C: SubflowCc> {
     /// `run_round_trip` spreads a window over half a base RTT (as the core's 2× pacer in
     /// slow start), instead of sending it as one burst.
     pub paced: bool,
+    /// Token-bucket policer (rate, bucket bytes) before the bottleneck: packets finding
+    /// too few tokens are dropped.
+    pub policer: Option<(Bandwidth, u64)>,
+    bucket: Option<Bucket>,
     rate: RateSampler,
     srtt: Option<Duration>,
     rttvar: Duration,
@@ -54,6 +67,8 @@ impl<C: SubflowCc> TestSender<C> {
             base_rtt,
             bottleneck: None,
             paced: false,
+            policer: None,
+            bucket: None,
             rate: RateSampler::new(),
             srtt: None,
             rttvar: Duration::ZERO,
@@ -90,6 +105,17 @@ impl<C: SubflowCc> TestSender<C> {
             return false;
         }
         let stamp = self.rate.on_sent(self.now, self.inflight_bytes);
+        if self.policer_drops() {
+            self.outstanding.push_back(Outstanding {
+                stamp,
+                bytes: self.mss,
+                ack_at: self.now + self.base_rtt,
+                dropped: true,
+            });
+            self.inflight_bytes += self.mss;
+            self.cc.on_sent(self.now, self.mss, self.inflight_bytes);
+            return true;
+        }
         let departs = match self.bottleneck {
             Some(rate) => {
                 let start = self.bottleneck_free_at.max(self.now);
@@ -102,6 +128,7 @@ impl<C: SubflowCc> TestSender<C> {
             stamp,
             bytes: self.mss,
             ack_at: departs + self.base_rtt,
+            dropped: false,
         });
         self.inflight_bytes += self.mss;
         self.cc.on_sent(self.now, self.mss, self.inflight_bytes);
@@ -123,21 +150,80 @@ impl<C: SubflowCc> TestSender<C> {
         self.rate.on_app_limited(self.inflight_bytes);
     }
 
+    fn policer_drops(&mut self) -> bool {
+        let Some((rate, bucket_bytes)) = self.policer else {
+            return false;
+        };
+        let now = self.now;
+        let b = self.bucket.get_or_insert(Bucket {
+            tokens_bytes: bucket_bytes as f64,
+            last: now,
+        });
+        b.tokens_bytes = (b.tokens_bytes + rate.bytes_in(now - b.last)).min(bucket_bytes as f64);
+        b.last = now;
+        if b.tokens_bytes >= self.mss as f64 {
+            b.tokens_bytes -= self.mss as f64;
+            false
+        } else {
+            true
+        }
+    }
+
+    /// Sends and receives for `d` of simulated time: ACK-clocked, paced at the CC's pacing
+    /// rate when it has one (otherwise limited by cwnd only).
+    pub fn run_for(&mut self, d: Duration) {
+        let end = self.now + d;
+        let mut next_send = self.now;
+        loop {
+            while next_send <= self.now && self.send_packet() {
+                let gap = self
+                    .cc
+                    .pacing_rate()
+                    .map_or(Duration::ZERO, |r| r.transfer_time(self.mss));
+                next_send = next_send.max(self.now) + gap;
+            }
+            let cwnd_open = self.inflight_bytes + self.mss <= self.cc.cwnd_bytes();
+            let next_ack = self.outstanding.front().map(|p| p.ack_at.max(self.now));
+            let next = match (next_ack, cwnd_open) {
+                (Some(a), true) => a.min(next_send.max(self.now)),
+                (Some(a), false) => a,
+                (None, true) => next_send.max(self.now),
+                (None, false) => break,
+            };
+            if next > end {
+                self.now = end;
+                break;
+            }
+            if Some(next) == next_ack {
+                self.ack_next();
+            } else {
+                self.now = next;
+            }
+        }
+    }
+
     /// Moves time to the oldest outstanding packet's ACK and processes it (one ACK frame per
-    /// packet). Returns false when nothing is outstanding.
+    /// packet); a policed packet is declared lost then instead. Returns false when nothing
+    /// is outstanding.
     pub fn ack_next(&mut self) -> bool {
-        let Some(p) = self.outstanding.pop_front() else { return false };
+        let Some(p) = self.outstanding.pop_front() else {
+            return false;
+        };
         self.now = self.now.max(p.ack_at);
+        if p.dropped {
+            self.declare_lost(&[p]);
+            return true;
+        }
         let prior_inflight = self.inflight_bytes;
         self.inflight_bytes -= p.bytes;
         self.rate.on_packet_acked(self.now, &p.stamp, p.bytes);
         let rtt = self.now - p.stamp.sent_time;
         self.update_rtt(rtt);
-        if let Some(start) = self.recovery_start {
-            if p.stamp.sent_time > start {
-                self.recovery_start = None;
-                self.cc.on_recovery_exit(self.now);
-            }
+        if let Some(start) = self.recovery_start
+            && p.stamp.sent_time > start
+        {
+            self.recovery_start = None;
+            self.cc.on_recovery_exit(self.now);
         }
         let min_rtt = self.min_rtt.unwrap_or(rtt);
         let ack = AckEvent {
@@ -172,10 +258,15 @@ impl<C: SubflowCc> TestSender<C> {
     /// (`on_congestion(Loss)`) unless one is running. The losses show up in the next ACK's
     /// rate sample.
     pub fn lose_n(&mut self, n: usize) {
+        let n = n.min(self.outstanding.len());
+        let lost: Vec<Outstanding> = self.outstanding.drain(..n).collect();
+        self.declare_lost(&lost);
+    }
+
+    fn declare_lost(&mut self, packets: &[Outstanding]) {
         let mut lost = 0;
         let mut largest_sent = Instant::ZERO;
-        for _ in 0..n {
-            let Some(p) = self.outstanding.pop_front() else { break };
+        for p in packets {
             self.inflight_bytes -= p.bytes;
             self.rate.on_packet_lost(p.bytes);
             lost += p.bytes;
@@ -206,7 +297,12 @@ impl<C: SubflowCc> TestSender<C> {
         }
         self.inflight_bytes = 0;
         self.recovery_start = Some(self.now);
-        self.cc.on_congestion(self.now, &CongestionEvent::Rto { inflight_bytes: inflight });
+        self.cc.on_congestion(
+            self.now,
+            &CongestionEvent::Rto {
+                inflight_bytes: inflight,
+            },
+        );
     }
 
     /// One lock-step round: send a full window (paced over half a base RTT if `paced`), then

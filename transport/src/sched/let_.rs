@@ -1,0 +1,133 @@
+//! LET, largest estimated throughput (ALGORITHMS.md B6, seed 002): send on the *available*
+//! subflow with the largest cwnd/SRTT, the window-based estimate of its delivery rate.
+//! [PROP] Ties go to the lower SRTT, then the lower id. If none is available, send nothing
+//! until an ACK or timer (`Selection::None`). (`let` is a Rust keyword, hence `let_.rs`.)
+//!
+//! A reinjection prefers, by the same rule, a subflow that has not carried the data yet,
+//! and falls back to any available subflow (B2's net effect, as LRF does here).
+//!
+//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+
+use std::cmp::Ordering;
+
+use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind};
+use crate::cc::RegistryError;
+use crate::units::{Instant, PathMask};
+
+pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    Ok(Box::new(Let {
+        burst_cap_bytes: cfg.burst_bytes,
+    }))
+}
+
+pub struct Let {
+    burst_cap_bytes: u64,
+}
+
+/// Order: higher cwnd/SRTT first, then lower SRTT, then lower id.
+fn better(a: &PathView, b: &PathView) -> Ordering {
+    b.cwnd_rate_pkts_per_s()
+        .total_cmp(&a.cwnd_rate_pkts_per_s())
+        .then(a.srtt.cmp(&b.srtt))
+        .then(a.id.cmp(&b.id))
+}
+
+/// The available subflow with the largest cwnd/SRTT among those passing `keep`.
+fn fastest(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
+    paths
+        .iter()
+        .filter(|p| p.is_available() && keep(p))
+        .min_by(|a, b| better(a, b))
+}
+
+impl Scheduler for Let {
+    fn name(&self) -> &'static str {
+        "let"
+    }
+
+    fn select(
+        &mut self,
+        _now: Instant,
+        kind: SendKind,
+        _conn: &ConnView,
+        paths: &[PathView],
+    ) -> Selection {
+        let chosen = match kind {
+            SendKind::Fresh => fastest(paths, |_| true),
+            SendKind::Reinject { already_on } => {
+                fastest(paths, |p| !already_on.contains(p.id)).or_else(|| fastest(paths, |_| true))
+            }
+        };
+        match chosen {
+            Some(p) => Selection::Send {
+                path: p.id,
+                copies: PathMask::EMPTY,
+                burst_bytes: p.free_bytes().min(self.burst_cap_bytes).max(p.mss),
+            },
+            None => Selection::None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::test_path;
+    use crate::units::SubflowId;
+
+    fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
+        let mut s = build(&SchedConfig::default()).unwrap();
+        match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+            Selection::Send { path, .. } => Some(path.0),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn b6_let_picks_b_at_375_over_a_at_250_pkts_per_s() {
+        let a = test_path(0, 40, 10, 8);
+        let b = test_path(1, 80, 30, 20);
+        assert!((a.cwnd_rate_pkts_per_s() - 250.0).abs() < 1e-9);
+        assert!((b.cwnd_rate_pkts_per_s() - 375.0).abs() < 1e-9);
+        assert_eq!(pick(&[a, b], SendKind::Fresh), Some(1));
+    }
+
+    #[test]
+    fn b6_lrf_picks_a_in_the_same_vector() {
+        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
+        let mut lrf = crate::sched::lrf::build(&SchedConfig::default()).unwrap();
+        let got = lrf.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), &paths);
+        assert!(
+            matches!(
+                got,
+                Selection::Send {
+                    path: SubflowId(0),
+                    ..
+                }
+            ),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn ties_go_to_lower_srtt_then_lower_id_and_full_subflows_are_skipped() {
+        // 20 pkts / 80 ms = 10 pkts / 40 ms = 250 pkt/s.
+        let paths = [test_path(0, 80, 20, 0), test_path(1, 40, 10, 0)];
+        assert_eq!(pick(&paths, SendKind::Fresh), Some(1));
+        let paths = [test_path(0, 40, 10, 0), test_path(1, 40, 10, 0)];
+        assert_eq!(pick(&paths, SendKind::Fresh), Some(0));
+        let paths = [test_path(0, 40, 100, 0), test_path(1, 40, 10, 10)];
+        assert_eq!(pick(&paths, SendKind::Fresh), Some(0));
+        let paths = [test_path(0, 40, 100, 100), test_path(1, 40, 10, 10)];
+        assert_eq!(pick(&paths, SendKind::Fresh), None);
+    }
+
+    #[test]
+    fn reinjection_prefers_a_subflow_that_did_not_carry_it() {
+        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
+        let on_b = SendKind::Reinject {
+            already_on: PathMask::single(SubflowId(1)),
+        };
+        assert_eq!(pick(&paths, on_b), Some(0));
+    }
+}

@@ -1,0 +1,104 @@
+//! LPC, largest packet credits (ALGORITHMS.md B6, seed 002): send on the *available* subflow
+//! with the most free window, cwnd − inflight (− bytes already queued on it), i.e. the one
+//! that can take the most packets right now. [PROP] Ties go to the lower SRTT, then the
+//! lower id. If none is available, send nothing until an ACK or timer (`Selection::None`).
+//!
+//! A reinjection prefers, by the same rule, a subflow that has not carried the data yet,
+//! and falls back to any available subflow (B2's net effect, as LRF does here).
+//!
+//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+
+use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind};
+use crate::cc::RegistryError;
+use crate::units::{Instant, PathMask};
+
+pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    Ok(Box::new(Lpc {
+        burst_cap_bytes: cfg.burst_bytes,
+    }))
+}
+
+pub struct Lpc {
+    burst_cap_bytes: u64,
+}
+
+/// The available subflow with the largest free window among those passing `keep`.
+fn most_credits(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
+    paths
+        .iter()
+        .filter(|p| p.is_available() && keep(p))
+        .min_by_key(|p| (std::cmp::Reverse(p.free_bytes()), p.srtt, p.id))
+}
+
+impl Scheduler for Lpc {
+    fn name(&self) -> &'static str {
+        "lpc"
+    }
+
+    fn select(
+        &mut self,
+        _now: Instant,
+        kind: SendKind,
+        _conn: &ConnView,
+        paths: &[PathView],
+    ) -> Selection {
+        let chosen = match kind {
+            SendKind::Fresh => most_credits(paths, |_| true),
+            SendKind::Reinject { already_on } => {
+                most_credits(paths, |p| !already_on.contains(p.id))
+                    .or_else(|| most_credits(paths, |_| true))
+            }
+        };
+        match chosen {
+            Some(p) => Selection::Send {
+                path: p.id,
+                copies: PathMask::EMPTY,
+                burst_bytes: p.free_bytes().min(self.burst_cap_bytes).max(p.mss),
+            },
+            None => Selection::None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::test_path;
+    use crate::units::SubflowId;
+
+    fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
+        let mut s = build(&SchedConfig::default()).unwrap();
+        match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+            Selection::Send { path, .. } => Some(path.0),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn b6_lpc_picks_b_with_10_free_over_a_with_2() {
+        // A = (cwnd 10, inflight 8, 40 ms), B = (30, 20, 80 ms).
+        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
+        assert_eq!(pick(&paths, SendKind::Fresh), Some(1));
+    }
+
+    #[test]
+    fn ties_go_to_lower_srtt_then_lower_id_and_full_subflows_are_skipped() {
+        let paths = [test_path(0, 80, 10, 5), test_path(1, 40, 10, 5)];
+        assert_eq!(pick(&paths, SendKind::Fresh), Some(1));
+        let paths = [test_path(0, 40, 10, 5), test_path(1, 40, 10, 5)];
+        assert_eq!(pick(&paths, SendKind::Fresh), Some(0));
+        let paths = [test_path(0, 40, 10, 10), test_path(1, 40, 1, 1)];
+        assert_eq!(pick(&paths, SendKind::Fresh), None);
+    }
+
+    #[test]
+    fn reinjection_prefers_a_subflow_that_did_not_carry_it() {
+        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
+        let on_b = SendKind::Reinject {
+            already_on: PathMask::single(SubflowId(1)),
+        };
+        assert_eq!(pick(&paths, on_b), Some(0));
+        let a_full = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 20)];
+        assert_eq!(pick(&a_full, on_b), Some(1));
+    }
+}

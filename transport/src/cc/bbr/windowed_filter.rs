@@ -13,6 +13,9 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Extreme {
     Max,
+    /// Not used by BBR v1 (RTprop is a plain min with a stamp, as in Linux); kept for the
+    /// coupled/model-based CCs of the next issue.
+    #[cfg_attr(not(test), allow(dead_code))]
     Min,
 }
 
@@ -28,12 +31,22 @@ pub struct WindowedFilter {
     kind: Extreme,
     window: u64,
     samples: [Sample; 3],
+    /// False until the first sample (a min filter must not report the initial 0).
+    has_sample: bool,
 }
 
 impl WindowedFilter {
     pub fn new(kind: Extreme, window: u64) -> WindowedFilter {
-        let zero = Sample { time: 0, value: 0.0 };
-        WindowedFilter { kind, window, samples: [zero; 3] }
+        let zero = Sample {
+            time: 0,
+            value: 0.0,
+        };
+        WindowedFilter {
+            kind,
+            window,
+            samples: [zero; 3],
+            has_sample: false,
+        }
     }
 
     /// Current windowed extreme (0 before any sample).
@@ -45,6 +58,7 @@ impl WindowedFilter {
     pub fn reset(&mut self, time: u64, value: f64) {
         let s = Sample { time, value };
         self.samples = [s; 3];
+        self.has_sample = true;
     }
 
     fn better_or_equal(&self, a: f64, b: f64) -> bool {
@@ -58,7 +72,8 @@ impl WindowedFilter {
     pub fn update(&mut self, time: u64, value: f64) -> f64 {
         let new = Sample { time, value };
         // A new best, or nothing left in the window: restart from this sample.
-        if self.better_or_equal(value, self.samples[0].value)
+        if !self.has_sample
+            || self.better_or_equal(value, self.samples[0].value)
             || time.saturating_sub(self.samples[2].time) > self.window
         {
             self.reset(time, value);
@@ -109,7 +124,11 @@ mod tests {
         assert_eq!(f.update(0, 5.0), 5.0);
         assert_eq!(f.update(1, 9.0), 9.0);
         for t in 2..=11 {
-            assert_eq!(f.update(t, 4.0), 9.0, "peak from round 1 kept through round {t}");
+            assert_eq!(
+                f.update(t, 4.0),
+                9.0,
+                "peak from round 1 kept through round {t}"
+            );
         }
         // round 12: the peak from round 1 is older than 10 rounds
         assert!(f.update(12, 4.0) < 9.0);
