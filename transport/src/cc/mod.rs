@@ -174,6 +174,10 @@ pub trait SubflowCc: Send {
     fn bw_estimate(&self) -> Option<Bandwidth> {
         None
     }
+    /// ssthresh if the algorithm has one (BLEST reads it); override when `snapshot` is costly.
+    fn ssthresh_bytes(&self) -> Option<u64> {
+        self.snapshot().ssthresh_bytes
+    }
     fn snapshot(&self) -> CcSnapshot;
 }
 
@@ -214,6 +218,9 @@ pub trait CongestionController: Send {
     fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth>;
     fn phase(&self, sf: SubflowId) -> CcPhase;
     fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth>;
+    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+        self.snapshot(sf).ssthresh_bytes
+    }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot;
 }
 
@@ -424,6 +431,9 @@ impl<T: SubflowCc> CongestionController for Uncoupled<T> {
     }
     fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
         self.get(sf).bw_estimate()
+    }
+    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+        self.get(sf).ssthresh_bytes()
     }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
         self.get(sf).snapshot()

@@ -344,10 +344,7 @@ pub fn build(name: &str, cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, Regist
 }
 
 /// Lowest SRTT among `paths` passing `keep`; ties go to the lower id ([PROP] B1).
-pub fn lowest_srtt(
-    paths: &[PathView],
-    keep: impl Fn(&PathView) -> bool,
-) -> Option<&PathView> {
+pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
     paths
         .iter()
         .filter(|p| keep(p))
