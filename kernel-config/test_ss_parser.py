@@ -57,3 +57,27 @@ def test_rates_with_units_and_bad_lines() -> None:
         parse_ss("\tinfo before socket\n")
     with pytest.raises(ValueError, match="cannot read socket line"):
         parse_ss("garbage\n")
+
+
+def test_sampler_tags_destroy_events_with_what_earlier_samples_saw() -> None:
+    import io
+    import json
+
+    from kernel_config.sampler import SubflowSampler
+
+    out = io.StringIO()
+    sampler = SubflowSampler(out, t0_ns=0, port=9000)
+    sampler.write(parse_ss((FIXTURES / "ss-tinH-mptcp.txt").read_text()), final=False)
+    destroyed = (FIXTURES / "ss-tinEH-destroy.txt").read_text()
+    destroyed = destroyed.replace("10.1.1.2:39164", "10.1.1.2:58938")  # seen before: MPTCP
+    sampler.write(parse_ss(destroyed), final=True)
+    lines = [json.loads(text) for text in out.getvalue().splitlines()]
+    assert [(x["path"], x["final"], x["mptcp"]) for x in lines] == [
+        ("lte", False, True),
+        ("wifi", False, True),
+        ("wifi", True, True),  # token and CC carried over from the sample
+        ("lte", True, None),  # never sampled: unknown
+    ]
+    assert lines[2]["conn"] == "c89b94eb" and lines[2]["cc_state"] == "bbr"
+    assert lines[3]["conn"] == "10.1.2.2:9000-10.2.1.2:48183"
+    assert all(x["src"] == "kernel-ss" and x["event"] == "subflow" for x in lines)
