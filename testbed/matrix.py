@@ -163,6 +163,9 @@ def _finish_trial(run: _Running, progress: Progress) -> dict:
             "subflows_with_data": None,
         }
         write_json_atomically(run.trial_dir / "result.json", result)
+        # It could not tear down (e.g. SIGKILL): its state file names what it left.
+        for line in sweep_stale():
+            print(f"removed {line}", file=sys.stderr)
     progress.durations_s.append(time.monotonic() - run.started)
     if result.get("status") == "ok":
         progress.done += 1

@@ -197,3 +197,47 @@ def test_mixed_transport_list_gives_none_its_control_trial():
         "control__none__-__-__none__v0__r0__s1",
         "control__tcp-wifi__cubic__-__dashjs__v60__r0__s1",
     ]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rfind(")") + 2 :].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.netns
+@needs_root
+def test_trial_killed_mid_way_is_recorded_as_failed_and_cleaned_up(tmp_path):
+    repo = make_fake_repo(tmp_path)
+    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="60")
+    run_dir = tmp_path / "run"
+    trial_dir = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
+    proc = _matrix(repo, "--out", str(run_dir), env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            log = trial_dir / "testbed.jsonl"
+            events = log.read_text() if log.exists() else ""
+            if "probe-server" in events:
+                break
+            time.sleep(0.1)
+        names = set(json.loads((trial_dir / "trial.json").read_text())["namespaces"].values())
+        (trial_pid,) = _children(proc.pid)
+        os.kill(trial_pid, signal.SIGKILL)  # no chance to tear down
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    result = json.loads((trial_dir / "result.json").read_text())
+    assert result["status"] == "failed" and "signal SIGKILL" in result["reason"]
+    from test_topology_fakes import namespaces
+
+    assert not names & namespaces()  # the matrix swept what the killed trial left
