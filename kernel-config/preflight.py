@@ -30,17 +30,20 @@ def reasons(
     is_root = os.geteuid() == 0 if is_root is None else is_root
     have_mptcpize = shutil.which("mptcpize") is not None if have_mptcpize is None else have_mptcpize
     found: list[str] = []
-    tcp_cc = caps["tcp_cc"]
-    available_cc = tcp_cc["available"]
+    # caps may be the orchestrator's minimal fallback dict (testbed.env.kernel_caps) when the
+    # probe itself failed: read it defensively.
+    tcp_cc = caps.get("tcp_cc", {})
+    available_cc = tcp_cc.get("available", [])
     if cc not in available_cc:
         found.append(
             f"--transport {transport} --cc {cc}: this kernel offers congestion controls:"
             f" {' '.join(available_cc) or 'none'}"
         )
-    elif cc not in tcp_cc["allowed"] and not is_root:
+    elif cc not in tcp_cc.get("allowed", available_cc) and not is_root:
         found.append(
             f"--transport {transport} --cc {cc}: {cc} is not on"
-            f" net.ipv4.tcp_allowed_congestion_control ({' '.join(tcp_cc['allowed'])}) and only"
+            f" net.ipv4.tcp_allowed_congestion_control ({' '.join(tcp_cc.get('allowed', []))})"
+            " and only"
             " root can add it for the trial"
         )
     if transport != "kernel":
@@ -50,8 +53,8 @@ def reasons(
                 " use --sched -"
             )
         return found
-    mptcp = caps["mptcp"]
-    situation = caps["situation"]
+    mptcp = caps.get("mptcp", {})
+    situation = caps.get("situation") or ("upstream" if mptcp.get("present") else "no-mptcp")
     if situation == "no-mptcp":
         found.append("--transport kernel: this kernel has no MPTCP (no net.mptcp sysctls)")
         return found
@@ -59,11 +62,11 @@ def reasons(
         found.append(
             "--transport kernel: out-of-tree MPTCP 0.9x kernel (net.mptcp.mptcp_enabled);"
             " the per-trial set-up uses upstream MPTCP (ip mptcp, net.mptcp.scheduler)."
-            f" Its schedulers are {' '.join(mptcp['available_schedulers']) or 'unknown'};"
+            f" Its schedulers are {' '.join(mptcp.get('available_schedulers', [])) or 'unknown'};"
             " see kernel-config/README.md"
         )
         return found
-    available_sched = mptcp["available_schedulers"]
+    available_sched = mptcp.get("available_schedulers", [])
     if sched in NO_SCHEDULER:
         found.append(
             f"--transport kernel needs --sched; this kernel offers schedulers:"

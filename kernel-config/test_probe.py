@@ -132,3 +132,14 @@ def test_preflight_refuses_out_of_tree_and_non_root_cubic() -> None:
     upstream = caps_of("upstream-6.18.json")
     found = preflight.reasons("tcp-wifi", "cubic", "-", upstream, is_root=False)
     assert found and "only root can add it" in found[0]
+
+
+def test_preflight_reads_the_orchestrators_minimal_fallback_caps() -> None:
+    minimal = {
+        "mptcp": {"present": True, "enabled": True, "available_schedulers": ["default"]},
+        "tcp_cc": {"available": ["reno", "bbr", "cubic"]},
+    }
+    ok = preflight.reasons("kernel", "bbr", "default", minimal, is_root=True, have_mptcpize=True)
+    assert ok == []
+    bad = preflight.reasons("kernel", "bbr", "rr", minimal, is_root=True, have_mptcpize=True)
+    assert bad == ["--transport kernel --sched rr: this kernel offers schedulers: default"]
