@@ -101,9 +101,18 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | str | None:
 
 def with_unstarted_trials(summary: pd.DataFrame, manifest: dict | str | None) -> pd.DataFrame:
     """Add a row (status incomplete) for every trial run.json plans that has no folder yet,
-    so an interrupted run's summary shows what is missing."""
+    so an interrupted run's summary shows what is missing; fill the spec of folders that
+    have no trial.json."""
     if not isinstance(manifest, dict):
         return summary
+    planned = dict(zip(manifest.get("trials", []), manifest.get("specs", []), strict=False))
+    summary = summary.copy()
+    for index, trial_id in summary["trial_id"].items():
+        spec = planned.get(trial_id)
+        if isinstance(spec, dict) and pd.isna(summary.at[index, "scenario"]):
+            # a folder without trial.json (interrupted at once): its spec from run.json
+            for column in SPEC_COLUMNS[2:]:
+                summary.at[index, column] = spec.get(column, math.nan)
     present = set(summary["trial_id"].astype(str))
     missing = []
     for trial_id, spec in zip(manifest.get("trials", []), manifest.get("specs", []), strict=False):

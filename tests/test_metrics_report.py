@@ -133,6 +133,16 @@ def test_report_renders_in_chromium_without_console_errors_and_screenshots(
     assert png.stat().st_size > 20_000
 
 
+def test_folder_without_trial_json_gets_its_spec_from_run_json(tmp_path: Path) -> None:
+    run = Path(shutil.copytree(RUN_SMALL, tmp_path / "run"))
+    (run / "trials" / INCOMPLETE / "trial.json").unlink()
+    build(run)
+    row = pd.read_csv(run / "summary.csv").set_index("trial_id").loc[INCOMPLETE]
+    assert (row["status"], row["reason"]) == ("incomplete", "no result.json: interrupted")
+    assert (row["cc"], row["sched"], row["rep"]) == ("bbr", "rr", 1)
+    assert "no trial.json" in row["invalid_reason"]
+
+
 def test_scenario_with_only_invalid_trials_is_shown_with_a_warning(tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(RUN_SMALL / "trials" / INVALID, run / "trials" / INVALID)
