@@ -1,4 +1,4 @@
-"""Command line: python -m metrics report|screenshot|check|summary ... (see --help)."""
+"""Command line: python -m metrics report|screenshot|check|summary|timeseries (see --help)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("report_html", type=Path)
     summary = commands.add_parser("summary", help="print one trial's summary row as JSON")
     summary.add_argument("trial_dir", type=Path)
+    series = commands.add_parser(
+        "timeseries", help="PNG of one trial over time: throughput, cwnd, buffer, stalls"
+    )
+    series.add_argument("trial_dir", type=Path)
+    series.add_argument("png", type=Path)
     args = parser.parse_args(argv)
 
     if args.command == "report":
@@ -61,6 +66,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "screenshot":
             print(args.png)
         return 0 if result.ok else 1
+    if args.command == "timeseries":
+        from metrics import plots
+        from metrics.tables import path_intervals_table, samples_table, stalls_table
+
+        if not is_trial_dir(args.trial_dir):
+            print(f"metrics timeseries: {args.trial_dir}: no trial.json there", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        trial = read_trial(args.trial_dir, strict=False)
+        for error in trial.errors:
+            print(f"metrics timeseries: {error}", file=sys.stderr)
+        figure = plots.timeseries_figure(
+            path_intervals_table([trial]),
+            samples_table([trial]),
+            stalls_table([trial]),
+            trial.trial_id,
+        )
+        figure.savefig(args.png, dpi=100, bbox_inches="tight")
+        print(args.png)
+        return 0
     if args.command == "summary":
         from metrics.tables import summary_table
 

@@ -150,3 +150,19 @@ def test_scenario_with_only_invalid_trials_is_shown_with_a_warning(tmp_path: Pat
     assert "No valid trial in this scenario" in page
     assert page.count("data:image/png;base64,") == EXPECTED_IMAGES
     assert pd.read_csv(run / "aggregate.csv").empty  # the numbers on file stay counted-only
+
+
+def test_cli_timeseries_of_one_trial(tmp_path: Path) -> None:
+    png = tmp_path / "trial.png"
+    known = Path(__file__).parent / "fixtures" / "trial-known"
+    done = subprocess.run(
+        [sys.executable, "-m", "metrics", "timeseries", str(known), str(png)],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    missing = subprocess.run(
+        [sys.executable, "-m", "metrics", "timeseries", str(tmp_path / "none"), str(png)],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "no trial.json" in missing.stderr
