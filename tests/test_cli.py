@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_topology_fakes import REPO, make_fake_repo, needs_root
+from test_topology_fakes import REPO, make_fake_repo, needs_root, stop_gently
 
 from testbed.spec import TrialSpec
 
@@ -171,8 +171,7 @@ def test_ctrl_c_then_rerun_finishes_only_the_missing_trials(tmp_path):
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=90)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        stop_gently(proc)
     assert proc.returncode == 130, err
     assert "Re-run the same command to resume" in err
     assert not (second / "result.json").exists()
@@ -233,8 +232,7 @@ def test_trial_killed_mid_way_is_recorded_as_failed_and_cleaned_up(tmp_path):
         os.kill(trial_pid, signal.SIGKILL)  # no chance to tear down
         _out, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        stop_gently(proc)
     assert proc.returncode == 1, err
     result = json.loads((trial_dir / "result.json").read_text())
     assert result["status"] == "failed" and "signal SIGKILL" in result["reason"]

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_topology_fakes import REPO, make_fake_repo, namespaces, needs_root
+from test_topology_fakes import REPO, make_fake_repo, namespaces, needs_root, stop_gently
 
 from testbed.supervisor import proc_start_ticks
 from testbed.topology import STATE_DIR, namespace_names, sweep_stale
@@ -68,8 +68,7 @@ def test_signal_to_topology_owner_leaves_nothing(tmp_path, signum):
         proc.send_signal(signum)
         assert proc.wait(30) == 130
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        stop_gently(proc)
     assert not names & namespaces()
     assert not any(_alive(p) for p in pids)
     assert not (STATE_DIR / f"{info['hex6']}.json").exists()
@@ -122,8 +121,7 @@ def test_sigint_to_running_trial_leaves_nothing(tmp_path, emulator):
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 130
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        stop_gently(proc)
     assert not names & namespaces()
     assert not any(_alive(p) for p in pids)
     assert not (trial_dir / "result.json").exists()  # unfinished: a re-run redoes it

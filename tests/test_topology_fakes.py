@@ -9,6 +9,7 @@ set it exits with status 3 after that many seconds (a crashing emulator).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -45,3 +46,16 @@ def make_fake_repo(root: Path) -> Path:
 def namespaces() -> set[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def stop_gently(proc: subprocess.Popen) -> None:
+    """After a failed assertion: SIGINT first, so the orchestrator under test still tears
+    down (and stops its trial processes); SIGKILL only if it does not exit in time."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
