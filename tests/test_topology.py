@@ -47,10 +47,11 @@ c.sendall(b"x" * nbytes); c.close()
 @pytest.fixture(scope="module")
 def topo(tmp_path_factory):
     with Topology.create(tmp_path_factory.mktemp("topo")) as t:
-        sink = t.spawn("server", "sink", [sys.executable, "-c", TCP_SINK])
-        deadline = time.monotonic() + 10
-        while "ready" not in sink.stdout_path.read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        for role in ("server", "client"):
+            sink = t.spawn(role, f"sink-{role}", [sys.executable, "-c", TCP_SINK])
+            deadline = time.monotonic() + 10
+            while "ready" not in sink.stdout_path.read_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
         yield t
 
 
@@ -136,11 +137,13 @@ def test_forwarded_packets_are_mtu_sized(topo):
     # With TSO/GSO/GRO on, the router would forward 64 KB super-packets.
     _counter_rules(topo, [["-m", "length", "--length", "1501:65535"],
                           ["-m", "length", "--length", "1400:1500"]])  # fmt: skip
-    for src in ("10.1.1.2", "10.2.1.2"):
+    for src in ("10.1.1.2", "10.2.1.2"):  # up, on each path
         topo.run("client", [sys.executable, "-c", TCP_SEND, src, "10.1.2.2", "5000000"])
+    for dst in ("10.1.1.2", "10.2.1.2"):  # down, on each path
+        topo.run("server", [sys.executable, "-c", TCP_SEND, "0.0.0.0", dst, "5000000"])
     oversized, full_sized = _counters(topo)
     assert oversized == 0
-    assert full_sized >= 2 * 5_000_000 // 1500 * 0.9
+    assert full_sized >= 4 * 5_000_000 // 1500 * 0.9
 
 
 def test_supervised_process_logs_and_early_exit(topo):
