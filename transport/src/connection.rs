@@ -808,7 +808,9 @@ impl Connection {
                 Frame::Ack(a) => self.on_ack_frame(id, now, &a),
                 Frame::DataAck { data_ack, window } => self.on_data_ack(data_ack, window),
                 Frame::Data { dsn, fin, payload } => {
-                    self.subflows[id.index()].counters.data_pkts_received_total += 1;
+                    let c = &mut self.subflows[id.index()].counters;
+                    c.data_pkts_received_total += 1;
+                    c.data_bytes_received_total += payload.len() as u64;
                     self.on_data(dsn, fin, payload)
                 }
                 Frame::Ping => {}
@@ -1543,7 +1545,7 @@ impl Connection {
             self.window_update_pending = false;
             return Some(self.send_control(i, now, buf, Control::Ack));
         }
-        if self.sched_dirty || self.subflows.iter().any(|s| s.queue.is_empty()) {
+        if self.sched_dirty {
             self.schedule(now);
         }
         // Data: the sendable subflow with the earliest pacing release. Stale queue entries
@@ -1680,6 +1682,10 @@ impl Connection {
             self.write_ack_frames(i, now, &mut w, true);
         }
         let total = w.len();
+        if self.subflows[i].queue.is_empty() {
+            // Room may have opened for the scheduler to place more.
+            self.sched_dirty = true;
+        }
         let retrans = q.kind != QueuedKind::Fresh;
         self.record_sent(i, now, h.pn, total, true, Some(c), retrans);
         let s = &mut self.subflows[i];

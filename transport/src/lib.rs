@@ -11,6 +11,7 @@ pub mod pacer;
 pub mod ranges;
 pub mod rng;
 pub mod rtt;
+pub mod runtime;
 pub mod sched;
 pub mod sim;
 pub mod subflow;

@@ -89,6 +89,7 @@ pub struct SubflowCounters {
     pub sched_picks_total: u64,
     pub data_bytes_sent_total: u64,
     pub data_pkts_received_total: u64,
+    pub data_bytes_received_total: u64,
     pub rto_total: u64,
     pub tlp_total: u64,
     pub spurious_losses_total: u64,

@@ -16,8 +16,16 @@ fn paths() -> Vec<SimPath> {
     let wifi = LinkSpec::bdp_queue(Bandwidth::from_mbps(50.0), Duration::from_millis(20), 0.01);
     let lte = LinkSpec::bdp_queue(Bandwidth::from_mbps(20.0), Duration::from_millis(40), 0.02);
     vec![
-        SimPath { name: "wifi".into(), up: wifi, down: wifi },
-        SimPath { name: "lte".into(), up: lte, down: lte },
+        SimPath {
+            name: "wifi".into(),
+            up: wifi,
+            down: wifi,
+        },
+        SimPath {
+            name: "lte".into(),
+            up: lte,
+            down: lte,
+        },
     ]
 }
 
@@ -26,8 +34,11 @@ fn every_cc_and_scheduler_is_byte_exact_over_lossy_paths() {
     let mut failures = Vec::new();
     for cc_name in cc::names() {
         for sched_name in sched::names() {
-            let cfg =
-                Config { cc: cc_name.into(), sched: sched_name.into(), ..Config::default() };
+            let cfg = Config {
+                cc: cc_name.into(),
+                sched: sched_name.into(),
+                ..Config::default()
+            };
             let mut pair = Pair::new(cfg.clone(), cfg, &paths(), 7);
             let spec = TransferSpec {
                 request_bytes: 20_000,
@@ -41,7 +52,13 @@ fn every_cc_and_scheduler_is_byte_exact_over_lossy_paths() {
             let per_path: Vec<String> = server
                 .subflow_stats()
                 .iter()
-                .map(|s| format!("{}={:.1}MB", s.name, s.counters.data_bytes_sent_total as f64 / 1e6))
+                .map(|s| {
+                    format!(
+                        "{}={:.1}MB",
+                        s.name,
+                        s.counters.data_bytes_sent_total as f64 / 1e6
+                    )
+                })
                 .collect();
             println!(
                 "{cc_name:>8} × {sched_name:<10} exact+clean={} goodput={:.2} Mbit/s t={:.1}s {} reinjected={:.2}MB",
@@ -52,10 +69,16 @@ fn every_cc_and_scheduler_is_byte_exact_over_lossy_paths() {
                 server.counters().reinjected_bytes_total as f64 / 1e6,
             );
             if !r.is_byte_exact_and_clean() || r.response_bytes_received != RESPONSE_BYTES {
-                failures.push(format!("{cc_name}×{sched_name}: {:?} close {:?}/{:?} bytes {}",
-                    r.outcome, r.client_close, r.server_close, r.response_bytes_received));
+                failures.push(format!(
+                    "{cc_name}×{sched_name}: {:?} close {:?}/{:?} bytes {}",
+                    r.outcome, r.client_close, r.server_close, r.response_bytes_received
+                ));
             }
         }
     }
-    assert!(failures.is_empty(), "failed pairs:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "failed pairs:\n{}",
+        failures.join("\n")
+    );
 }
