@@ -250,6 +250,8 @@ def run_matrix(
         f"{len(pending)} to run, {jobs} at a time",
         flush=True,
     )
+    if not pending:
+        print("nothing to run: every trial has a result; for a fresh run give --out <new name>")
     running: list[_Running] = []
     try:
         while pending or running:
