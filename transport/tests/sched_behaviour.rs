@@ -1,0 +1,170 @@
+//! Scheduler behaviour (ALGORITHMS.md B1, B4-B7), checked two ways:
+//! * an invariant over random snapshots: no scheduler assigns data (or a copy) to a subflow
+//!   whose inflight has reached cwnd, or that is not established or in RTO-Loss;
+//! * the simulator (`mptransport::sim`): LPC moves traffic to the path with more free window
+//!   than LRF does; TP-STY stays on the faster Wi-Fi where GR-STY switches to LTE.
+//!
+//! Run: `cargo test --release --test sched_behaviour -- --nocapture` (prints the shares).
+
+use std::time::Duration;
+
+use mptransport::connection::Config;
+use mptransport::sched::{self, ConnView, PathView, SchedConfig, Selection, SendKind};
+use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
+use mptransport::units::PathMask;
+use mptransport::{Bandwidth, Instant};
+
+/// xorshift64 for reproducible random snapshots.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn random_path(rng: &mut Xorshift, id: u8) -> PathView {
+    let cwnd_pkts = 1 + rng.below(40);
+    let inflight_pkts = rng.below(cwnd_pkts + 3).min(cwnd_pkts + 1);
+    let mut p = sched::test_path(id, 5 + rng.below(150), cwnd_pkts, inflight_pkts);
+    p.established = rng.below(10) != 0;
+    p.in_rto_loss = rng.below(10) == 0;
+    p.queued_bytes = if rng.below(4) == 0 {
+        rng.below(3 * p.mss)
+    } else {
+        0
+    };
+    p
+}
+
+#[test]
+fn no_scheduler_ever_assigns_to_a_subflow_without_room() {
+    let conn = ConnView {
+        unsent_bytes: 1 << 20,
+        ..ConnView::default()
+    };
+    for name in sched::names() {
+        let mut s = sched::build(name, &SchedConfig::default()).unwrap();
+        let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut sends = 0;
+        for i in 0..20_000u64 {
+            let n = 1 + rng.below(3) as u8;
+            let paths: Vec<PathView> = (0..n).map(|id| random_path(&mut rng, id)).collect();
+            let kind = if i % 5 == 0 {
+                SendKind::Reinject {
+                    already_on: PathMask(rng.below(1 << n) as u8),
+                }
+            } else {
+                SendKind::Fresh
+            };
+            if let Selection::Send {
+                path,
+                copies,
+                burst_bytes,
+            } = s.select(Instant::from_nanos(i * 1000), kind, &conn, &paths)
+            {
+                sends += 1;
+                assert!(burst_bytes > 0, "{name}: empty burst");
+                for id in copies.with(path).iter() {
+                    let p = paths.iter().find(|p| p.id == id).unwrap();
+                    assert!(p.is_available(), "{name} chose {id} without room: {p:?}");
+                }
+            }
+        }
+        assert!(
+            sends > 5_000,
+            "{name} sent only {sends} times in 20 000 decisions"
+        );
+    }
+}
+
+fn sim_path(name: &str, mbps: f64, one_way_ms: u64) -> SimPath {
+    let link = LinkSpec::bdp_queue(
+        Bandwidth::from_mbps(mbps),
+        Duration::from_millis(one_way_ms),
+        0.0,
+    );
+    SimPath {
+        name: name.into(),
+        up: link,
+        down: link,
+    }
+}
+
+/// Runs a 4 MB response over `paths` with `sched` (and `cc`) on both ends, the server
+/// accepting at most `send_buffer_bytes` not yet data-acked; returns the share of response
+/// data bytes the server sent on each path.
+fn shares(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) -> Vec<f64> {
+    let cfg = Config {
+        cc: cc.into(),
+        sched: sched_name.into(),
+        ..Config::default()
+    };
+    let server_cfg = Config {
+        send_buffer_bytes,
+        ..cfg.clone()
+    };
+    let mut pair = Pair::new(cfg, server_cfg, paths, 5);
+    let spec = TransferSpec {
+        request_bytes: 1000,
+        response_bytes: 4_000_000,
+        seed: 9,
+        max_steps: 5_000_000,
+        max_time: Duration::from_secs(120),
+    };
+    let r = run_transfer(&mut pair, &spec);
+    assert!(r.is_byte_exact_and_clean(), "{cc} × {sched_name}: {r:?}");
+    let server = pair.server.as_ref().unwrap();
+    let bytes: Vec<u64> = server
+        .subflow_stats()
+        .iter()
+        .map(|s| s.counters.data_bytes_sent_total)
+        .collect();
+    let total: u64 = bytes.iter().sum();
+    let out: Vec<f64> = bytes.iter().map(|b| *b as f64 / total as f64).collect();
+    println!(
+        "{cc:>6} × {sched_name:<7} goodput {:6.2} Mbit/s  shares {:?}",
+        r.response_goodput_bps() / 1e6,
+        out.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>()
+    );
+    out
+}
+
+#[test]
+fn lpc_moves_traffic_to_the_path_with_more_free_window() {
+    // Equal rates; LTE's 4× longer RTT lets its window grow 4× larger. The sender may have
+    // only 256 kB unacknowledged, less than both paths could carry: LRF fills Wi-Fi first,
+    // LPC gives each burst to the subflow with the most free window, so LTE carries more.
+    let paths = [sim_path("wifi", 20.0, 10), sim_path("lte", 20.0, 40)];
+    for cc in ["reno", "cubic", "bbr"] {
+        let lrf = shares(cc, "lrf", &paths, 256 << 10);
+        let lpc = shares(cc, "lpc", &paths, 256 << 10);
+        assert!(
+            lpc[1] > lrf[1] + 0.2,
+            "{cc}: LTE share LPC {:.3} vs LRF {:.3}",
+            lpc[1],
+            lrf[1]
+        );
+    }
+}
+
+#[test]
+fn tp_sty_stays_on_wifi_where_gr_sty_switches() {
+    // Wi-Fi is both nearer and faster: its cwnd/SRTT stays above LTE's, so TP-STY waits for
+    // it when it is full, while GR-STY moves to LTE each time.
+    let paths = [sim_path("wifi", 20.0, 10), sim_path("lte", 10.0, 40)];
+    for cc in ["reno", "cubic", "bbr"] {
+        let gr = shares(cc, "gr-sty", &paths, 16 << 20);
+        let tp = shares(cc, "tp-sty", &paths, 16 << 20);
+        assert!(tp[0] > 0.9, "{cc}: TP-STY Wi-Fi share {:.3}", tp[0]);
+        assert!(
+            gr[1] > tp[1] + 0.1,
+            "{cc}: LTE share GR {:.3} vs TP {:.3}",
+            gr[1],
+            tp[1]
+        );
+    }
+}
