@@ -239,3 +239,31 @@ def test_trial_killed_mid_way_is_recorded_as_failed_and_cleaned_up(tmp_path):
     from test_topology_fakes import namespaces
 
     assert not names & namespaces()  # the matrix swept what the killed trial left
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        '{"cc": ["reno", "bbr"], "sched": ["lrf", "rr"], "sched_aliases": {"minrtt": "lrf"}}',
+        "cc: reno, bbr\nsched: lrf rr\n",
+    ],
+)
+def test_mpproxy_list_is_read_as_json_or_text(tmp_path, listing):
+    from testbed.env import mpproxy_names
+
+    fake = tmp_path / "mpproxy"
+    fake.write_text(f"#!/bin/sh\ncat <<'END'\n{listing}\nEND\n")
+    fake.chmod(0o755)
+    assert mpproxy_names(fake) == (["reno", "bbr"], ["lrf", "rr"])
+    assert mpproxy_names(tmp_path / "missing") is None
+
+
+def test_transport_names_fall_back_to_kernel_lists():
+    from testbed import transports
+
+    caps = {"tcp_cc": {"available": ["reno", "cubic"]}, "mptcp": {"available_schedulers": ["x"]}}
+    assert transports.names("none", REPO, caps) == (["-"], ["-"])
+    ccs, scheds = transports.names("tcp-lte", REPO, caps)
+    assert ccs == ["reno", "cubic"] and scheds == ["-"]
+    with pytest.raises(transports.TransportUnavailable, match="unknown transport 'quic'"):
+        transports.get("quic")
