@@ -286,6 +286,16 @@ def run_trial(
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
         events.write("error", reason=reason, traceback=traceback.format_exc())
+    if reason is not None and ctx is not None:
+        # A helper that crashed first (nginx, mpproxy) often explains the failure better
+        # than the error that ended the trial (the player's).
+        crashed = [
+            why
+            for proc in ctx.topo.processes
+            if proc.returncode not in (0, None) and (why := proc.died_early()) and why not in reason
+        ]
+        if crashed:
+            reason += "; also: " + "; ".join(crashed)
 
     result = {
         "schema": 1,
