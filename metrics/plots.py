@@ -68,8 +68,24 @@ def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
     ax.set_ylim(bottom=0)
     ax.set_xticks(x, groups)
     ax.set_xlabel("congestion control")
-    ax.legend(title="scheduler", fontsize="small", ncols=min(len(scheds), 6))
     ax.grid(axis="y", alpha=0.3)
+
+
+def scheduler_legend(figure: Figure, axes: list[Axes]) -> None:
+    """One legend for the whole figure, below the panels, so it never hides a bar."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    if handles:
+        figure.legend(
+            list(handles.values()),
+            list(handles),
+            title="scheduler",
+            loc="outside lower center",
+            ncols=min(len(handles), 8),
+            fontsize="small",
+        )
 
 
 def _no_data(ax: Axes, text: str) -> None:
@@ -87,6 +103,7 @@ def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
     grouped_bars(right, rows, "dropped_frames", "dropped frames per session")
     right.set_title("(b) dropped frames")
     figure.suptitle(f"{scenario}: video performance (mean, 95% CI)")
+    scheduler_legend(figure, [left, right])
     return figure
 
 
@@ -101,6 +118,7 @@ def transmission_figure(agg: pd.DataFrame, scenario: str, paths: list[str]) -> F
         grouped_bars(axes[1][column], rows, f"retrans_pkts_{path}", "packets retransmitted")
         axes[1][column].set_title(f"{path}: retransmissions")
     figure.suptitle(f"{scenario}: transmission per path (mean, 95% CI)")
+    scheduler_legend(figure, [ax for row in axes for ax in row])
     return figure
 
 
