@@ -236,3 +236,17 @@ def test_loss_on_wifi_shows_retransmissions_on_the_wifi_subflow(
     assert result["per_path"]["wifi"]["pkts_retrans"] > 0
     assert result["per_path"]["wifi"]["bytes_retrans"] > 0
     assert result["subflows_with_data"] == 2
+
+
+def test_scratch_namespace_tries_agree_with_the_kernel_config() -> None:
+    """Kernels without /proc/config.gz are probed by trying; here both ways must agree."""
+    from kernel_config import capabilities, probe
+
+    raw = probe.collect(try_features=False)
+    if raw["config_text"] is None:
+        pytest.skip("no kernel config on this machine to compare with")
+    from_config = capabilities.parse(raw)["features"]
+    tries = probe._scratch_tries()
+    for name, present in tries.items():
+        assert from_config[name]["present"] == present, name
+    assert set(tries) >= {"sch_netem", "sch_fq", "sch_htb", "sch_tbf", "nfqueue", "xt_statistic"}
