@@ -47,8 +47,11 @@ impl StatsLog {
         if let Value::Object(f) = fields {
             m.extend(f);
         }
-        let _ = serde_json::to_writer(&mut *out, &Value::Object(m));
-        let _ = out.write_all(b"\n");
+        // Serialise the whole line first: the buffer then only ever reaches the file in whole
+        // lines, so a reader never sees half a line while we run.
+        let mut line = serde_json::to_vec(&Value::Object(m)).unwrap_or_default();
+        line.push(b'\n');
+        let _ = out.write_all(&line);
     }
 
     pub fn flush(&mut self) {

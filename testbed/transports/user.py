@@ -1,0 +1,160 @@
+"""Transport `user`: the testbed's own multipath transport, `mpproxy` (transport/, CONTRACTS §7).
+
+    player ──TCP──► mpproxy client ══ UDP subflow per path (wifi, lte) ══► mpproxy server ──TCP──► nginx
+    (client ns, 127.0.0.1:8080)                                            (server ns)   (127.0.0.1:8080)
+
+start() starts nginx on loopback in the server namespace, then `mpproxy server` on both
+server addresses and `mpproxy client` on 127.0.0.1:8080 in the client namespace (one subflow
+per path, bound to the path's client address, so the router sends it over that path), and
+returns Endpoint("127.0.0.1", 8080). Both write transport-{client,server}.jsonl (§5.2).
+finish() counts the paths that carried stream data and marks the trial invalid if fewer than
+configured did (a multipath result that is really single-path must not be counted).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from testbed.spec import TrialSpec
+from testbed.transports import MPPROXY_BINARY, Endpoint
+
+SERVER_LISTEN = ["10.1.2.2:4433", "10.2.2.2:4433"]
+CLIENT_PATHS = ["wifi=10.1.1.2:10.1.2.2:4433", "lte=10.2.1.2:10.2.2.2:4433"]
+PATH_NAMES = [p.split("=", 1)[0] for p in CLIENT_PATHS]
+LOOPBACK_PORT = 8080
+READY_TIMEOUT_S = 10.0
+LIST_TIMEOUT_S = 20.0
+
+
+def list_names(binary: Path) -> dict | None:
+    """`mpproxy --list` as a dict {"cc": [...], "sched": [...], "sched_aliases": {...}}."""
+    if not binary.is_file():
+        return None
+    try:
+        done = subprocess.run(
+            [str(binary), "--list"], capture_output=True, text=True, timeout=LIST_TIMEOUT_S
+        )
+        data = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    if not isinstance(data, dict) or "cc" not in data or "sched" not in data:
+        return None
+    return data
+
+
+def names(repo: Path, caps: dict) -> tuple[list[str], list[str]]:
+    """CC and scheduler names mpproxy offers (aliases such as minrtt are not repeated)."""
+    data = list_names(Path(repo) / MPPROXY_BINARY)
+    if data is None:
+        return [], []
+    return list(data["cc"]), list(data["sched"])
+
+
+def preflight(spec: TrialSpec, caps: dict, repo: Path | None = None) -> list[str]:
+    repo = Path(repo) if repo else Path(__file__).resolve().parents[2]
+    binary = repo / MPPROXY_BINARY
+    data = list_names(binary)
+    if data is None:
+        return [
+            f"{MPPROXY_BINARY} is missing or `--list` failed; build it with "
+            "`cd transport && cargo build --release` (scripts/setup.sh does)"
+        ]
+    reasons = []
+    if spec.cc not in data["cc"]:
+        reasons.append(f"mpproxy has no cc '{spec.cc}'; valid: {', '.join(data['cc'])}")
+    scheds = list(data["sched"]) + list(data.get("sched_aliases", {}))
+    if spec.sched not in scheds:
+        reasons.append(f"mpproxy has no scheduler '{spec.sched}'; valid: {', '.join(scheds)}")
+    if spec.player == "none":
+        reasons.append("transport user carries video; player must be dashjs or gstreamer")
+    return reasons
+
+
+def _wait_started(proc: object, stats: Path, name: str) -> None:
+    """mpproxy writes its `start` line once its sockets are bound."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        poll = getattr(proc, "poll", None)
+        if poll is not None and poll() is not None:
+            raise RuntimeError(f"{name} exited at start-up; see logs/{name}.stderr")
+        if stats.is_file() and '"event":"start"' in stats.read_text():
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"{name} did not start within {READY_TIMEOUT_S} s; see logs/{name}.stderr")
+
+
+def mpproxy_argv(ctx, role: str) -> list[str]:  # ctx: testbed.trial.TrialContext
+    spec = ctx.spec
+    binary = str(Path(ctx.repo) / MPPROXY_BINARY)
+    common = ["--cc", spec.cc, "--sched", spec.sched, "--t0-ns", str(ctx.t0_ns),
+              "--seed", str(spec.seed)]  # fmt: skip
+    if role == "server":
+        return [binary, "server", "--listen", ",".join(SERVER_LISTEN),
+                "--forward", f"127.0.0.1:{LOOPBACK_PORT}",
+                "--stats", str(Path(ctx.dir) / "transport-server.jsonl"), *common]  # fmt: skip
+    paths = [arg for p in CLIENT_PATHS for arg in ("--path", p)]
+    return [binary, "client", "--listen", f"127.0.0.1:{LOOPBACK_PORT}", *paths,
+            "--stats", str(Path(ctx.dir) / "transport-client.jsonl"), *common]  # fmt: skip
+
+
+def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
+    if ctx.content_dir is not None:
+        from server import nginx
+
+        nginx.start(ctx, [f"127.0.0.1:{LOOPBACK_PORT}"], ctx.content_dir, mptcp=False)
+    for role in ("server", "client"):
+        name = f"mpproxy-{role}"
+        proc = ctx.spawn(role, name, mpproxy_argv(ctx, role))
+        _wait_started(proc, Path(ctx.dir) / f"transport-{role}.jsonl", name)
+    return Endpoint("127.0.0.1", LOOPBACK_PORT)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Lines of a JSON Lines file; a malformed line is an error naming file and line."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                # The last line may be cut by the process being stopped mid-write.
+                raise ValueError(f"{path}:{number}: malformed JSON line: {exc}") from exc
+    return rows
+
+
+def data_bytes_per_path(trial_dir: Path) -> dict[str, int]:
+    """Stream bytes each path carried: per (side, connection, path) the last `subflow` line's
+    data_bytes_received_total, summed over connections and both sides."""
+    last: dict[tuple[str, int, str], int] = {}
+    for side in ("client", "server"):
+        path = Path(trial_dir) / f"transport-{side}.jsonl"
+        if not path.is_file():
+            continue
+        for row in read_jsonl(path):
+            if row.get("event") == "subflow":
+                key = (side, int(row["conn"]), str(row["path"]))
+                last[key] = int(row.get("data_bytes_received_total", 0))
+    totals: dict[str, int] = {}
+    for (_side, _conn, name), value in last.items():
+        totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def finish(ctx) -> None:  # ctx: testbed.trial.TrialContext
+    try:
+        totals = data_bytes_per_path(Path(ctx.dir))
+    except ValueError as exc:
+        ctx.mark_invalid(f"user: {exc}")
+        return
+    carried = [name for name in PATH_NAMES if totals.get(name, 0) > 0]
+    ctx.subflows_with_data = len(carried)
+    if len(carried) < len(PATH_NAMES):
+        detail = ", ".join(f"{n}={totals.get(n, 0)} B" for n in PATH_NAMES)
+        ctx.mark_invalid(
+            f"user: only {len(carried)} of {len(PATH_NAMES)} subflows carried data ({detail})"
+        )
