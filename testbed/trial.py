@@ -29,7 +29,7 @@ from pathlib import Path
 from testbed import transports
 from testbed.env import collect_env, kernel_caps
 from testbed.spec import TrialSpec
-from testbed.supervisor import EventLog, Process
+from testbed.supervisor import EventLog, Process, terminate_all
 from testbed.topology import (
     Interrupted,
     Topology,
@@ -257,23 +257,24 @@ def run_trial(
                 events.write("phase", phase="running")
                 endpoint = transport.start(ctx)
                 watchdog.check()
-                try:
-                    if spec.player != "none":
-                        from testbed.players import run_player
+                if spec.player != "none":
+                    from testbed.players import run_player
 
-                        run_player(ctx, endpoint, content_dir)
-                    elif spec.transport == "none":
-                        from testbed.probe import run_control
+                    run_player(ctx, endpoint, content_dir)
+                elif spec.transport == "none":
+                    from testbed.probe import run_control
 
-                        run_control(ctx)
-                except Exception:
-                    watchdog.check()  # the watchdog's reason explains this error better
-                    raise
+                    run_control(ctx)
                 watchdog.check()
                 transport.finish(ctx)
                 watchdog.check()
+            except Exception:
+                watchdog.check()  # the watchdog's reason explains this error better
+                raise
             finally:
                 watchdog.stop()
+            # Everything else first, the emulator last (its exit status is checked).
+            terminate_all([p for p in topo.processes if not p.critical])
             code = emulator.terminate()
             if code not in (0, None):
                 ctx.mark_invalid(f"emulator exited with status {code} when stopped")
