@@ -25,11 +25,13 @@ from metrics.tables import (
     SPEC_COLUMNS,
     path_intervals_table,
     samples_table,
+    segments_table,
     stalls_table,
     summary_table,
 )
 
 SUMMARY_CSV = "summary.csv"
+TABLES_DIR = "tables"  # stalls, segments, samples, path_intervals as .csv.gz
 AGGREGATE_CSV = "aggregate.csv"
 REPORT_HTML = "report.html"
 RUN_JSON = "run.json"  # optional: the orchestrator's record of the run's command and matrix
@@ -80,12 +82,26 @@ def build(run_dir: Path) -> Path:
     summary.to_csv(run_dir / SUMMARY_CSV, index=False)
     agg = aggregate(summary)
     agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
-    page = render_html(run_dir, trials, summary, agg, manifest)
+    tables = {
+        "stalls": stalls_table(trials),
+        "segments": segments_table(trials),
+        "samples": samples_table(trials),
+        "path_intervals": path_intervals_table(trials),
+    }
+    write_tables(run_dir / TABLES_DIR, tables)
+    page = render_html(run_dir, trials, summary, agg, tables, manifest)
     report = run_dir / REPORT_HTML
     partial = report.with_name(REPORT_HTML + ".partial")
     partial.write_text(page, encoding="utf-8")
     partial.replace(report)  # never a half-written report
     return report
+
+
+def write_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
+    """The tidy event and interval tables, for analysis without code: <name>.csv.gz."""
+    folder.mkdir(exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(folder / f"{name}.csv.gz", index=False, compression="gzip")
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | str | None:
@@ -160,6 +176,7 @@ def render_html(
     trials: list[Trial],
     summary: pd.DataFrame,
     agg: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
     manifest: dict[str, Any] | str | None = None,
 ) -> str:
     run_name = run_dir.resolve().name
@@ -178,9 +195,7 @@ def render_html(
         _spec_section(summary, manifest),
     ]
     scenarios = sorted(str(s) for s in summary["scenario"].dropna().unique())
-    intervals = path_intervals_table(trials)
-    samples = samples_table(trials)
-    stalls = stalls_table(trials)
+    intervals, samples, stalls = (tables[k] for k in ("path_intervals", "samples", "stalls"))
     paths = _paths(summary)
     for scenario in scenarios:
         parts.append(f"<h2>Scenario {_e(scenario)}</h2>")
@@ -224,8 +239,9 @@ def render_html(
     parts.append(_table(summary[shown]))
     parts.append(
         f"<p>Every column of every trial is in <code>{SUMMARY_CSV}</code>; the means and "
-        f"confidence intervals in <code>{AGGREGATE_CSV}</code>; definitions in "
-        "docs/METRICS.md.</p>"
+        f"confidence intervals in <code>{AGGREGATE_CSV}</code>; every stall, segment, player "
+        f"sample and 100 ms path interval in <code>{TABLES_DIR}/*.csv.gz</code>; definitions "
+        "in docs/METRICS.md.</p>"
     )
     parts.append(_environment_section(trials))
     parts.append("</body></html>")

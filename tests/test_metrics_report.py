@@ -61,6 +61,20 @@ def test_summary_csv_has_every_trial_with_reasons(built_run: Path) -> None:
         assert column in summary.columns
 
 
+def test_tidy_tables_are_written(built_run: Path) -> None:
+    stalls = pd.read_csv(built_run / "tables" / "stalls.csv.gz")
+    assert len(stalls) == 1 + 3 + 0 + 1 + 1 + 0 + 1  # the stalls of the 7 trial folders
+    assert stalls["duration_ms"].sum() == 500 + 1000 + 1000 + 2000 + 750
+    intervals = pd.read_csv(built_run / "tables" / "path_intervals.csv.gz")
+    # trials x paths x 11 intervals: emulator lines end 0.1..1.0 s; transport samples,
+    # stamped 1 ns after each 100 ms, fall into the intervals ending 0.2..1.1 s
+    assert len(intervals) == 7 * 2 * 11
+    assert intervals["cwnd_bytes"].isna().sum() == 7 * 2  # 0.1 s: no transport sample yet
+    assert set(intervals["path"]) == {"wifi", "lte"}
+    samples = pd.read_csv(built_run / "tables" / "samples.csv.gz")
+    assert len(samples) == 7 * 16 - 1  # the killed trial's last sample line is cut: reported
+
+
 def test_report_is_self_contained_and_lists_problems(built_run: Path) -> None:
     page = (built_run / "report.html").read_text()
     problems = page[page.index('id="problems"') : page.index("Run specification")]
