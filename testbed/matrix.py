@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernel_config.host_cc import HostAllowedCC
 from testbed.env import git_commit
 from testbed.spec import TrialSpec, scenario_label
 from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
@@ -231,6 +232,9 @@ def run_matrix(
         return 2
     for line in sweep_stale():
         print(f"removed stale {line}", file=sys.stderr)
+    # A crashed kernel-mode trial may also have left a CC on the host's allowed list.
+    for cc in HostAllowedCC().sweep():
+        print(f"restored host allowed CCs: removed stale {cc}", file=sys.stderr)
     _write_run_manifest(run_dir, specs, repo, argv)
 
     progress = Progress(total=len(specs))
