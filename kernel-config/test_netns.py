@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from kernel_config import mptcp_setup, verify
 from kernel_config.host_cc import HostAllowedCC
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from kernel_config import capabilities, preflight
 from kernel_config.probe import format_text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from kernel_config.sampler import subflow_line
 from kernel_config.ss_parser import parse_rate_bps, parse_ss
 

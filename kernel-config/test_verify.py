@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kernel_config import verify
 
 FIXTURES = Path(__file__).parent / "fixtures"

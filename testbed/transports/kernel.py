@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from kernel_config import preflight as kernel_preflight
 from kernel_config import trial_session
-
 from testbed.spec import TrialSpec
 from testbed.transports import Endpoint
 

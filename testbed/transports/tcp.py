@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from kernel_config import preflight as kernel_preflight
 from kernel_config import trial_session
-
 from testbed.spec import NOT_APPLICABLE, TrialSpec
 from testbed.transports import Endpoint
 
