@@ -498,7 +498,8 @@ def path_intervals_table(trials: Iterable[Trial]) -> pd.DataFrame:
     directions), queue_pkts_down and sojourn_mean_ms_down. From the data sender's
     transport samples (server, else kernel ss, else client): cwnd_bytes (sum over
     connections of each one's last sample in the interval), srtt_ms (mean over
-    connections) and sent_bps (growth of bytes_sent_total over the interval).
+    connections) and sent_bps (sum over subflows of each one's sending rate since its
+    previous sample, from bytes_sent_total; NaN for first samples).
     """
     frames = []
     for trial in trials:
@@ -583,19 +584,23 @@ def _subflow_intervals(trial: Trial) -> pd.DataFrame:
     )
     rows = _subflow_keys(rows[rows["side"] == side].sort_values("t_ns"))
     rows["t_s"] = interval_end_s(rows["t_ns"])
+    # Sending rate of each subflow since its previous sample (samples may be 100 ms or,
+    # for kernel ss, 150 ms apart); NaN for a subflow's first sample.
+    by_subflow = rows.groupby(["path", "conn", "subflow"])
+    elapsed_s = by_subflow["t_ns"].diff() / NS_PER_S
+    rows["sent_bps"] = by_subflow["bytes_sent_total"].diff() * 8 / elapsed_s.where(elapsed_s > 0)
     per_conn = rows.groupby(["trial_id", "t_s", "path", "conn", "subflow"], as_index=False).agg(
         cwnd_bytes=("cwnd_bytes", "last"),
         srtt_ms=("srtt_ms", "mean"),
-        sent_total=("bytes_sent_total", "last"),
+        sent_bps=("sent_bps", "last"),
     )
-    per_conn = per_conn.sort_values("t_s")
-    # Growth of the cumulative counter since the subflow's previous sample.
-    by_subflow = per_conn.groupby(["path", "conn", "subflow"])["sent_total"]
-    per_conn["sent_bytes"] = by_subflow.diff().fillna(per_conn["sent_total"])
-    per_path = per_conn.groupby(["trial_id", "t_s", "path"], as_index=False).agg(
+    return per_conn.groupby(["trial_id", "t_s", "path"], as_index=False).agg(
         cwnd_bytes=("cwnd_bytes", "sum"),
         srtt_ms=("srtt_ms", "mean"),
-        sent_bytes=("sent_bytes", "sum"),
+        sent_bps=("sent_bps", _sum_or_missing),
     )
-    per_path["sent_bps"] = per_path["sent_bytes"] * 8 / (INTERVAL_NS / NS_PER_S)
-    return per_path.drop(columns="sent_bytes")
+
+
+def _sum_or_missing(values: pd.Series) -> float:
+    """Sum, but NaN (not 0) when every value is missing."""
+    return float(values.sum(min_count=1))
