@@ -6,7 +6,7 @@ Tables (one observation per row):
 * `segments_table`:  one row per downloaded segment.
 * `samples_table`:   one row per player sample (buffer level, bitrate on screen).
 * `path_totals_table`: one row per trial, path and direction (emulator counters).
-* `subflow_totals_table`: one row per trial, side, connection and path (transport counters).
+* `subflow_totals_table`: one row per trial, side, connection, path and subflow (counters).
 * `path_intervals_table`: one row per trial, 100 ms interval and path.
 * `probes_table`:    one row per control-transfer probe (transport none).
 
