@@ -2,7 +2,9 @@
 //! * an invariant over random snapshots: no scheduler assigns data (or a copy) to a subflow
 //!   whose inflight has reached cwnd, or that is not established or in RTO-Loss;
 //! * the simulator (`mptransport::sim`): LPC moves traffic to the path with more free window
-//!   than LRF does; TP-STY stays on the faster Wi-Fi where GR-STY switches to LTE.
+//!   than LRF does; TP-STY stays on the faster Wi-Fi where GR-STY switches to LTE; redundant
+//!   sends every byte on both of two equal paths and keeps the faster path's goodput when
+//!   the other is slow.
 //!
 //! Run: `cargo test --release --test sched_behaviour -- --nocapture` (prints the shares).
 
@@ -68,9 +70,22 @@ fn no_scheduler_ever_assigns_to_a_subflow_without_room() {
             {
                 sends += 1;
                 assert!(burst_bytes > 0, "{name}: empty burst");
-                for id in copies.with(path).iter() {
-                    let p = paths.iter().find(|p| p.id == id).unwrap();
-                    assert!(p.is_available(), "{name} chose {id} without room: {p:?}");
+                let view = |id| paths.iter().find(|p| p.id == id).unwrap();
+                assert!(
+                    view(path).is_available(),
+                    "{name} chose {path} without room"
+                );
+                for id in copies.iter() {
+                    let p = view(id);
+                    if name == "redundant" {
+                        // Copies may wait in a full subflow's queue, one window at most.
+                        assert!(p.established && !p.in_rto_loss && p.queued_bytes < p.cwnd_bytes);
+                    } else {
+                        assert!(
+                            p.is_available(),
+                            "{name} copied to {id} without room: {p:?}"
+                        );
+                    }
                 }
             }
         }
@@ -94,10 +109,9 @@ fn sim_path(name: &str, mbps: f64, one_way_ms: u64) -> SimPath {
     }
 }
 
-/// Runs a 4 MB response over `paths` with `sched` (and `cc`) on both ends, the server
-/// accepting at most `send_buffer_bytes` not yet data-acked; returns the share of response
-/// data bytes the server sent on each path.
-fn shares(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) -> Vec<f64> {
+/// Response goodput (Mbit/s) and data bytes sent per path for a 4 MB response, the server
+/// accepting at most `send_buffer_bytes` not yet data-acked.
+fn run(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) -> (f64, Vec<u64>) {
     let cfg = Config {
         cc: cc.into(),
         sched: sched_name.into(),
@@ -118,16 +132,21 @@ fn shares(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64)
     let r = run_transfer(&mut pair, &spec);
     assert!(r.is_byte_exact_and_clean(), "{cc} × {sched_name}: {r:?}");
     let server = pair.server.as_ref().unwrap();
-    let bytes: Vec<u64> = server
+    let bytes = server
         .subflow_stats()
         .iter()
         .map(|s| s.counters.data_bytes_sent_total)
         .collect();
+    (r.response_goodput_bps() / 1e6, bytes)
+}
+
+/// Share of the response data bytes sent on each path (see [`run`]).
+fn shares(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) -> Vec<f64> {
+    let (goodput_mbps, bytes) = run(cc, sched_name, paths, send_buffer_bytes);
     let total: u64 = bytes.iter().sum();
     let out: Vec<f64> = bytes.iter().map(|b| *b as f64 / total as f64).collect();
     println!(
-        "{cc:>6} × {sched_name:<7} goodput {:6.2} Mbit/s  shares {:?}",
-        r.response_goodput_bps() / 1e6,
+        "{cc:>6} × {sched_name:<7} goodput {goodput_mbps:6.2} Mbit/s  shares {:?}",
         out.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>()
     );
     out
@@ -165,6 +184,30 @@ fn tp_sty_stays_on_wifi_where_gr_sty_switches() {
             "{cc}: LTE share GR {:.3} vs TP {:.3}",
             gr[1],
             tp[1]
+        );
+    }
+}
+
+#[test]
+fn redundant_sends_everything_everywhere_at_the_best_paths_pace() {
+    for cc in ["cubic", "bbr"] {
+        // Two equal paths: both carry (nearly) every byte of the 4 MB response.
+        let equal = [sim_path("wifi", 20.0, 20), sim_path("lte", 20.0, 20)];
+        let (goodput, bytes) = run(cc, "redundant", &equal, 16 << 20);
+        println!("{cc:>6} × redundant equal paths: {goodput:.2} Mbit/s, sent {bytes:?}");
+        for b in &bytes {
+            assert!(*b as f64 > 0.95 * 4e6, "{cc}: a path sent only {b} B");
+        }
+        // LTE 4× slower: goodput stays near Wi-Fi's alone (LRF on Wi-Fi only as reference).
+        let unequal = [sim_path("wifi", 20.0, 20), sim_path("lte", 5.0, 20)];
+        let (goodput, bytes) = run(cc, "redundant", &unequal, 16 << 20);
+        let (wifi_only, _) = run(cc, "lrf", &unequal[..1], 16 << 20);
+        println!(
+            "{cc:>6} × redundant 20+5: {goodput:.2} Mbit/s (Wi-Fi alone {wifi_only:.2}), sent {bytes:?}"
+        );
+        assert!(
+            goodput > 0.9 * wifi_only,
+            "{cc}: {goodput:.2} vs Wi-Fi alone {wifi_only:.2}"
         );
     }
 }

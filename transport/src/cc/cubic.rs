@@ -251,12 +251,6 @@ impl Cubic {
         self.cwnd_bytes / self.mss_bytes as f64
     }
 
-    pub fn ssthresh_bytes(&self) -> Option<u64> {
-        self.ssthresh_bytes
-            .is_finite()
-            .then_some(self.ssthresh_bytes as u64)
-    }
-
     /// W_max in packets (0 = none).
     pub fn w_max_pkts(&self) -> f64 {
         self.w_max_pkts
@@ -492,6 +486,12 @@ impl SubflowCc for Cubic {
 
     fn phase(&self) -> CcPhase {
         self.phase
+    }
+
+    fn ssthresh_bytes(&self) -> Option<u64> {
+        self.ssthresh_bytes
+            .is_finite()
+            .then_some(self.ssthresh_bytes as u64)
     }
 
     fn snapshot(&self) -> CcSnapshot {
