@@ -1357,14 +1357,13 @@ impl Connection {
                 return;
             }
             self.refresh_views();
-            let free_total: u64 = self
-                .views
-                .iter()
-                .filter(|v| v.established)
-                .map(|v| v.free_bytes())
-                .sum();
+            // Bound pre-assignment: never more queued than one window per subflow plus a
+            // burst (window schedulers such as LRF stay far below; AR&P-style pre-assignment
+            // cannot grow without limit).
+            let cwnd_total: u64 =
+                self.views.iter().filter(|v| v.established).map(|v| v.cwnd_bytes).sum();
             let queued_total: u64 = self.subflows.iter().map(|s| s.queued_bytes).sum();
-            if queued_total > free_total + self.cfg.sched_config.burst_bytes {
+            if queued_total > cwnd_total + self.cfg.sched_config.burst_bytes {
                 return;
             }
             let kind = match reinject_head {

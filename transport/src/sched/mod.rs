@@ -19,7 +19,7 @@
 //!   queue when its cwnd and pacer allow. Assigning to a subflow that is not available is
 //!   allowed (pre-assignment, as AR&P does); those bytes show as `queued_bytes` in the next
 //!   views. The core stops asking while the bytes queued on all subflows exceed the sum of
-//!   their free windows plus one burst (bounded queues).
+//!   their congestion windows plus one burst (bounded queues).
 //! * [`Selection::Wait`] — deliberately send nothing although a subflow is free (STY, BLEST,
 //!   ECF, AR&P); counted. [`Selection::None`] — nothing is available; not counted.
 //!
