@@ -207,12 +207,23 @@ def run_session(
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     seen: dict[int, int] = {}
-    while True:
-        tree_cpu_ticks(proc.pid, seen)
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        time.sleep(0.25)
+    try:
+        while True:
+            tree_cpu_ticks(proc.pid, seen)
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.25)
+    except BaseException:
+        # Interrupted: stop the player (its own SIGTERM handler closes Chromium) before the
+        # namespaces go, so nothing is left running.
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall_s = time.monotonic() - start
     log.close()

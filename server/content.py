@@ -109,6 +109,7 @@ def content_params(
         "gop_frames": GOP_FRAMES,
         "codec": "h264",
         "x264_preset": X264_PRESET,
+        "b_frames": 0,
         "source": (
             {"kind": "file", "name": input_file.name, "sha256": _file_sha256(input_file)}
             if input_file
@@ -182,6 +183,11 @@ def ffmpeg_argv(
         "-keyint_min",
         str(GOP_FRAMES),
         "-sc_threshold",
+        "0",
+        # No B-frames: with them the fMP4 timeline starts at the composition offset (2 frames),
+        # the buffered media ends 0.067 s before the MPD duration, and dash.js 5.2.1's gap
+        # jumper loops at the end of the stream instead of ending (seen on this machine).
+        "-bf",
         "0",
         # x264 GOPs are closed unless open-gop is asked for; force the IDR at every boundary.
         "-force_key_frames",

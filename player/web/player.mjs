@@ -145,9 +145,23 @@ function shortOfData() {
   return true;
 }
 
+// Within this much of the end, with everything buffered, a wait means the stream is over.
+const END_OF_STREAM_S = 0.25;
+
 function onWaiting() {
   const now = performance.now();
-  if (stalls.stalled || decodeStalls.stalled) return;
+  if (stalls.stalled || decodeStalls.stalled || state.ended) return;
+  const remainingS = video.duration - video.currentTime;
+  if (remainingS < END_OF_STREAM_S && !shortOfData()) {
+    // dash.js can loop at the very end (its gap jumper seeks to a duration the media does not
+    // reach) instead of firing 'ended': the video is over, say so and end the session.
+    emit({
+      event: "error",
+      message: `playback waiting ${remainingS.toFixed(3)} s before the end; treated as ended`,
+    });
+    onEnded();
+    return;
+  }
   if (shortOfData()) {
     stalls.waiting(now, video.currentTime);
   } else {
