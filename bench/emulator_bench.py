@@ -68,9 +68,10 @@ def load_average() -> list[float]:
     return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS_PER_S  # utime + stime
+    return int(fields[11]) / CLOCK_TICKS_PER_S, int(fields[12]) / CLOCK_TICKS_PER_S
 
 
 def endpoints(path: str, direction: str) -> tuple[str, str, str, str]:
@@ -189,12 +190,9 @@ class Bench:
             server.wait(10)
             result = json.loads(client.stdout_path.read_text())
             mss = result["start"].get("tcp_mss_default") or 1448
-            goodputs = [
-                iv["sum"]["bits_per_second"]
-                for iv in result["intervals"]
-                if iv["sum"]["start"] >= skip_s
-            ]
-            goodput = float(np.mean(goodputs))
+            # Whole intervals after slow start; the last one may be a short remainder.
+            steady = [iv["sum"] for iv in result["intervals"][:-1] if iv["sum"]["start"] >= skip_s]
+            goodput = sum(iv["bytes"] * 8 for iv in steady) / sum(iv["seconds"] for iv in steady)
             return {
                 "goodput_bps": goodput,
                 "mss_bytes": mss,
@@ -249,7 +247,9 @@ def emulator_rate_bps(log: Path, path: str, skip_s: float, until_s: float) -> fl
 
 def run(work: Path, tick_us: int, quick: bool) -> dict:
     results: dict = {
-        "command": "bench/emulator.sh" + (f" --tick-us {tick_us}" if tick_us else ""),
+        "command": "bench/emulator.sh"
+        + (f" --tick-us {tick_us}" if tick_us != 250 else "")
+        + (" --quick" if quick else ""),
         "configured": {"rate_bps": RATE_BPS, "delay_ms": DELAY_MS},
         "tick_us": tick_us,
         "load_average_start": load_average(),
@@ -327,7 +327,9 @@ def run(work: Path, tick_us: int, quick: bool) -> dict:
         rates = {p: f() for p, f in iperfs.items()}
         bench.stop_emulator()
         results["cpu_2x100"] = {
-            "core_fraction": (cpu1 - cpu0) / (t1 - t0),
+            "core_fraction": (sum(cpu1) - sum(cpu0)) / (t1 - t0),
+            "user_fraction": (cpu1[0] - cpu0[0]) / (t1 - t0),
+            "system_fraction": (cpu1[1] - cpu0[1]) / (t1 - t0),
             "window_s": round(t1 - t0, 2),
             "ip_rate_bps": {p: r["ip_rate_bps"] for p, r in rates.items()},
         }
@@ -437,7 +439,7 @@ def table(r: dict) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tick-us", type=int, default=0, help="linkemu --tick-us (default 0)")
+    parser.add_argument("--tick-us", type=int, default=250, help="linkemu --tick-us (default 250)")
     parser.add_argument("--out", type=Path, default=REPO / "bench/emulator.json",
                         help="result JSON (default bench/emulator.json)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=REPO / "results/bench-emulator",

@@ -47,10 +47,11 @@ struct Args {
     /// NFQUEUE number of wifi/up; wifi/down, lte/up, lte/down follow.
     #[arg(long = "queue-base", default_value_t = 0)]
     queue_base: u16,
-    /// Release timer granularity in µs: 0 releases each packet at its exact
-    /// due time; N > 0 rounds timer wake-ups up to a multiple of N µs (fewer
-    /// wake-ups, up to N µs extra delay). Arrivals are always read at once.
-    #[arg(long = "tick-us", default_value_t = 0)]
+    /// Minimum time between two passes of the loop, in µs. 0: wake for every
+    /// arrival and every release. N > 0: sparse packets are still handled on
+    /// time, dense ones in batches at most N µs late (less CPU under load).
+    /// Arrival times come from the kernel's receive stamps either way.
+    #[arg(long = "tick-us", default_value_t = 250)]
     tick_us: u64,
     /// Only check the scenario, print the links, and exit (0 valid, 2 invalid).
     #[arg(long)]
@@ -74,6 +75,56 @@ fn install_signal_handlers() {
             libc::sigaction(sig, &action, std::ptr::null_mut());
         }
     }
+}
+
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Opens a socket that asks for receive timestamps: while one exists, the
+/// kernel stamps every received packet, and NFQUEUE passes the stamp on
+/// (NFQA_TIMESTAMP), so arrivals are timed when they reached the router,
+/// not when we read them. Kept open for the whole run.
+fn enable_kernel_rx_timestamps() -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls; the fd is owned by the returned OwnedFd.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return None;
+        }
+        let owned = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let one: libc::c_int = 1;
+        let rc = libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &one as *const _ as *const libc::c_void,
+            4,
+        );
+        (rc == 0).then_some(owned)
+    }
+}
+
+/// Sleeps `sleep_ns`, or less if a packet arrives on `wake_on` (or a signal comes).
+fn sleep_for(wake_on: Option<std::os::fd::RawFd>, sleep_ns: u64) {
+    let timeout = libc::timespec {
+        tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
+    };
+    let mut pfd = libc::pollfd {
+        fd: wake_on.unwrap_or(-1),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd (a negative fd is ignored) and timespec.
+    unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
 }
 
 fn main() -> ExitCode {
@@ -166,17 +217,33 @@ fn run(
     let mut next_stats_ns = interval_ns;
     let mut arrivals = Vec::with_capacity(1024);
     let mut last_accept: [Option<u32>; 4] = [None; 4];
+    let mut arrivals_total = 0u64;
+    let mut arrivals_stamped = 0u64;
+    let _stamping = enable_kernel_rx_timestamps();
     while !STOP.load(Ordering::SeqCst) {
         arrivals.clear();
         nfq.recv_batch(&mut arrivals)
             .map_err(|e| format!("reading NFQUEUE failed: {e}"))?;
         let now_ns = monotonic_ns().saturating_sub(start_ns);
+        let pass_start_ns = now_ns;
+        // Kernel receive stamps are CLOCK_REALTIME: map them onto virtual time.
+        let realtime_minus_virtual_ns = realtime_ns() as i64 - now_ns as i64;
         for p in &arrivals {
             let Some(index) = p.queue.checked_sub(args.queue_base).filter(|&i| i < 4) else {
                 nfq.drop_packet(p.queue, p.packet_id);
                 continue;
             };
-            let verdict = links[index as usize].enqueue(p.packet_id as u64, p.bytes, now_ns);
+            arrivals_total += 1;
+            // The link clamps an arrival to its own clock, so a stamp a little
+            // older than the link's last event is harmless.
+            let arrival_ns = match p.rx_realtime_ns {
+                Some(rx) => {
+                    arrivals_stamped += 1;
+                    (rx as i64 - realtime_minus_virtual_ns).clamp(0, now_ns as i64) as u64
+                }
+                None => now_ns,
+            };
+            let verdict = links[index as usize].enqueue(p.packet_id as u64, p.bytes, arrival_ns);
             if let Verdict::Dropped(_) = verdict {
                 nfq.drop_packet(p.queue, p.packet_id);
             }
@@ -225,30 +292,28 @@ fn run(
                 next_stats_ns += interval_ns;
             }
         }
-        let mut wake_ns = links
-            .iter()
-            .filter_map(|l| l.next_release_bound())
-            .min()
-            .unwrap_or(u64::MAX);
-        if tick_ns > 0 && wake_ns != u64::MAX {
-            wake_ns = wake_ns.div_ceil(tick_ns) * tick_ns;
-        }
-        wake_ns = wake_ns.min(next_stats_ns);
+        let release_ns = links.iter().filter_map(|l| l.next_release_bound()).min();
         let now_ns = monotonic_ns().saturating_sub(start_ns);
-        if wake_ns > now_ns {
-            let sleep_ns = wake_ns - now_ns;
-            let timeout = libc::timespec {
-                tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
-                tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
-            };
-            let mut pfd = libc::pollfd {
-                fd: nfq.fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd and timespec.
-            unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
+        let wake_ns = release_ns.unwrap_or(u64::MAX).min(next_stats_ns);
+        // Tick mode: at most one pass per tick. Sparse packets are still read
+        // and released on time; dense ones are handled in batches, at most one
+        // tick late (arrival times stay exact: they come from kernel stamps).
+        let mut now_ns = now_ns;
+        let earliest_next_pass_ns = pass_start_ns + tick_ns;
+        if now_ns < earliest_next_pass_ns {
+            sleep_for(None, earliest_next_pass_ns - now_ns);
+            now_ns = monotonic_ns().saturating_sub(start_ns);
         }
+        if wake_ns > now_ns {
+            sleep_for(Some(nfq.fd()), wake_ns - now_ns);
+        }
+    }
+    if arrivals_total > 0 && arrivals_stamped < arrivals_total {
+        eprintln!(
+            "linkemu: {} of {arrivals_total} packets had no kernel receive stamp \
+             (timed on reading instead)",
+            arrivals_total - arrivals_stamped
+        );
     }
     let end_ns = monotonic_ns();
     for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {

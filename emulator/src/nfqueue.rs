@@ -22,6 +22,7 @@ const NFQNL_MSG_CONFIG: u16 = 2;
 const NFQNL_MSG_VERDICT_BATCH: u16 = 3;
 const NFQA_PACKET_HDR: u16 = 1;
 const NFQA_VERDICT_HDR: u16 = 2;
+const NFQA_TIMESTAMP: u16 = 4;
 const NFQA_PAYLOAD: u16 = 10;
 const NFQA_CAP_LEN: u16 = 13;
 const NFQA_CFG_CMD: u16 = 1;
@@ -49,6 +50,9 @@ pub struct QueuedPacket {
     pub packet_id: u32,
     /// Length of the whole packet (IP header included).
     pub bytes: u32,
+    /// When the kernel received it (CLOCK_REALTIME ns, µs resolution), if it
+    /// stamped it (only while some socket has asked for timestamps).
+    pub rx_realtime_ns: Option<u64>,
 }
 
 pub struct NfQueue {
@@ -133,6 +137,7 @@ fn parse_datagram(mut data: &[u8], out: &mut Vec<Message>) {
             let mut packet_id = None;
             let mut payload_len = 0usize;
             let mut cap_len = None;
+            let mut rx_realtime_ns = None;
             while attrs.len() >= 4 {
                 let attr_len = u16_ne(&attrs[0..2]) as usize;
                 let attr_type = u16_ne(&attrs[2..4]) & 0x3fff;
@@ -144,6 +149,11 @@ fn parse_datagram(mut data: &[u8], out: &mut Vec<Message>) {
                     NFQA_PACKET_HDR if value.len() >= 4 => packet_id = Some(u32_be(value)),
                     NFQA_PAYLOAD => payload_len = value.len(),
                     NFQA_CAP_LEN if value.len() >= 4 => cap_len = Some(u32_be(value)),
+                    NFQA_TIMESTAMP if value.len() >= 16 => {
+                        let sec = u64::from_be_bytes(value[0..8].try_into().unwrap());
+                        let usec = u64::from_be_bytes(value[8..16].try_into().unwrap());
+                        rx_realtime_ns = Some(sec * 1_000_000_000 + usec * 1_000);
+                    }
                     _ => {}
                 }
                 attrs = &attrs[align4(attr_len).min(attrs.len())..];
@@ -154,6 +164,7 @@ fn parse_datagram(mut data: &[u8], out: &mut Vec<Message>) {
                     queue,
                     packet_id,
                     bytes,
+                    rx_realtime_ns,
                 }));
             }
         } else if msg_type >= NLMSG_MIN_TYPE {
@@ -457,6 +468,9 @@ mod tests {
         put_attr(&mut buf, NFQA_PACKET_HDR, &hdr);
         put_attr(&mut buf, NFQA_PAYLOAD, &[0x45; 64]);
         put_attr(&mut buf, NFQA_CAP_LEN, &1500u32.to_be_bytes());
+        let mut stamp = 1_700_000_000u64.to_be_bytes().to_vec();
+        stamp.extend_from_slice(&250_000u64.to_be_bytes());
+        put_attr(&mut buf, NFQA_TIMESTAMP, &stamp);
         end_nlmsg(&mut buf, start);
         let mut out = Vec::new();
         parse_datagram(&buf, &mut out);
@@ -467,7 +481,8 @@ mod tests {
                     QueuedPacket {
                         queue: 3,
                         packet_id: 77,
-                        bytes: 1500
+                        bytes: 1500,
+                        rx_realtime_ns: Some(1_700_000_000_250_000_000)
                     }
                 )
             }
