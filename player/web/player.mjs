@@ -277,7 +277,25 @@ function bufferS() {
   }
 }
 
+// Samples (250 ms) spent at the very end without 'ended' before the session is ended anyway.
+const STUCK_AT_END_SAMPLES = 4;
+let samplesAtEnd = 0;
+
+function checkEnd() {
+  if (state.ended || !(video.duration > 0)) return;
+  if (video.ended) {
+    onEnded(); // the event can be missed when dash.js seeks to the end itself
+    return;
+  }
+  samplesAtEnd = video.duration - video.currentTime < 0.05 ? samplesAtEnd + 1 : 0;
+  if (samplesAtEnd >= STUCK_AT_END_SAMPLES) {
+    emit({ event: "error", message: "at the end of the stream for 1 s without 'ended'; ended" });
+    onEnded();
+  }
+}
+
 function sample() {
+  if (!state.ended) setTimeout(checkEnd, 0);
   const q = video.getVideoPlaybackQuality();
   const rep = state.onScreen;
   const buffer = bufferS();
