@@ -230,17 +230,20 @@ class Session {
     const at = this.opts.screenshotAtS ?? (this.durationS ? this.durationS * (2 / 3) : 5);
     if (mediaTimeS < at) return;
     this.shotTaken = true;
-    // The overlay's text goes into the log with the picture, so a test can check the values.
+    // The overlay's text goes into the log with the picture, so a test can check the values
+    // (read just before the picture; the overlay refreshes every 250 ms).
+    let overlay = null;
     this.shot = this.page
-      .screenshot({ path: this.opts.screenshot })
-      .then(() =>
-        this.page.evaluate(() =>
-          Object.fromEntries(
-            [...document.querySelectorAll("#overlay td[id]")].map((td) => [td.id, td.textContent]),
-          ),
+      .evaluate(() =>
+        Object.fromEntries(
+          [...document.querySelectorAll("#overlay td[id]")].map((td) => [td.id, td.textContent]),
         ),
       )
-      .then((overlay) => this.write({ event: "screenshot", path: this.opts.screenshot, overlay }))
+      .then((text) => {
+        overlay = text;
+        return this.page.screenshot({ path: this.opts.screenshot });
+      })
+      .then(() => this.write({ event: "screenshot", path: this.opts.screenshot, overlay }))
       .catch((e) => this.write({ event: "error", message: `screenshot failed: ${e.message}` }));
   }
 
