@@ -1,7 +1,7 @@
 """Transport `user`: the testbed's own multipath transport, `mpproxy` (transport/, CONTRACTS §7).
 
-    player ──TCP──► mpproxy client ══ UDP subflow per path (wifi, lte) ══► mpproxy server ──TCP──► nginx
-    (client ns, 127.0.0.1:8080)                                            (server ns)   (127.0.0.1:8080)
+    player ─TCP─► mpproxy client ═ UDP, one subflow per path ═► mpproxy server ─TCP─► nginx
+    (client ns, 127.0.0.1:8080)     (wifi, lte)                 (server ns)    (127.0.0.1:8080)
 
 start() starts nginx on loopback in the server namespace, then `mpproxy server` on both
 server addresses and `mpproxy client` on 127.0.0.1:8080 in the client namespace (one subflow
