@@ -52,7 +52,7 @@ SCENARIO = {
             "down": link(20e6, 10.0),
         },
         "lte": {
-            "up": link(10e6, 30.0),
+            "up": link(10e6, 30.0),  # becomes a trace link: see start_emulator
             "down": link(
                 10e6,
                 30.0,
@@ -111,8 +111,17 @@ class Probe:
 
 
 def start_emulator(topo: Topology, name: str, seed: int) -> tuple:
+    # lte/up: a Mahimahi trace with two 1500-byte opportunities every 2 ms (12 Mbit/s).
+    trace = topo.trial_dir / "two-every-2ms.up"
+    trace.write_text("".join(f"{ms}\n{ms}\n" for ms in range(2, 1001, 2)))
+    scenario = json.loads(json.dumps(SCENARIO))
+    scenario["paths"]["lte"]["up"]["rate"] = {
+        "kind": "trace",
+        "file": str(trace),
+        "packet_bytes": 1500,
+    }
     scenario_path = topo.trial_dir / "scenario.json"
-    scenario_path.write_text(json.dumps(SCENARIO))
+    scenario_path.write_text(json.dumps(scenario))
     log = topo.trial_dir / f"{name}.jsonl"
     argv = [LINKEMU, "--scenario", scenario_path, "--seed", seed, "--t0-ns", topo.t0_ns,
             "--log", log]  # fmt: skip
@@ -153,7 +162,10 @@ def run(topo, baseline_ms):
     flood = Probe(topo, "wifi-down", "wifi", "down", 8002, pps=2200, count=6600,
                   payload_bytes=1400)  # fmt: skip
     step = Probe(topo, "lte-down", "lte", "down", 8003, pps=500, count=2500)
+    # 16 Mbit/s into the 12 Mbit/s trace link.
+    traced = Probe(topo, "lte-up", "lte", "up", 8005, pps=1400, count=4200, payload_bytes=1400)
     data = {"lossy": lossy.rows(), "lossy_lost": lossy.lost(), "flood": flood.rows()}
+    data["traced"] = traced.rows()
     data["step"] = step.rows()
     emu.terminate()
     assert emu.returncode == 0, emu.stderr_path.read_text()
@@ -179,17 +191,27 @@ def test_bernoulli_loss_rate_and_counters_agree(run):
     assert wifi_up["pkts_out_total"] == 4000 - lost
 
 
-def test_rate_limits_an_overloading_flow(run):
-    rows = run["flood"]
+def received_rate_bps(rows: np.ndarray, packet_bytes: int) -> float:
     recv_ns = np.sort(rows[:, 2])
     # Skip the first and last 0.3 s (queue filling, sender stopping).
     keep = (recv_ns > recv_ns[0] + 0.3e9) & (recv_ns < recv_ns[-1] - 0.3e9)
     span_s = (recv_ns[keep][-1] - recv_ns[keep][0]) / 1e9
-    wire_bits = (keep.sum() - 1) * (1400 + 28) * 8
-    rate_bps = wire_bits / span_s
+    return (keep.sum() - 1) * packet_bytes * 8 / span_s
+
+
+def test_rate_limits_an_overloading_flow(run):
+    rate_bps = received_rate_bps(run["flood"], 1400 + 28)
     assert abs(rate_bps / 20e6 - 1) < 0.03, rate_bps
     totals = {(x["path"], x["dir"]): x for x in run["lines"] if x["event"] == "link_totals"}
     assert totals[("wifi", "down")]["drops_queue_total"] > 500
+
+
+def test_trace_link_delivers_the_trace_rate(run):
+    # Under overload the queue never empties, so no opportunity bytes are wasted:
+    # 2 x 1500 bytes every 2 ms = 12 Mbit/s, i.e. 1050.4 packets of 1428 bytes per s.
+    packets_per_s = received_rate_bps(run["traced"], 1) / 8
+    expected = 12e6 / (1428 * 8)
+    assert abs(packets_per_s / expected - 1) < 0.02, packets_per_s
 
 
 def test_schedule_step_changes_the_delay_at_its_time(run, baseline_ms):
