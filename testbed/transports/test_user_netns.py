@@ -1,0 +1,46 @@
+"""Done-when: 20 MB through mpproxy over the real emulator (two paths, 1 % / 2 % random loss,
+20 / 40 ms one-way) arrive byte-exact, on both paths, for bbr+lrf and cubic+rr.
+
+Uses the benchmark's topology + linkemu set-up (transport/bench/bench.py `exact` scenario).
+Needs root, built mpproxy and linkemu; creates its own tb-* namespaces and tears them down.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "transport/bench/bench.py"
+BUILT = all(
+    (REPO / p).is_file()
+    for p in ("transport/target/release/mpproxy", "emulator/target/release/linkemu")
+)
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for namespaces"),
+    pytest.mark.skipif(not BUILT, reason="mpproxy or linkemu not built"),
+]
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("transport_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("cc", "sched"), [("bbr", "lrf"), ("cubic", "rr")])
+def test_20_mb_byte_exact_through_mpproxy_over_lossy_emulated_paths(cc: str, sched: str) -> None:
+    bench = load_bench()
+    with bench.emulated("exact", seed=1) as (topo, workdir, t0):
+        row = bench.run_user(topo, workdir, t0, cc, sched, ["wifi", "lte"], 20_000_000, "t")
+    assert row["bytes"] == 20_000_000
+    assert row["sha_ok"], row
+    assert all(row["path_bytes"].get(p, 0) > 0 for p in ("wifi", "lte")), row
