@@ -245,13 +245,19 @@ def read_trial(trial_dir: Path, *, strict: bool = True) -> Trial:
     )
 
 
-def read_run(run_dir: Path, *, strict: bool = False) -> list[Trial]:
-    """Read every trial folder under <run_dir>/trials/, sorted by folder name.
+def trial_dirs(run_dir: Path) -> list[Path]:
+    """Every folder under <run_dir>/trials/, sorted by name.
 
-    A sub-folder without trial.json is still returned (status incomplete), because the
+    A sub-folder without trial.json is included (it reads as incomplete), because the
     orchestrator may have been interrupted before writing it.
     """
     trials_dir = Path(run_dir) / "trials"
     if not trials_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: not a run folder (expected a trials/ sub-folder)")
-    return [read_trial(d, strict=strict) for d in sorted(trials_dir.iterdir()) if d.is_dir()]
+    return [d for d in sorted(trials_dir.iterdir()) if d.is_dir()]
+
+
+def read_run(run_dir: Path, *, strict: bool = False) -> list[Trial]:
+    """Read every trial folder of a run (all in memory: fine for tests and small runs;
+    metrics/report.py reads one trial at a time)."""
+    return [read_trial(d, strict=strict) for d in trial_dirs(run_dir)]

@@ -19,10 +19,11 @@ import pandas as pd
 
 from metrics import plots
 from metrics.aggregate import aggregate, counted
-from metrics.read import Trial, read_json, read_run
+from metrics.read import read_json, read_trial, trial_dirs
 from metrics.tables import (
     KNOWN_PATHS,
     SPEC_COLUMNS,
+    order_summary_columns,
     path_intervals_table,
     samples_table,
     segments_table,
@@ -76,25 +77,54 @@ def build(run_dir: Path) -> Path:
             f"{run_dir}: not a run folder: expected {run_dir / 'trials'}/ holding one folder "
             "per trial (results/<run>/trials/<trial-id>/, docs/CONTRACTS.md §2)"
         )
-    trials = read_run(run_dir, strict=False)
+    summary, tables, environments = reduce_trials(trial_dirs(run_dir))
     manifest = read_manifest(run_dir)
-    summary = with_unstarted_trials(summary_table(trials), manifest)
+    summary = with_unstarted_trials(summary, manifest)
     summary.to_csv(run_dir / SUMMARY_CSV, index=False)
     agg = aggregate(summary)
     agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
-    tables = {
-        "stalls": stalls_table(trials),
-        "segments": segments_table(trials),
-        "samples": samples_table(trials),
-        "path_intervals": path_intervals_table(trials),
-    }
     write_tables(run_dir / TABLES_DIR, tables)
-    page = render_html(run_dir, trials, summary, agg, tables, manifest)
+    page = render_html(run_dir, environments, summary, agg, tables, manifest)
     report = run_dir / REPORT_HTML
     partial = report.with_name(REPORT_HTML + ".partial")
     partial.write_text(page, encoding="utf-8")
     partial.replace(report)  # never a half-written report
     return report
+
+
+TABLE_FUNCTIONS = {
+    "stalls": stalls_table,
+    "segments": segments_table,
+    "samples": samples_table,
+    "path_intervals": path_intervals_table,
+}
+
+
+def reduce_trials(
+    dirs: list[Path],
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], list[dict[str, Any]]]:
+    """Read one trial at a time and keep only its tables: a heavy trial's raw lines take
+    tens of MB in pandas, so a whole matrix must never be in memory at once.
+    Returns the summary, the tidy tables and each trial's trial.json `env`."""
+    summaries: list[pd.DataFrame] = []
+    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLE_FUNCTIONS}
+    environments: list[dict[str, Any]] = []
+    for trial_dir in dirs:
+        trial = read_trial(trial_dir, strict=False)
+        summaries.append(summary_table([trial]))
+        for name, function in TABLE_FUNCTIONS.items():
+            parts[name].append(function([trial]))
+        if trial.meta:
+            environments.append(dict(trial.meta.get("env", {})))
+    if summaries:
+        summary = order_summary_columns(pd.concat(summaries, ignore_index=True))
+    else:
+        summary = summary_table([])
+    tables = {
+        name: pd.concat(frames, ignore_index=True) if frames else TABLE_FUNCTIONS[name]([])
+        for name, frames in parts.items()
+    }
+    return summary, tables, environments
 
 
 def write_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
@@ -173,7 +203,7 @@ window.addEventListener("load", () => {
 
 def render_html(
     run_dir: Path,
-    trials: list[Trial],
+    environments: list[dict[str, Any]],
     summary: pd.DataFrame,
     agg: pd.DataFrame,
     tables: dict[str, pd.DataFrame],
@@ -243,7 +273,7 @@ def render_html(
         f"sample and 100 ms path interval in <code>{TABLES_DIR}/*.csv.gz</code>; definitions "
         "in docs/METRICS.md.</p>"
     )
-    parts.append(_environment_section(trials))
+    parts.append(_environment_section(environments))
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -305,16 +335,13 @@ def _spec_section(summary: pd.DataFrame, manifest: dict[str, Any] | str | None) 
     return "\n".join(parts)
 
 
-def _environment_section(trials: list[Trial]) -> str:
+def _environment_section(environments: list[dict[str, Any]]) -> str:
     # The load average differs in every trial; it is shown as a range, not as a difference.
-    loads = [t.meta.get("env", {}).get("loadavg_1m") for t in trials if t.meta]
+    loads = [e.get("loadavg_1m") for e in environments]
     loads = [x for x in loads if isinstance(x, int | float)]
     envs = {
-        json.dumps(
-            {k: v for k, v in t.meta.get("env", {}).items() if k != "loadavg_1m"}, sort_keys=True
-        )
-        for t in trials
-        if t.meta
+        json.dumps({k: v for k, v in e.items() if k != "loadavg_1m"}, sort_keys=True)
+        for e in environments
     }
     if not envs:
         return ""

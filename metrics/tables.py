@@ -405,12 +405,13 @@ def summary_table(trials: list[Trial]) -> pd.DataFrame:
         row |= path_metrics(trial, path_totals, subflow_totals)
         row |= transport_metrics(trial, subflow_totals)
         rows.append(row)
-    extra_paths = sorted(
-        {c.removeprefix("bytes_down_") for row in rows for c in row if c.startswith("bytes_down_")}
-        - set(KNOWN_PATHS)
-    )
-    columns = summary_columns(KNOWN_PATHS + extra_paths)
-    return pd.DataFrame(rows, columns=columns)
+    return order_summary_columns(pd.DataFrame(rows))
+
+
+def order_summary_columns(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary's fixed column order; paths other than wifi/lte after them, by name."""
+    found = {c.removeprefix("bytes_down_") for c in summary.columns if c.startswith("bytes_down_")}
+    return summary.reindex(columns=summary_columns(KNOWN_PATHS + sorted(found - set(KNOWN_PATHS))))
 
 
 # ---------------------------------------------------------------- event tables
@@ -418,11 +419,11 @@ def summary_table(trials: list[Trial]) -> pd.DataFrame:
 
 def stalls_table(trials: Iterable[Trial]) -> pd.DataFrame:
     """One row per stall: start/end on the trial clock (s), duration, media time, open."""
-    frames = [
-        events(t.player, "stall", ["start_t_ns", "end_t_ns", "duration_ms", "media_time_s", "open"])
-        for t in trials
-    ]
-    stalls = pd.concat(frames, ignore_index=True) if frames else events(pd.DataFrame(), "stall", [])
+    columns = ["start_t_ns", "end_t_ns", "duration_ms", "media_time_s", "open"]
+    frames = [events(t.player, "stall", columns) for t in trials]
+    stalls = (
+        pd.concat(frames, ignore_index=True) if frames else events(pd.DataFrame(), "stall", columns)
+    )
     stalls["start_s"] = stalls["start_t_ns"].astype(float) / NS_PER_S
     stalls["end_s"] = stalls["end_t_ns"].astype(float) / NS_PER_S
     return stalls[["trial_id", "start_s", "end_s", "duration_ms", "media_time_s", "open"]]

@@ -180,3 +180,10 @@ def test_cli_timeseries_of_one_trial(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=REPO, check=False,
     )  # fmt: skip
     assert missing.returncode == 2 and "no trial.json" in missing.stderr
+
+
+def test_empty_run_still_gets_a_report(tmp_path: Path) -> None:
+    (tmp_path / "run" / "trials").mkdir(parents=True)
+    page = build(tmp_path / "run").read_text()
+    assert "0 trial(s)" in page
+    assert pd.read_csv(tmp_path / "run" / "summary.csv").empty
