@@ -27,6 +27,9 @@ pytestmark = [
 ]
 
 WIFI_LOSS_P = 0.05
+# Real-time priority for the probes (below the emulator's 50), so that a loaded machine
+# delays the measurement as little as it delays the emulator.
+PROBE_RT_PRIORITY = 40
 STEP_AT_S = 3.0
 
 
@@ -80,6 +83,7 @@ class Probe:
             r_role,
             f"recv-{tag}",
             [PROBE, "recv", "--bind", f"{r_addr}:{port}", "--out", self.out, "--idle-s", "1.5"],
+            rt_priority=PROBE_RT_PRIORITY,
         )
         time.sleep(0.2)
         self.sender = topo.spawn(
@@ -176,8 +180,9 @@ def run(topo, baseline_ms):
 def test_delay_matches_the_scenario(run, baseline_ms):
     added = one_way_ms(run["lossy"]) - baseline_ms
     serialisation_ms = 128 * 8 / 20e6 * 1e3
-    assert abs(np.median(added) - (10.0 + serialisation_ms)) < 0.5, np.median(added)
-    assert np.percentile(added, 99) < 10.0 + serialisation_ms + 3.0
+    median, p99 = np.median(added), np.percentile(added, 99)
+    assert abs(median - (10.0 + serialisation_ms)) < 0.5, f"median {median} ms"
+    assert p99 < 10.0 + serialisation_ms + 3.0, f"p99 {p99} ms"
 
 
 def test_bernoulli_loss_rate_and_counters_agree(run):
