@@ -110,10 +110,16 @@ def reduce_trials(
     parts: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLE_FUNCTIONS}
     environments: list[dict[str, Any]] = []
     for trial_dir in dirs:
-        trial = read_trial(trial_dir, strict=False)
-        summaries.append(summary_table([trial]))
-        for name, function in TABLE_FUNCTIONS.items():
-            parts[name].append(function([trial]))
+        try:
+            trial = read_trial(trial_dir, strict=False)
+            row = summary_table([trial])
+            tables = {name: function([trial]) for name, function in TABLE_FUNCTIONS.items()}
+        except Exception as exc:  # one odd trial must not hide the others
+            summaries.append(unprocessable_trial_row(trial_dir, exc))
+            continue
+        summaries.append(row)
+        for name, table in tables.items():
+            parts[name].append(table)
         if trial.meta:
             environments.append(dict(trial.meta.get("env", {})))
     if summaries:
@@ -125,6 +131,29 @@ def reduce_trials(
         for name, frames in parts.items()
     }
     return summary, tables, environments
+
+
+def unprocessable_trial_row(trial_dir: Path, error: Exception) -> pd.DataFrame:
+    """A summary row for a trial whose logs parse but break a metric (e.g. a text where a
+    number belongs): spec and status as far as readable, never counted, error shown."""
+
+    def readable(name: str) -> dict[str, Any]:
+        try:
+            return read_json(trial_dir / name)
+        except (OSError, ValueError):
+            return {}
+
+    meta, result = readable("trial.json"), readable("result.json")
+    spec = meta.get("spec", {})
+    row: dict[str, Any] = {column: spec.get(column, math.nan) for column in SPEC_COLUMNS}
+    row |= {"trial_id": meta.get("trial_id", trial_dir.name), "run": meta.get("run", math.nan)}
+    row |= {
+        "status": result.get("status", "incomplete"),
+        "reason": result.get("reason") or ("" if result else "no result.json: interrupted"),
+        "valid": False,
+        "invalid_reason": f"metrics could not process this trial: {type(error).__name__}: {error}",
+    }
+    return order_summary_columns(pd.DataFrame([row]))
 
 
 def write_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:

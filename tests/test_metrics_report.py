@@ -187,3 +187,20 @@ def test_empty_run_still_gets_a_report(tmp_path: Path) -> None:
     page = build(tmp_path / "run").read_text()
     assert "0 trial(s)" in page
     assert pd.read_csv(tmp_path / "run" / "summary.csv").empty
+
+
+def test_a_trial_that_breaks_a_metric_is_listed_not_fatal(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN_SMALL / "trials", run / "trials")
+    odd = Path(
+        shutil.copytree(Path(__file__).parent / "fixtures" / "trial-known", run / "trials" / "odd")
+    )
+    player = odd / "player.jsonl"
+    player.write_text(player.read_text().replace('"duration_ms": 1500.0', '"duration_ms": "long"'))
+    page = build(run).read_text()
+    summary = pd.read_csv(run / "summary.csv").set_index("trial_id")
+    assert len(summary) == 8  # the 7 folders of run-small (no run.json here) + the odd one
+    odd_row = summary.loc["A1-user-bbr-lrf-dashjs-60s-r0-s1"]
+    assert (odd_row["status"], odd_row["valid"]) == ("ok", False)
+    assert odd_row["invalid_reason"].startswith("metrics could not process this trial: ValueError")
+    assert "metrics could not process this trial" in page
