@@ -245,6 +245,9 @@ pub struct Bbr {
     lt: LongTermBw,
     delivered_bytes_total: u64,
     lost_bytes_total: u64,
+    /// Bytes lost when the last recovery episode began, for an ACK without a rate sample
+    /// (the sample carries the same losses when there is one).
+    episode_lost_bytes: u64,
     /// Latest time something was delivered (Linux `delivered_mstamp`).
     delivered_time: Instant,
 }
@@ -285,6 +288,7 @@ impl Bbr {
             lt: LongTermBw::default(),
             delivered_bytes_total: 0,
             lost_bytes_total: 0,
+            episode_lost_bytes: 0,
             delivered_time: now,
         };
         bbr.init_pacing_rate(None);
@@ -763,7 +767,10 @@ impl SubflowCc for Bbr {
         if !ack.in_recovery && self.ca_state != CaState::Open {
             self.ca_state = CaState::Open;
         }
-        let lost_bytes = ack.rate.map_or(0, |r| r.newly_lost_bytes);
+        let lost_bytes = ack
+            .rate
+            .map_or(self.episode_lost_bytes, |r| r.newly_lost_bytes);
+        self.episode_lost_bytes = 0;
         self.lost_bytes_total += lost_bytes;
         self.delivered_bytes_total = ack.delivered_bytes_total;
         if ack.acked_bytes > 0 {
@@ -777,7 +784,8 @@ impl SubflowCc for Bbr {
 
     fn on_congestion(&mut self, _now: Instant, ev: &CongestionEvent) {
         match *ev {
-            CongestionEvent::Loss { .. } => {
+            CongestionEvent::Loss { lost_bytes, .. } => {
+                self.episode_lost_bytes = lost_bytes;
                 // Linux bbr_ssthresh: remember cwnd for the exit of recovery.
                 self.save_cwnd();
                 self.ca_state = CaState::Recovery;
@@ -1167,6 +1175,33 @@ pub(crate) mod tests {
             "cwnd {}",
             b.cwnd_bytes() / MSS
         );
+    }
+
+    #[test]
+    fn losses_reach_the_model_also_from_an_ack_without_a_rate_sample() {
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        let loss = CongestionEvent::Loss {
+            lost_bytes: 3 * MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 100 * MSS,
+        };
+        b.on_congestion(Instant::ZERO, &loss);
+        b.on_ack(&AckEvent {
+            in_recovery: true,
+            ..ack(Instant::ZERO, MSS, None)
+        });
+        assert_eq!(b.lost_bytes_total, 3 * MSS);
+        // With a rate sample, its count is used (it includes the episode's losses).
+        b.on_congestion(Instant::ZERO, &loss);
+        let with_sample = Some(RateSample {
+            newly_lost_bytes: 4 * MSS,
+            ..sample(100.0, 0)
+        });
+        b.on_ack(&AckEvent {
+            in_recovery: true,
+            ..ack(Instant::ZERO, MSS, with_sample)
+        });
+        assert_eq!(b.lost_bytes_total, 7 * MSS);
     }
 
     #[test]
