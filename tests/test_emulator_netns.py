@@ -259,6 +259,14 @@ def test_log_lines_follow_the_contract(run):
     wifi_down = [x for x in stats if (x["path"], x["dir"]) == ("wifi", "down") and x["pkts_out"]]
     assert max(x["sojourn_max_ms"] for x in wifi_down) > 10.0
     assert all(x["rate_bps"] == 20_000_000 for x in wifi_down)
+    # The kernel never dropped a packet behind the emulator's back.
+    kernel = [x for x in lines if x["event"] == "nfqueue_totals"]
+    assert [(x["path"], x["dir"], x["queue"]) for x in kernel] == [
+        ("wifi", "up", 0), ("wifi", "down", 1), ("lte", "up", 2), ("lte", "down", 3)
+    ]  # fmt: skip
+    assert all(
+        x["kernel_queue_dropped_total"] + x["kernel_user_dropped_total"] == 0 for x in kernel
+    )
 
 
 def test_same_seed_same_loss_pattern(topo, run):

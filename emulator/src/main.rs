@@ -320,6 +320,26 @@ fn run(
         link.advance_to(end_ns - start_ns);
         log.write_line(&totals_line(trial_t(end_ns), path, dir, &link.totals()));
     }
+    // Packets the kernel dropped on its own (never seen by the links).
+    for c in linkemu::nfqueue::kernel_counters() {
+        if let Some(i) = queues.iter().position(|&q| q == c.queue) {
+            let (path, dir) = LINK_ORDER[i];
+            log.write_line(&json!({
+                "t_ns": trial_t(end_ns), "src": "emulator", "event": "nfqueue_totals",
+                "path": path, "dir": dir, "queue": c.queue,
+                "kernel_queue_dropped_total": c.queue_dropped,
+                "kernel_user_dropped_total": c.user_dropped,
+            }));
+            if c.queue_dropped + c.user_dropped > 0 {
+                eprintln!(
+                    "linkemu: warning: the kernel dropped {} packets of queue {} ({path}/{dir}) \
+                     before linkemu saw them",
+                    c.queue_dropped + c.user_dropped,
+                    c.queue
+                );
+            }
+        }
+    }
     log.flush();
     for &q in &queues {
         let _ = nfq.unbind(q);

@@ -448,6 +448,38 @@ impl NfQueue {
     }
 }
 
+/// The kernel's own counters for one queue (/proc/net/netfilter/nfnetlink_queue):
+/// packets it dropped because the queue was full (`queue_dropped`) or because it
+/// could not hand them to us (`user_dropped`, e.g. socket buffer full).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelQueueCounters {
+    pub queue: u16,
+    pub queue_dropped: u64,
+    pub user_dropped: u64,
+}
+
+pub fn parse_kernel_counters(text: &str) -> Vec<KernelQueueCounters> {
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<u64> = line
+                .split_whitespace()
+                .map_while(|x| x.parse().ok())
+                .collect();
+            (f.len() >= 7).then(|| KernelQueueCounters {
+                queue: f[0] as u16,
+                queue_dropped: f[5],
+                user_dropped: f[6],
+            })
+        })
+        .collect()
+}
+
+pub fn kernel_counters() -> Vec<KernelQueueCounters> {
+    std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue")
+        .map(|t| parse_kernel_counters(&t))
+        .unwrap_or_default()
+}
+
 impl Drop for NfQueue {
     fn drop(&mut self) {
         // SAFETY: we own the descriptor.
@@ -503,6 +535,21 @@ mod tests {
             out.as_slice(),
             [Message::Packet(QueuedPacket { bytes: 52, .. })]
         ));
+    }
+
+    #[test]
+    fn kernel_counters_are_read_per_queue() {
+        let text = "    0  12345     0 2 64     0     0  4711  1\n    1  12345     3 2 64     7     2  99  1\n";
+        let c = parse_kernel_counters(text);
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c[1],
+            KernelQueueCounters {
+                queue: 1,
+                queue_dropped: 7,
+                user_dropped: 2
+            }
+        );
     }
 
     #[test]
