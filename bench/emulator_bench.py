@@ -245,6 +245,17 @@ def emulator_rate_bps(log: Path, path: str, skip_s: float, until_s: float) -> fl
     return float(np.mean(busy)) if busy else 0.0
 
 
+def kernel_drops(work: Path) -> int:
+    """Packets the kernel dropped before linkemu saw them, over every emulator run."""
+    total = 0
+    for log in work.glob("emulator-*.jsonl"):
+        for line in log.read_text().splitlines():
+            x = json.loads(line)
+            if x["event"] == "nfqueue_totals":
+                total += x["kernel_queue_dropped_total"] + x["kernel_user_dropped_total"]
+    return total
+
+
 def run(work: Path, tick_us: int, quick: bool) -> dict:
     results: dict = {
         "command": "bench/emulator.sh"
@@ -366,6 +377,7 @@ def run(work: Path, tick_us: int, quick: bool) -> dict:
         )
         results["loss_bernoulli"] = bern
         results["loss_gilbert_elliott"] = ge
+    results["kernel_drops_total"] = kernel_drops(work)
     results["load_average_end"] = load_average()
     results["targets"] = targets(results)
     return results
@@ -434,6 +446,7 @@ def table(r: dict) -> str:
     )
     la0, la1 = r["load_average_start"], r["load_average_end"]
     rows.append(f"\nLoad average (1/5/15 min) at start {la0}, at end {la1}; {r['cpus']} CPUs.")
+    rows.append(f"Packets the kernel dropped before linkemu saw them: {r['kernel_drops_total']}.")
     return "\n".join(rows)
 
 
