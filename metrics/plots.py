@@ -126,7 +126,7 @@ def timeseries_figure(
     intervals: pd.DataFrame, samples: pd.DataFrame, stalls: pd.DataFrame, trial_id: str
 ) -> Figure:
     """One trial over time: per-path throughput (emulator, down), per-path cwnd of the
-    data sender, player buffer level; every stall shaded on every panel."""
+    data sender, player buffer level and bitrate on screen; every stall shaded."""
     figure = Figure(figsize=(11, 7.5), layout="constrained")
     throughput_ax, cwnd_ax, buffer_ax = figure.subplots(3, 1, sharex=True)
     mine = intervals[intervals["trial_id"] == trial_id]
@@ -145,6 +145,19 @@ def timeseries_figure(
     buffer_ax.plot(player["t_s"], player["buffer_s"], color="tab:green", label="buffer")
     if player.empty:
         _no_data(buffer_ax, "no player samples in this trial")
+    elif player["bitrate_bps"].notna().any():
+        # What is on screen, on its own axis: quality drops often explain the buffer.
+        bitrate_ax = buffer_ax.twinx()
+        bitrate_ax.step(
+            player["t_s"],
+            player["bitrate_bps"].astype(float) / 1e6,
+            where="post",
+            color="grey",
+            linestyle="--",
+            linewidth=1,
+        )
+        bitrate_ax.set_ylabel("bitrate on screen\n(Mb/s, dashed)", color="grey")
+        bitrate_ax.set_ylim(bottom=0)
     buffer_ax.set_ylabel("buffer (s)")
     buffer_ax.set_xlabel("time since trial start (s)")
     trial_stalls = stalls[stalls["trial_id"] == trial_id]
