@@ -1205,6 +1205,35 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a3_idle_restart_paces_at_btlbw_and_defers_probe_rtt() {
+        let t = |x: u64| Instant::ZERO + ms(x);
+        let mut b = probe_bw_100mbps_50ms(1.0, 0);
+        b.delivered_bytes_total = 1000 * MSS;
+        assert!(close(b.pacing_rate().unwrap().bps() / 1e6, 123.75, 1e-9));
+        // Sending restarts with nothing in flight: pace at 1.0 × BtlBw.
+        b.on_sent(t(10_400), MSS, MSS);
+        assert!(close(b.pacing_rate().unwrap().bps() / 1e6, 99.0, 1e-9));
+        // RTprop (stamped at 0) is stale, but PROBE_RTT waits for new data to be delivered.
+        let no_rtt = |now, acked| AckEvent {
+            rtt_sample: None,
+            ..ack(now, acked, None)
+        };
+        b.on_ack(&no_rtt(t(10_500), 0));
+        b.on_ack(&no_rtt(t(10_600), MSS));
+        assert_eq!(b.mode(), Mode::ProbeBw);
+        b.on_ack(&no_rtt(t(10_700), MSS));
+        assert_eq!(b.mode(), Mode::ProbeRtt);
+        // [PROP] no idle cwnd cut by default; the switch applies min(cwnd, IW).
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.cwnd_bytes = 800 * MSS;
+        b.on_idle_restart(t(0));
+        assert_eq!(b.cwnd_bytes(), 800 * MSS);
+        b.cfg.idle_cwnd_cut = true;
+        b.on_idle_restart(t(0));
+        assert_eq!(b.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
     fn a3_rto_sets_one_mss_and_resets_full_bw() {
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.full_bw_bytes_per_s = 1e6;
