@@ -114,7 +114,7 @@ class Probe:
         return set(range(self.count)) - set(self.rows()[:, 0].tolist())
 
 
-def start_emulator(topo: Topology, name: str, seed: int) -> tuple:
+def start_emulator(topo: Topology, name: str, seed: int, *extra: object) -> tuple:
     # lte/up: a Mahimahi trace with two 1500-byte opportunities every 2 ms (12 Mbit/s).
     trace = topo.trial_dir / "two-every-2ms.up"
     trace.write_text("".join(f"{ms}\n{ms}\n" for ms in range(2, 1001, 2)))
@@ -128,7 +128,7 @@ def start_emulator(topo: Topology, name: str, seed: int) -> tuple:
     scenario_path.write_text(json.dumps(scenario))
     log = topo.trial_dir / f"{name}.jsonl"
     argv = [LINKEMU, "--scenario", scenario_path, "--seed", seed, "--t0-ns", topo.t0_ns,
-            "--log", log]  # fmt: skip
+            "--log", log, *extra]  # fmt: skip
     proc = topo.spawn("router", name, argv, rt_priority=50)
     time.sleep(0.3)
     assert proc.running(), proc.stderr_path.read_text()
@@ -269,9 +269,20 @@ def test_log_lines_follow_the_contract(run):
     )
 
 
-def test_same_seed_same_loss_pattern(topo, run):
-    emu, _ = start_emulator(topo, "linkemu-again", seed=7)
+def test_same_seed_same_loss_pattern_and_packet_log(topo, run):
+    packet_log = topo.trial_dir / "packets.log"
+    emu, _ = start_emulator(topo, "linkemu-again", 7, "--packet-log", packet_log)
     again = Probe(topo, "wifi-up-again", "wifi", "up", 8004, pps=1000, count=4000)
     lost = again.lost()
     emu.terminate()
+    assert emu.returncode == 0
     assert lost == run["lossy_lost"]
+    lines = packet_log.read_text().splitlines()
+    assert lines[0].startswith("# linkemu packet log")
+    wifi_up = [x.split() for x in lines if " wifi/up " in x and not x.startswith("#")]
+    kinds = [x[2] for x in wifi_up]
+    assert kinds.count("+") == 4000
+    assert kinds.count("d") == len(lost)
+    assert kinds.count("-") == 4000 - len(lost)
+    sojourns_ms = [float(x[4]) for x in wifi_up if x[2] == "-"]
+    assert all(10.0 <= s_ms < 13.0 for s_ms in sojourns_ms), (min(sojourns_ms), max(sojourns_ms))

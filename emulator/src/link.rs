@@ -54,6 +54,26 @@ pub struct Output {
     pub at_ns: u64,
 }
 
+/// One line of the optional per-packet event log (Mahimahi-style: arrival,
+/// departure with its sojourn, drop with its reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketEvent {
+    Arrival {
+        t_ns: u64,
+        bytes: u32,
+    },
+    Departure {
+        t_ns: u64,
+        bytes: u32,
+        sojourn_ns: u64,
+    },
+    Drop {
+        t_ns: u64,
+        bytes: u32,
+        reason: DropReason,
+    },
+}
+
 /// Counters of one interval (or since start, for totals).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
@@ -118,6 +138,8 @@ pub struct Link {
     interval: Counters,
     totals: Counters,
     changes: Vec<AppliedChange>,
+    /// Per-packet events, kept only when `record_packet_events` is on.
+    packet_events: Option<Vec<PacketEvent>>,
 }
 
 impl Link {
@@ -148,7 +170,27 @@ impl Link {
             interval: Counters::default(),
             totals: Counters::default(),
             changes: Vec::new(),
+            packet_events: None,
         })
+    }
+
+    /// Starts keeping per-packet events (for `take_packet_events`).
+    pub fn record_packet_events(&mut self) {
+        self.packet_events.get_or_insert_with(Vec::new);
+    }
+
+    /// Per-packet events since the last call (empty unless recording).
+    pub fn take_packet_events(&mut self) -> Vec<PacketEvent> {
+        self.packet_events
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn note(&mut self, event: PacketEvent) {
+        if let Some(events) = self.packet_events.as_mut() {
+            events.push(event);
+        }
     }
 
     /// One line describing the configuration, for the start of the log.
@@ -170,15 +212,29 @@ impl Link {
         let now_ns = self.now_ns;
         self.interval.pkts_in += 1;
         self.interval.bytes_in += u64::from(bytes);
+        self.note(PacketEvent::Arrival {
+            t_ns: now_ns,
+            bytes,
+        });
         // Draw before anything else so the loss pattern is the same whatever
         // the queue and outage do.
         let lost = self.loss.lose(&mut self.loss_rng);
         if self.schedule.in_outage(now_ns) {
             self.interval.drops_outage += 1;
+            self.note(PacketEvent::Drop {
+                t_ns: now_ns,
+                bytes,
+                reason: DropReason::Outage,
+            });
             return Verdict::Dropped(DropReason::Outage);
         }
         if lost {
             self.interval.drops_random += 1;
+            self.note(PacketEvent::Drop {
+                t_ns: now_ns,
+                bytes,
+                reason: DropReason::Random,
+            });
             return Verdict::Dropped(DropReason::Random);
         }
         let pkt = Packet {
@@ -189,6 +245,11 @@ impl Link {
         let was_empty = self.queue.packets() == 0;
         if self.queue.enqueue(pkt, self.rate.drain_rate_bps()).is_err() {
             self.interval.drops_queue += 1;
+            self.note(PacketEvent::Drop {
+                t_ns: now_ns,
+                bytes,
+                reason: DropReason::Queue,
+            });
             return Verdict::Dropped(DropReason::Queue);
         }
         if was_empty {
@@ -222,6 +283,11 @@ impl Link {
             self.interval.bytes_out += u64::from(pkt.bytes);
             self.interval.sojourn_sum_ns += sojourn_ns;
             self.interval.sojourn_max_ns = self.interval.sojourn_max_ns.max(sojourn_ns);
+            self.note(PacketEvent::Departure {
+                t_ns: release_ns,
+                bytes: pkt.bytes,
+                sojourn_ns,
+            });
             self.outputs.push_back(Output {
                 token: pkt.token,
                 decision: Decision::Accept,
@@ -257,6 +323,12 @@ impl Link {
             .map(|next| self.rate.finish_ns(next.bytes, finish_ns));
         if self.schedule.in_outage(finish_ns) {
             self.interval.drops_outage += 1;
+            let reason = DropReason::Outage;
+            self.note(PacketEvent::Drop {
+                t_ns: finish_ns,
+                bytes: pkt.bytes,
+                reason,
+            });
             self.outputs.push_back(Output {
                 token: pkt.token,
                 decision: Decision::Drop(DropReason::Outage),
@@ -666,6 +738,37 @@ mod tests {
         assert_eq!(out[0].at_ns, 122 * MS + 5 * MS);
         assert_eq!(link.take_interval().params.rate_bps, None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn packet_events_record_arrivals_drops_and_departures() {
+        let mut s = spec(12e6, 2.0);
+        s.queue = QueueSpec::Packets { limit: 1 };
+        let mut link = Link::new(&s, 1, 0).unwrap();
+        link.enqueue(0, 1500, 0);
+        assert!(link.take_packet_events().is_empty(), "not recording yet");
+        link.record_packet_events();
+        link.enqueue(1, 1500, 0); // queue full: the first is still being sent
+        drain(&mut link, 10 * MS);
+        assert_eq!(
+            link.take_packet_events(),
+            vec![
+                PacketEvent::Arrival {
+                    t_ns: 0,
+                    bytes: 1500
+                },
+                PacketEvent::Drop {
+                    t_ns: 0,
+                    bytes: 1500,
+                    reason: DropReason::Queue
+                },
+                PacketEvent::Departure {
+                    t_ns: 3 * MS,
+                    bytes: 1500,
+                    sojourn_ns: 3 * MS
+                },
+            ]
+        );
     }
 
     #[test]

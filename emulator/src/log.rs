@@ -1,7 +1,7 @@
 //! JSON Lines log (CONTRACTS §5.1), written through a sink so the core never
 //! touches files.
 
-use crate::link::{Counters, IntervalStats};
+use crate::link::{Counters, DropReason, IntervalStats, PacketEvent};
 use crate::schedule::AppliedChange;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -103,4 +103,96 @@ pub fn totals_line(t_ns: i64, path: &str, dir: &str, c: &Counters) -> Value {
         "drops_random_total": c.drops_random, "drops_queue_total": c.drops_queue,
         "drops_outage_total": c.drops_outage,
     })
+}
+
+/// One line of the per-packet log (`--packet-log`), Mahimahi-style, with the
+/// time in ms on the trial clock (`trial_offset_ns` = link virtual 0 on it):
+/// `<t_ms> <path>/<dir> + <bytes>` arrival, `- <bytes> <sojourn_ms>` departure,
+/// `d <bytes> <random|queue|outage>` drop.
+pub fn packet_event_line(trial_offset_ns: i64, path: &str, dir: &str, ev: &PacketEvent) -> String {
+    let ms = |t_ns: u64| (trial_offset_ns + t_ns as i64) as f64 / 1e6;
+    match *ev {
+        PacketEvent::Arrival { t_ns, bytes } => format!("{:.3} {path}/{dir} + {bytes}", ms(t_ns)),
+        PacketEvent::Departure {
+            t_ns,
+            bytes,
+            sojourn_ns,
+        } => {
+            format!(
+                "{:.3} {path}/{dir} - {bytes} {:.3}",
+                ms(t_ns),
+                sojourn_ns as f64 / 1e6
+            )
+        }
+        PacketEvent::Drop {
+            t_ns,
+            bytes,
+            reason,
+        } => {
+            let reason = match reason {
+                DropReason::Random => "random",
+                DropReason::Queue => "queue",
+                DropReason::Outage => "outage",
+            };
+            format!("{:.3} {path}/{dir} d {bytes} {reason}", ms(t_ns))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_lines_carry_trial_time_in_ms() {
+        let arrival = PacketEvent::Arrival {
+            t_ns: 1_500_000,
+            bytes: 1500,
+        };
+        assert_eq!(
+            packet_event_line(1_000_000_000, "wifi", "up", &arrival),
+            "1001.500 wifi/up + 1500"
+        );
+        let dep = PacketEvent::Departure {
+            t_ns: 2_000_000,
+            bytes: 52,
+            sojourn_ns: 25_120_000,
+        };
+        assert_eq!(
+            packet_event_line(0, "lte", "down", &dep),
+            "2.000 lte/down - 52 25.120"
+        );
+        let drop = PacketEvent::Drop {
+            t_ns: 0,
+            bytes: 40,
+            reason: DropReason::Queue,
+        };
+        assert_eq!(
+            packet_event_line(0, "lte", "up", &drop),
+            "0.000 lte/up d 40 queue"
+        );
+    }
+
+    #[test]
+    fn stats_line_has_the_contract_fields() {
+        let stats = IntervalStats {
+            counters: Counters {
+                pkts_out: 2,
+                sojourn_sum_ns: 3_000_000,
+                ..Default::default()
+            },
+            queue_pkts: 1,
+            queue_bytes: 1500,
+            params: crate::schedule::Params {
+                rate_bps: None,
+                delay_ms: 20.0,
+                jitter_ms: 0.0,
+                loss_p: None,
+            },
+        };
+        let line = link_stats_line(5, "wifi", "down", 100, &stats);
+        assert_eq!(line["sojourn_mean_ms"], 1.5);
+        assert!(line["rate_bps"].is_null() && line["loss_p"].is_null());
+        assert_eq!(line.as_object().unwrap().len(), 20);
+    }
 }

@@ -9,7 +9,9 @@
 use clap::Parser;
 use linkemu::clock::monotonic_ns;
 use linkemu::link::{Decision, Link, Verdict};
-use linkemu::log::{link_stats_line, schedule_line, totals_line, FileSink, LogSink};
+use linkemu::log::{
+    link_stats_line, packet_event_line, schedule_line, totals_line, FileSink, LogSink,
+};
 use linkemu::nfqueue::NfQueue;
 use linkemu::scenario::{self, LINK_ORDER};
 use serde_json::json;
@@ -53,6 +55,10 @@ struct Args {
     /// Arrival times come from the kernel's receive stamps either way.
     #[arg(long = "tick-us", default_value_t = 250)]
     tick_us: u64,
+    /// Also write every packet's arrival, departure (with sojourn) and drop to
+    /// this file (text, one line each; costs CPU, for debugging and analysis).
+    #[arg(long = "packet-log")]
+    packet_log: Option<PathBuf>,
     /// Only check the scenario, print the links, and exit (0 valid, 2 invalid).
     #[arg(long)]
     validate: bool,
@@ -127,6 +133,17 @@ fn sleep_for(wake_on: Option<std::os::fd::RawFd>, sleep_ns: u64) {
     unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
 }
 
+fn write_packet_events(out: &mut impl std::io::Write, links: &mut [Link], offset_ns: i64) {
+    for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+        for ev in link.take_packet_events() {
+            if let Err(e) = writeln!(out, "{}", packet_event_line(offset_ns, path, dir, &ev)) {
+                eprintln!("linkemu: cannot write packet log: {e}");
+                return;
+            }
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let scenario = match scenario::load(&args.scenario) {
@@ -178,6 +195,13 @@ fn run(
 ) -> Result<(), String> {
     let mut log = FileSink::create(log_path)
         .map_err(|e| format!("cannot create log file {}: {e}", log_path.display()))?;
+    let mut packet_log = match &args.packet_log {
+        None => None,
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| format!("cannot create packet log {}: {e}", path.display()))?,
+        )),
+    };
     install_signal_handlers();
     // SAFETY: plain syscalls. Locked memory avoids page-fault stalls under
     // real-time priority; 1 ns timer slack makes ppoll wake on time.
@@ -211,6 +235,20 @@ fn run(
         "queue_base": args.queue_base, "tick_us": args.tick_us, "links": described,
     }));
     log.flush();
+    if let Some(out) = packet_log.as_mut() {
+        use std::io::Write;
+        let mut header = format!(
+            "# linkemu packet log: ms on the trial clock (t0_ns {t0_ns}); emulator start at \
+             {:.3} ms; `+ bytes` arrival, `- bytes sojourn_ms` departure, `d bytes reason` drop\n",
+            trial_t(start_ns) as f64 / 1e6
+        );
+        for ((path, dir), link) in LINK_ORDER.iter().zip(links.iter_mut()) {
+            header += &format!("# {path}/{dir}: {}\n", link.describe());
+            link.record_packet_events();
+        }
+        out.write_all(header.as_bytes())
+            .map_err(|e| format!("cannot write packet log: {e}"))?;
+    }
 
     let interval_ns = STATS_INTERVAL_MS * 1_000_000;
     let tick_ns = args.tick_us * 1000;
@@ -265,6 +303,9 @@ fn run(
         }
         nfq.flush_verdicts()
             .map_err(|e| format!("sending verdicts failed: {e}"))?;
+        if let Some(out) = packet_log.as_mut() {
+            write_packet_events(out, &mut links, trial_t(start_ns));
+        }
         for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
             for change in link.take_changes() {
                 log.write_line(&schedule_line(
@@ -319,6 +360,13 @@ fn run(
     for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
         link.advance_to(end_ns - start_ns);
         log.write_line(&totals_line(trial_t(end_ns), path, dir, &link.totals()));
+    }
+    if let Some(out) = packet_log.as_mut() {
+        use std::io::Write;
+        write_packet_events(out, &mut links, trial_t(start_ns));
+        if let Err(e) = out.flush() {
+            eprintln!("linkemu: cannot write packet log: {e}");
+        }
     }
     // Packets the kernel dropped on its own (never seen by the links).
     for c in linkemu::nfqueue::kernel_counters() {
