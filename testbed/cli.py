@@ -326,9 +326,9 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
 def print_list(repo: Path, caps: dict) -> None:
     from testbed.scenario import list_scenarios
 
-    names = list_scenarios(repo)
-    top = [n for n in names if "/" not in n]
-    print(f"scenarios: {' '.join(top)}  (+{len(names) - len(top)} in subfolders)")
+    scenarios = list_scenarios(repo)
+    top = [n for n in scenarios if "/" not in n]
+    print(f"scenarios: {' '.join(top)}  (+{len(scenarios) - len(top)} in subfolders)")
     print(f"players:   {' '.join(PLAYERS)}")
     print("transports:")
     for transport in TRANSPORTS:
@@ -337,7 +337,7 @@ def print_list(repo: Path, caps: dict) -> None:
             state = "available"
         except transports.TransportUnavailable as exc:
             state = f"unavailable: {exc}"
-        ccs, scheds = names[transport]
+        ccs, scheds = transports.names(transport, repo, caps)
         print(f"  {transport:<9} {state}")
         print(f"            cc:    {' '.join(ccs) or '(unknown)'}")
         print(f"            sched: {' '.join(scheds) or '(unknown)'}")

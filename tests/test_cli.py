@@ -107,6 +107,14 @@ def test_help_explains_every_option():
     assert "SECONDS" in done.stdout and "default: control" in done.stdout
 
 
+def test_list_names_scenarios_transports_and_their_algorithms():
+    done = _cli("--list")
+    assert done.returncode == 0, done.stderr
+    assert "scenarios:" in done.stdout and " control " in done.stdout
+    for transport in ("user", "kernel", "tcp-wifi", "tcp-lte", "none"):
+        assert f"  {transport} " in done.stdout
+
+
 def test_dry_run_expands_matrix_and_names_the_run_stably(tmp_path):
     args = ["--scenario", "control,A1", "--reps", "2", "--dry-run"]
     first, second = _cli(*args), _cli(*args)
