@@ -313,6 +313,8 @@ impl Link {
     }
 
     fn finish_head(&mut self, finish_ns: u64) {
+        // Bring ramps to this instant, so the packet gets the delay in force now.
+        self.apply_schedule(finish_ns);
         let pkt = self
             .queue
             .dequeue()
@@ -682,13 +684,36 @@ mod tests {
             link.enqueue(i as u64, 125, t_ms * MS);
             out.extend(drain(&mut link, t_ms * MS + 100 * MS));
         }
-        // 125 bytes at 1 Gbit/s = 1 µs; delay 10, 20 (mid-ramp), 30 ms.
+        // 125 bytes at 1 Gbit/s = 1 µs; delay at the finish time: 10 ms, mid-ramp
+        // 20 ms + 20 ms/s x 1 µs = 20.00002 ms, then 30 ms.
         let delays: Vec<u64> = out
             .iter()
             .zip([500u64, 1500, 2500])
             .map(|(o, t)| o.at_ns - t * MS - US)
             .collect();
-        assert_eq!(delays, vec![10 * MS, 20 * MS, 30 * MS]);
+        assert_eq!(delays, vec![10 * MS, 20 * MS + 20, 30 * MS]);
+    }
+
+    #[test]
+    fn packets_queued_during_a_ramp_get_the_delay_of_their_finish_time() {
+        let mut s = spec(1e6, 10.0);
+        s.schedule = vec![ScheduleEvent::Ramp {
+            t_s: 0.0,
+            field: Field::DelayMs,
+            value: 110.0,
+            until_s: 1.0,
+        }];
+        let mut link = Link::new(&s, 1, 0).unwrap();
+        // Ten 1250-byte packets at once: they finish every 10 ms (1 Mbit/s).
+        for i in 0..10 {
+            link.enqueue(i, 1250, 0);
+        }
+        let out = drain(&mut link, 2000 * MS);
+        for (i, o) in out.iter().enumerate() {
+            let finish_ns = (i as u64 + 1) * 10 * MS;
+            let delay_ns = 10 * MS + finish_ns / 10; // 10 ms + 100 ms per s of ramp
+            assert_eq!(o.at_ns, finish_ns + delay_ns, "packet {i}");
+        }
     }
 
     #[test]
