@@ -486,6 +486,12 @@ impl Connection {
             .collect()
     }
 
+    /// Replaces the scheduler (tests and experiments: e.g. a wrapper that checks invariants).
+    pub fn replace_scheduler(&mut self, sched: Box<dyn Scheduler>) {
+        self.sched_name = sched.name();
+        self.sched = sched;
+    }
+
     // ------------------------------------------------------------------ app commands
 
     /// Appends to the outgoing stream; returns how many bytes were accepted.
