@@ -55,7 +55,7 @@ pub struct Output {
 }
 
 /// One line of the optional per-packet event log (Mahimahi-style: arrival,
-/// departure with its sojourn, drop with its reason).
+/// departure with its sojourn, drop with its reason, trace opportunity).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketEvent {
     Arrival {
@@ -71,6 +71,11 @@ pub enum PacketEvent {
         t_ns: u64,
         bytes: u32,
         reason: DropReason,
+    },
+    /// A trace link's delivery opportunity (used or not).
+    Opportunity {
+        t_ns: u64,
+        bytes: u32,
     },
 }
 
@@ -140,6 +145,8 @@ pub struct Link {
     changes: Vec<AppliedChange>,
     /// Per-packet events, kept only when `record_packet_events` is on.
     packet_events: Option<Vec<PacketEvent>>,
+    /// Opportunities before this time are already in `packet_events`.
+    opportunities_logged_ns: u64,
 }
 
 impl Link {
@@ -171,12 +178,14 @@ impl Link {
             totals: Counters::default(),
             changes: Vec::new(),
             packet_events: None,
+            opportunities_logged_ns: 0,
         })
     }
 
     /// Starts keeping per-packet events (for `take_packet_events`).
     pub fn record_packet_events(&mut self) {
         self.packet_events.get_or_insert_with(Vec::new);
+        self.opportunities_logged_ns = self.now_ns;
     }
 
     /// Per-packet events since the last call (empty unless recording).
@@ -293,6 +302,19 @@ impl Link {
                 decision: Decision::Accept,
                 at_ns: release_ns,
             });
+        }
+        if let (Some(events), Some(bytes)) =
+            (self.packet_events.as_mut(), self.rate.opportunity_bytes())
+        {
+            let mut times = Vec::new();
+            self.rate
+                .opportunities_in(self.opportunities_logged_ns, now_ns, &mut times);
+            events.extend(
+                times
+                    .into_iter()
+                    .map(|t_ns| PacketEvent::Opportunity { t_ns, bytes }),
+            );
+            self.opportunities_logged_ns = now_ns;
         }
         self.now_ns = now_ns;
     }
@@ -754,9 +776,23 @@ mod tests {
         for i in 0..3 {
             link.enqueue(i, 1500, 0);
         }
+        link.record_packet_events();
         let out = drain(&mut link, 100 * MS);
         let at: Vec<u64> = out.iter().map(|o| o.at_ns).collect();
         assert_eq!(at, vec![7 * MS, 9 * MS, 11 * MS]);
+        let opportunities: Vec<u64> = link
+            .take_packet_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                PacketEvent::Opportunity { t_ns, bytes: 1500 } => Some(t_ns),
+                _ => None,
+            })
+            .collect();
+        // Every opportunity of the first 100 ms, used or not: 2, 4, ..., 98 ms.
+        assert_eq!(
+            opportunities,
+            (1..50).map(|k| 2 * k * MS).collect::<Vec<u64>>()
+        );
         // Idle past the end: the trace loops (period 10 ms): next at 22 ms.
         link.enqueue(3, 1500, 121 * MS);
         let out = drain(&mut link, 200 * MS);

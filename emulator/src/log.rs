@@ -108,7 +108,8 @@ pub fn totals_line(t_ns: i64, path: &str, dir: &str, c: &Counters) -> Value {
 /// One line of the per-packet log (`--packet-log`), Mahimahi-style, with the
 /// time in ms on the trial clock (`trial_offset_ns` = link virtual 0 on it):
 /// `<t_ms> <path>/<dir> + <bytes>` arrival, `- <bytes> <sojourn_ms>` departure,
-/// `d <bytes> <random|queue|outage>` drop.
+/// `d <bytes> <random|queue|outage>` drop, `# <bytes>` delivery opportunity
+/// (trace links).
 pub fn packet_event_line(trial_offset_ns: i64, path: &str, dir: &str, ev: &PacketEvent) -> String {
     let ms = |t_ns: u64| (trial_offset_ns + t_ns as i64) as f64 / 1e6;
     match *ev {
@@ -123,6 +124,9 @@ pub fn packet_event_line(trial_offset_ns: i64, path: &str, dir: &str, ev: &Packe
                 ms(t_ns),
                 sojourn_ns as f64 / 1e6
             )
+        }
+        PacketEvent::Opportunity { t_ns, bytes } => {
+            format!("{:.3} {path}/{dir} # {bytes}", ms(t_ns))
         }
         PacketEvent::Drop {
             t_ns,

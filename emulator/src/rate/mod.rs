@@ -21,6 +21,13 @@ pub trait RateModel {
     /// Changes the rate (schedules may only do so on constant-rate links).
     fn set_rate_bps(&mut self, _rate_bps: f64) {}
     fn describe(&self) -> String;
+    /// Appends the times of the delivery opportunities in [from_ns, to_ns)
+    /// (trace-driven links only; for the packet log).
+    fn opportunities_in(&self, _from_ns: u64, _to_ns: u64, _out: &mut Vec<u64>) {}
+    /// Bytes one delivery opportunity carries (trace-driven links only).
+    fn opportunity_bytes(&self) -> Option<u32> {
+        None
+    }
 }
 
 pub fn from_spec(spec: &RateSpec) -> Result<Box<dyn RateModel>, String> {

@@ -133,6 +133,22 @@ impl RateModel for TraceRate {
         Some(self.mean_rate_bps())
     }
 
+    fn opportunities_in(&self, from_ns: u64, to_ns: u64, out: &mut Vec<u64>) {
+        let mut index = self.first_opportunity_at_or_after(from_ns);
+        loop {
+            let t_ns = self.opportunity_time_ns(index);
+            if t_ns >= to_ns {
+                return;
+            }
+            out.push(t_ns);
+            index += 1;
+        }
+    }
+
+    fn opportunity_bytes(&self) -> Option<u32> {
+        Some(self.packet_bytes)
+    }
+
     fn describe(&self) -> String {
         format!(
             "trace [file={}, opportunities={}, period_ms={}, packet_bytes={}]",
@@ -178,6 +194,14 @@ mod tests {
         // 1000 bytes spare at 3 ms, but this packet only arrives at 3.5 ms:
         // the spare bytes are lost; it leaves at 4 ms.
         assert_eq!(t.finish_ns(100, 3 * MS + MS / 2), 4 * MS);
+    }
+
+    #[test]
+    fn lists_opportunities_across_loops() {
+        let t = TraceRate::parse("1\n1\n3\n", 1500, "t").unwrap();
+        let mut out = Vec::new();
+        t.opportunities_in(MS, 5 * MS, &mut out);
+        assert_eq!(out, vec![MS, MS, 3 * MS, 4 * MS, 4 * MS]);
     }
 
     #[test]
