@@ -47,6 +47,10 @@ use crate::subflow::{
 use crate::units::{Bandwidth, Instant, MAX_SUBFLOWS, PathMask, SubflowId};
 use crate::wire::{self, Frame, Header, WireError, Writer};
 
+/// The smallest receive window a connection offers (`Config::recv_window_bytes` is raised
+/// to it); a sender assumes it until the peer's first DATA_ACK.
+pub const MIN_RECV_WINDOW_BYTES: u64 = 64 * 1024;
+
 /// Connection settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -180,6 +184,7 @@ pub struct ConnCounters {
     pub malformed_datagrams_total: u64,
     pub duplicate_pkts_total: u64,
     pub window_blocked_total: u64,
+    pub beyond_window_drops_total: u64,
 }
 
 /// A snapshot of one subflow for logs.
@@ -253,6 +258,9 @@ pub struct Connection {
     reinject_bytes: u64,
     peer_data_ack: u64,
     peer_window: u64,
+    /// Right edge of the peer's window (data_ack + window); never moves back, so a
+    /// reordered old DATA_ACK cannot shrink it.
+    peer_edge: u64,
     write_blocked: bool,
 
     // --- receive side
@@ -315,6 +323,8 @@ impl Connection {
         let payload_mss = (cfg.max_datagram_bytes - wire::DATA_PACKET_OVERHEAD_BYTES) as u64;
         let cc_name = cc.name();
         let sched_name = sched.name();
+        let mut cfg = cfg;
+        cfg.recv_window_bytes = cfg.recv_window_bytes.max(MIN_RECV_WINDOW_BYTES);
         let advertised_edge = cfg.recv_window_bytes;
         Ok(Connection {
             role,
@@ -344,8 +354,9 @@ impl Connection {
             reinject: VecDeque::new(),
             reinject_bytes: 0,
             peer_data_ack: 0,
-            // Until the peer's first DATA_ACK: assume it offers the same window as we do.
-            peer_window: cfg.recv_window_bytes,
+            // Until the peer's first DATA_ACK: assume the smallest window a peer may offer.
+            peer_window: MIN_RECV_WINDOW_BYTES,
+            peer_edge: MIN_RECV_WINDOW_BYTES,
             write_blocked: false,
             recv_buf: VecDeque::new(),
             recv_next: 0,
@@ -568,6 +579,9 @@ impl Connection {
         if let Lifecycle::Draining { until } = self.lifecycle {
             t = t.min(until);
         }
+        if let Some((p, _)) = self.persist_deadline() {
+            t = t.min(p);
+        }
         for s in &self.subflows {
             if s.state == SubflowState::Failed {
                 continue;
@@ -590,6 +604,30 @@ impl Connection {
             }
         }
         Some(t)
+    }
+
+    /// Zero-window persist: fresh data waits only for the peer's window and nothing is in
+    /// flight to bring a window update. Returns when to probe (one RTO after the last
+    /// ack-eliciting send) and on which subflow.
+    fn persist_deadline(&self) -> Option<(Instant, usize)> {
+        let data_end = self.send_base + self.send_buf.len() as u64;
+        let blocked = self.next_fresh < data_end
+            && self.next_fresh >= self.peer_edge
+            && self.reinject.is_empty()
+            && self
+                .subflows
+                .iter()
+                .all(|s| s.ack_eliciting_in_flight == 0 && s.probes_pending == 0);
+        if !blocked {
+            return None;
+        }
+        let i = self.subflows.iter().position(|s| s.is_established())?;
+        let last = self
+            .subflows
+            .iter()
+            .map(|s| s.last_ack_eliciting_sent)
+            .max()?;
+        Some((last + self.subflows[i].rtt.rto(), i))
     }
 
     /// Handles expired timers (loss time, probe timeout, delayed ACK, idle, draining).
@@ -632,6 +670,13 @@ impl Connection {
             {
                 self.on_pto(id, now);
             }
+        }
+        if let Some((deadline, i)) = self.persist_deadline()
+            && now >= deadline
+        {
+            // The probe (a PING) elicits an ACK carrying the current window.
+            self.subflows[i].probes_pending = 1;
+            self.subflows[i].last_ack_eliciting_sent = now;
         }
         self.sched_dirty = true;
     }
@@ -793,6 +838,18 @@ impl Connection {
         if s.state == SubflowState::Failed {
             return Ok(id);
         }
+        // Data beyond the window we offered: drop the whole datagram *unacknowledged*, so the
+        // sender sees a loss and sends it again once the window allows (acknowledging it
+        // and dropping the data would lose it for good).
+        let edge = self.advertised_edge.max(self.window_edge());
+        let beyond = wire::frames(payload).any(|f| {
+            matches!(f, Ok(Frame::Data { dsn, payload, .. }) if dsn + payload.len() as u64 > edge)
+        });
+        if beyond {
+            self.counters.beyond_window_drops_total += 1;
+            return Ok(id);
+        }
+        let s = &mut self.subflows[id.index()];
         let prev_largest = s.received.largest();
         if !s.received.insert(h.pn) {
             self.counters.duplicate_pkts_total += 1;
@@ -1125,6 +1182,7 @@ impl Connection {
             return; // acknowledges data never sent: ignore
         }
         self.peer_window = window;
+        self.peer_edge = self.peer_edge.max(data_ack.saturating_add(window));
         if data_ack <= self.peer_data_ack {
             if data_ack == self.peer_data_ack {
                 self.sched_dirty = true;
@@ -1170,13 +1228,17 @@ impl Connection {
         }
         if end > self.recv_next || (fin && !self.peer_finished) {
             if dsn <= self.recv_next {
+                let was_empty = self.recv_buf.is_empty();
                 let skip = (self.recv_next - dsn) as usize;
                 self.recv_buf.extend(&payload[skip.min(payload.len())..]);
                 self.counters.bytes_delivered_total += end.saturating_sub(self.recv_next);
                 self.recv_next = self.recv_next.max(end);
                 self.drain_ofo();
-                self.events.push_back(Event::Readable);
+                if was_empty && !self.recv_buf.is_empty() {
+                    self.events.push_back(Event::Readable);
+                }
             } else if !payload.is_empty() && !self.ofo.contains_key(&dsn) {
+                // (Readable is announced only when in-order bytes arrive.)
                 self.counters.ofo_queue_bytes += payload.len() as u64;
                 self.counters.ofo_queue_max_bytes = self
                     .counters
@@ -1289,7 +1351,7 @@ impl Connection {
     fn fresh_available(&self) -> bool {
         let data_end = self.send_base + self.send_buf.len() as u64;
         if self.next_fresh < data_end {
-            let window_end = self.peer_data_ack + self.peer_window;
+            let window_end = self.peer_edge;
             return self.next_fresh < window_end;
         }
         self.fin_requested && !self.fin_assigned
@@ -1298,7 +1360,7 @@ impl Connection {
     /// Next fresh chunk within the peer's window.
     fn take_fresh_chunk(&mut self) -> Option<ChunkRef> {
         let data_end = self.send_base + self.send_buf.len() as u64;
-        let window_end = self.peer_data_ack + self.peer_window;
+        let window_end = self.peer_edge;
         if self.next_fresh < data_end {
             let room = window_end.saturating_sub(self.next_fresh);
             if room == 0 {
@@ -1366,8 +1428,12 @@ impl Connection {
             // Bound pre-assignment: never more queued than one window per subflow plus a
             // burst (window schedulers such as LRF stay far below; AR&P-style pre-assignment
             // cannot grow without limit).
-            let cwnd_total: u64 =
-                self.views.iter().filter(|v| v.established).map(|v| v.cwnd_bytes).sum();
+            let cwnd_total: u64 = self
+                .views
+                .iter()
+                .filter(|v| v.established)
+                .map(|v| v.cwnd_bytes)
+                .sum();
             let queued_total: u64 = self.subflows.iter().map(|s| s.queued_bytes).sum();
             if queued_total > cwnd_total + self.cfg.sched_config.burst_bytes {
                 return;
@@ -1382,8 +1448,7 @@ impl Connection {
                 unsent_bytes: (self.send_base + self.send_buf.len() as u64) - self.next_fresh,
                 reinject_queue_bytes: self.reinject_bytes,
                 unacked_bytes: self.next_fresh - self.peer_data_ack.min(self.next_fresh),
-                peer_window_free_bytes: (self.peer_data_ack + self.peer_window)
-                    .saturating_sub(self.next_fresh),
+                peer_window_free_bytes: (self.peer_edge).saturating_sub(self.next_fresh),
                 send_window_bytes: self.peer_window,
                 queued_bytes: queued_total,
             };

@@ -69,3 +69,69 @@ fn two_paths_lossy_2mb() {
     );
     assert!(r.is_byte_exact_and_clean(), "{r:?}");
 }
+
+#[test]
+fn small_receive_window_and_a_paused_reader_still_complete() {
+    use mptransport::Instant;
+    let client_cfg = Config {
+        recv_window_bytes: 64 * 1024,
+        ..cfg("cubic", "lrf")
+    };
+    let paths = [path("wifi", 20.0, 10, 0.01), path("lte", 10.0, 30, 0.0)];
+    let mut pair = Pair::new(client_cfg, cfg("cubic", "lrf"), &paths, 9);
+    let total = 1_000_000usize;
+    let data: Vec<u8> = (0..total).map(|i| (i * 7 % 251) as u8).collect();
+    let mut written = 0usize;
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    let mut max_ofo_plus_buffer = 0usize;
+    let pause_until = Instant::from_nanos(2_000_000_000);
+    pair.client.write(b"GET");
+    pair.client.finish();
+    let r = pair.drive_bounded(
+        5_000_000,
+        Instant::from_nanos(600_000_000_000),
+        |p| {
+            if let Some(s) = p.server.as_mut() {
+                written += s.write(&data[written..]);
+                if written == total {
+                    s.finish();
+                }
+                let mut sink = [0u8; 64];
+                while s.read(&mut sink) > 0 {}
+            }
+            max_ofo_plus_buffer = max_ofo_plus_buffer
+                .max(p.client.readable_bytes() + p.client.counters().ofo_queue_bytes as usize);
+            if p.now >= pause_until {
+                loop {
+                    let n = p.client.read(&mut buf);
+                    if n == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                }
+            }
+        },
+        |p| p.client.is_closed() && p.server.as_ref().is_some_and(|s| s.is_closed()),
+    );
+    assert!(r.is_ok(), "{r:?}");
+    pair.collect_events();
+    let clean = |evs: &[mptransport::Event]| {
+        evs.iter().any(|e| {
+            *e == mptransport::Event::Closed {
+                reason: mptransport::connection::CloseReason::Clean,
+            }
+        })
+    };
+    assert!(
+        clean(&pair.client_events) && clean(&pair.server_events),
+        "not a clean close"
+    );
+    assert_eq!(got.len(), total);
+    assert!(got == data, "stream differs");
+    // The paused reader's buffer never held more than the window it offered.
+    assert!(
+        max_ofo_plus_buffer <= 64 * 1024 + 1500,
+        "{max_ofo_plus_buffer}"
+    );
+}
