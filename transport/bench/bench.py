@@ -50,8 +50,14 @@ def link(rate_bps: int, delay_ms: float, loss: float = 0.0, queue_bytes: int | N
 
 BDP_100M_50MS = 625_000  # 100 Mbit/s × 50 ms RTT
 SCENARIOS = {
-    "fidelity": (link(100_000_000, 25.0, 0, BDP_100M_50MS), link(100_000_000, 25.0, 0, BDP_100M_50MS)),
-    "loss": (link(100_000_000, 25.0, 0.001, BDP_100M_50MS), link(100_000_000, 25.0, 0.001, BDP_100M_50MS)),
+    "fidelity": (
+        link(100_000_000, 25.0, 0, BDP_100M_50MS),
+        link(100_000_000, 25.0, 0, BDP_100M_50MS),
+    ),
+    "loss": (
+        link(100_000_000, 25.0, 0.001, BDP_100M_50MS),
+        link(100_000_000, 25.0, 0.001, BDP_100M_50MS),
+    ),
     "aggregate": (link(50_000_000, 25.0), link(20_000_000, 25.0)),
     "exact": (link(50_000_000, 20.0, 0.01), link(20_000_000, 40.0, 0.02)),
 }
@@ -195,7 +201,9 @@ def main() -> int:
                 show(run_user(topo, workdir, t0, "bbr", "lrf", ["wifi"], n, f"ubbr{rep}"), rows)
             elif a.case == "aggregate":
                 n = a.bytes or 100_000_000
-                show(run_user(topo, workdir, t0, "bbr", "lrf", ["wifi", "lte"], n, f"agg{rep}"), rows)
+                show(
+                    run_user(topo, workdir, t0, "bbr", "lrf", ["wifi", "lte"], n, f"agg{rep}"), rows
+                )
             else:
                 n = a.bytes or 200_000_000
                 for cc, sched in (("bbr", "lrf"), ("cubic", "rr")):
