@@ -538,6 +538,29 @@ mod tests {
     }
 
     #[test]
+    fn truncated_or_garbage_datagrams_never_panic() {
+        use rand::{RngCore, SeedableRng};
+        let mut valid = Vec::new();
+        let start = put_nlmsg(&mut valid, NFQNL_MSG_PACKET, 0, 0, 3);
+        put_attr(&mut valid, NFQA_PACKET_HDR, &[0, 0, 0, 5, 8, 0, 2]);
+        put_attr(&mut valid, NFQA_PAYLOAD, &[0x45; 64]);
+        end_nlmsg(&mut valid, start);
+        let mut out = Vec::new();
+        for cut in 0..valid.len() {
+            parse_datagram(&valid[..cut], &mut out);
+        }
+        // A cut message is never reported as a packet.
+        assert!(out.iter().all(|m| !matches!(m, Message::Packet(_))));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for _ in 0..2000 {
+            let mut junk = valid.clone();
+            let i = (rng.next_u32() as usize) % junk.len();
+            junk[i] = rng.next_u32() as u8;
+            parse_datagram(&junk, &mut out);
+        }
+    }
+
+    #[test]
     fn kernel_counters_are_read_per_queue() {
         let text = "    0  12345     0 2 64     0     0  4711  1\n    1  12345     3 2 64     7     2  99  1\n";
         let c = parse_kernel_counters(text);
