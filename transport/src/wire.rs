@@ -27,10 +27,9 @@ pub const MAX_ACK_RANGES: usize = 64;
 pub const MAX_NAME_BYTES: usize = 32;
 pub const DATA_FRAME_OVERHEAD_BYTES: usize = 1 + 8 + 2 + 1;
 pub const DATA_ACK_FRAME_BYTES: usize = 1 + 8 + 8;
-/// Header + DATA frame header + one DATA_ACK frame: what a full data packet carries besides
-/// stream payload.
-pub const DATA_PACKET_OVERHEAD_BYTES: usize =
-    HEADER_BYTES + DATA_FRAME_OVERHEAD_BYTES + DATA_ACK_FRAME_BYTES;
+/// Header + DATA frame header: what a full data packet carries besides stream payload (a
+/// DATA_ACK is added when the payload leaves room for it).
+pub const DATA_PACKET_OVERHEAD_BYTES: usize = HEADER_BYTES + DATA_FRAME_OVERHEAD_BYTES;
 
 const FRAME_HELLO: u8 = 0x01;
 const FRAME_ACK: u8 = 0x03;
@@ -406,7 +405,14 @@ mod tests {
     /// A datagram with every frame type, and the offsets where frames end.
     fn roundtrip_with_boundaries() -> (Vec<u8>, Vec<usize>) {
         let mut buf = vec![0u8; 1472];
-        let mut w = Writer::new(&mut buf, Header { conn_id: 7, subflow: 1, pn: 42 });
+        let mut w = Writer::new(
+            &mut buf,
+            Header {
+                conn_id: 7,
+                subflow: 1,
+                pn: 42,
+            },
+        );
         let mut ends = Vec::new();
         assert!(w.push_hello(true, "wifi"));
         ends.push(w.len());
@@ -482,7 +488,11 @@ mod tests {
         let (d, ends) = roundtrip_with_boundaries();
         for cut in 0..d.len() {
             let r = parse_header(&d[..cut]).and_then(|(_, rest)| validate(rest));
-            assert_eq!(r.is_ok(), ends.contains(&cut), "prefix of {cut} bytes: {r:?}");
+            assert_eq!(
+                r.is_ok(),
+                ends.contains(&cut),
+                "prefix of {cut} bytes: {r:?}"
+            );
         }
     }
 
