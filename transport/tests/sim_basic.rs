@@ -135,3 +135,57 @@ fn small_receive_window_and_a_paused_reader_still_complete() {
         "{max_ofo_plus_buffer}"
     );
 }
+
+#[test]
+fn a_path_that_dies_mid_transfer_is_recovered_by_reinjection() {
+    use mptransport::Instant;
+    use mptransport::sim::run_transfer_with;
+    for cc in ["reno", "cubic", "bbr"] {
+        let paths = [path("wifi", 20.0, 10, 0.0), path("lte", 10.0, 30, 0.0)];
+        let mut pair = Pair::new(cfg(cc, "lrf"), cfg(cc, "lrf"), &paths, 4);
+        let cut_at = Instant::from_nanos(1_500_000_000);
+        let dead = LinkSpec {
+            loss: 1.0,
+            ..paths[0].down
+        };
+        let mut cut_done = false;
+        let mut wifi_bytes_at_cut = 0;
+        let spec = TransferSpec {
+            response_bytes: 8_000_000,
+            ..Default::default()
+        };
+        let r = run_transfer_with(&mut pair, &spec, |p| {
+            if !cut_done && p.now >= cut_at {
+                // Wi-Fi goes dark in both directions, mid-transfer.
+                p.set_link(0, false, dead);
+                p.set_link(0, true, dead);
+                cut_done = true;
+                wifi_bytes_at_cut = p
+                    .server
+                    .as_ref()
+                    .map_or(0, |s| s.subflow_stats()[0].counters.data_bytes_sent_total);
+            }
+        });
+        assert!(
+            cut_done && wifi_bytes_at_cut > 0,
+            "{cc}: the cut must happen mid-transfer"
+        );
+        assert!(
+            r.is_byte_exact_and_clean(),
+            "{cc}: {:?} {:?} {:?} got {}",
+            r.outcome,
+            r.client_close,
+            r.server_close,
+            r.response_bytes_received
+        );
+        let server = pair.server.as_ref().unwrap();
+        assert!(
+            server.subflow_stats()[0].counters.rto_total > 0,
+            "{cc}: wifi never timed out"
+        );
+        assert!(
+            server.counters().reinjected_bytes_total > 0,
+            "{cc}: nothing reinjected"
+        );
+    }
+}

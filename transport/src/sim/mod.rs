@@ -8,4 +8,6 @@ pub mod link;
 pub mod pair;
 
 pub use link::{Link, LinkSpec};
-pub use pair::{DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer};
+pub use pair::{
+    DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,
+};

@@ -79,6 +79,12 @@ impl Pair {
         }
     }
 
+    /// Changes a link's model from now on (e.g. an outage: loss 1.0). Packets already in
+    /// transit keep their fate.
+    pub fn set_link(&mut self, path: usize, down: bool, spec: LinkSpec) {
+        self.links[path][down as usize].spec = spec;
+    }
+
     pub fn link_counters(&self, path: usize, down: bool) -> LinkCounters {
         self.links[path][down as usize].counters
     }
@@ -343,6 +349,15 @@ fn closed_reason(events: &[Event]) -> Option<CloseReason> {
 /// Client writes `request_bytes` and finishes; the server, once it has a connection, writes
 /// `response_bytes` and finishes; both read everything. Runs until both connections closed.
 pub fn run_transfer(pair: &mut Pair, spec: &TransferSpec) -> TransferResult {
+    run_transfer_with(pair, spec, |_| {})
+}
+
+/// `run_transfer` with `hook` called before every step (change links, inject events).
+pub fn run_transfer_with(
+    pair: &mut Pair,
+    spec: &TransferSpec,
+    mut hook: impl FnMut(&mut Pair),
+) -> TransferResult {
     let mut req_src = Source::new(spec.seed ^ 0x5151, spec.request_bytes);
     let mut resp_src = Source::new(spec.seed ^ 0xA1A1, spec.response_bytes);
     let mut req_sink = Sink::new();
@@ -354,6 +369,7 @@ pub fn run_transfer(pair: &mut Pair, spec: &TransferSpec) -> TransferResult {
         spec.max_steps,
         start + spec.max_time,
         |p| {
+            hook(p);
             req_src.pump(&mut p.client);
             resp_sink.pump(&mut p.client);
             if response_done.is_none()
