@@ -2,6 +2,7 @@
 
     .venv/bin/python player/pair_session.py --player dashjs --duration-s 60 --reps 3
     .venv/bin/python player/pair_session.py --player gstreamer --rate-mbit 1 --duration-s 60
+    .venv/bin/python player/pair_session.py --player dashjs --rate-mbit 8 --rate-step 20:1
     .venv/bin/python player/pair_session.py --player dashjs --only-rung 1920x1080@5240000
 
 Creates `tbx-media-<pid>-c` (client) and `tbx-media-<pid>-s` (server) joined by one veth pair
@@ -21,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -92,29 +94,16 @@ class NamespacePair:
                     capture_output=True,
                 )
             if self.rate_mbit:
-                sh(
-                    "ip",
-                    "netns",
-                    "exec",
-                    self.server,
-                    "tc",
-                    "qdisc",
-                    "add",
-                    "dev",
-                    "v-s",
-                    "root",
-                    "tbf",
-                    "rate",
-                    f"{self.rate_mbit}mbit",
-                    "burst",
-                    "15kb",
-                    "latency",
-                    "300ms",
-                )
+                self.set_rate(self.rate_mbit)
         except BaseException:
             self.__exit__()
             raise
         return self
+
+    def set_rate(self, mbit: float) -> None:
+        """tbf on the server's egress (the download direction); replaces the previous one."""
+        sh("ip", "netns", "exec", self.server, "tc", "qdisc", "replace", "dev", "v-s", "root",
+           "tbf", "rate", f"{mbit}mbit", "burst", "15kb", "latency", "300ms")  # fmt: skip
 
     def __exit__(self, *exc: object) -> None:
         for ns in (self.client, self.server):
@@ -195,6 +184,7 @@ def run_session(
     out: Path,
     duration_s: int,
     screenshot: Path | None,
+    rate_steps: list[tuple[float, float]] = (),
 ) -> dict:
     base = f"http://{SERVER_ADDR}:{PORT}"
     url = base + nginx.url_path(content_dir)
@@ -206,6 +196,10 @@ def run_session(
     log = open(out.with_suffix(".stderr"), "w")
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    # The path degrades during the session: tbf rate changes at given seconds after start.
+    timers = [threading.Timer(at_s, pair.set_rate, (mbit,)) for at_s, mbit in rate_steps]
+    for timer in timers:
+        timer.start()
     seen: dict[int, int] = {}
     try:
         while True:
@@ -224,6 +218,11 @@ def run_session(
             proc.kill()
             proc.wait()
         raise
+    finally:
+        for timer in timers:
+            timer.cancel()
+        if rate_steps and pair.rate_mbit:
+            pair.set_rate(pair.rate_mbit)  # the next repetition starts as this one did
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall_s = time.monotonic() - start
     log.close()
@@ -235,6 +234,7 @@ def run_session(
         "player": player,
         "exit": proc.returncode,
         "rate_mbit": pair.rate_mbit,
+        "rate_steps": [{"at_s": at_s, "rate_mbit": mbit} for at_s, mbit in rate_steps],
         "namespaces": [pair.client, pair.server],
         "wall_s": round(wall_s, 2),
         "cpu_s": round(cpu_s, 2),
@@ -257,12 +257,31 @@ def parse_rung(text: str) -> content.Rung:
         ) from None
 
 
+def parse_step(text: str) -> tuple[float, float]:
+    try:
+        at_s, mbit = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected SECONDS:MBIT, e.g. 20:1 (1 Mbit/s from 20 s after the start)"
+        ) from None
+    if at_s < 0 or mbit <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds must be >= 0 and Mbit/s > 0")
+    return at_s, mbit
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--player", choices=["dashjs", "gstreamer"], required=True)
     parser.add_argument("--duration-s", type=int, default=60, help="video duration (default 60)")
     parser.add_argument("--reps", type=int, default=1, help="sessions in a row (default 1)")
     parser.add_argument("--rate-mbit", type=float, default=None, help="tbf rate limit, downlink")
+    parser.add_argument(
+        "--rate-step",
+        type=parse_step,
+        action="append",
+        default=[],
+        help="SECONDS:MBIT: change the rate limit that long after each session starts (repeat)",
+    )
     parser.add_argument(
         "--only-rung",
         type=parse_rung,
@@ -273,6 +292,8 @@ def main() -> int:
     parser.add_argument("--out-dir", type=Path, default=None, help="default /tmp/tbx-media-<pid>")
     parser.add_argument("--screenshot", type=Path, default=None, help="PNG of the page (dashjs)")
     args = parser.parse_args()
+    if args.rate_step and not args.rate_mbit:
+        parser.error("--rate-step needs --rate-mbit (the rate the session starts with)")
     if os.geteuid() != 0:
         print("pair_session.py: needs root (network namespaces)", file=sys.stderr)
         return 2
@@ -295,6 +316,7 @@ def main() -> int:
                     out,
                     args.duration_s,
                     args.screenshot if rep == 0 else None,
+                    args.rate_step,
                 )
                 print(json.dumps(result), flush=True)
                 failed += result["exit"] != 0
