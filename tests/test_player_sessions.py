@@ -97,7 +97,9 @@ def test_degraded_path_stalls_and_drops_to_lowest_rung(tmp_path: Path, player: s
     for s in stalls:
         assert 0 < s["duration_ms"] < 60_000
         assert s["end_t_ns"] - s["start_t_ns"] == pytest.approx(s["duration_ms"] * 1e6, abs=2e6)
-        assert s["media_time_s"] > 10  # after the rate dropped, not during start-up
+    # At least one stall after the rate dropped (t_ns counts from the session start); a short
+    # one at start-up is possible too (the ABR jumps to the top rung with 2 s buffered).
+    assert any(s["start_t_ns"] > 20e9 for s in stalls)
     assert result["stall_total_ms"] == pytest.approx(sum(s["duration_ms"] for s in stalls), abs=1)
     samples = [ln for ln in lines if ln["event"] == "sample" and ln["rep_id"] is not None]
     assert any(s["height"] == 720 for s in samples)  # the top rung played before the drop
