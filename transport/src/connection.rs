@@ -882,6 +882,14 @@ impl Connection {
                 Frame::Ping => {}
                 Frame::Close { code } => {
                     if code == 0 {
+                        if self.lifecycle == Lifecycle::Open {
+                            // Answer with our own CLOSE so the peer can stop draining now.
+                            for s in &mut self.subflows {
+                                if s.is_established() {
+                                    s.close_pending = Some(0);
+                                }
+                            }
+                        }
                         self.close(CloseReason::Clean);
                     } else {
                         self.close(CloseReason::Aborted);
