@@ -189,3 +189,24 @@ fn a_path_that_dies_mid_transfer_is_recovered_by_reinjection() {
         );
     }
 }
+
+#[test]
+fn server_accepts_subflows_whose_hello_arrives_out_of_order() {
+    // Path 0 is much slower, so the server hears subflow 1's HELLO first.
+    let paths = [path("wifi", 20.0, 60, 0.0), path("lte", 20.0, 5, 0.0)];
+    let mut pair = Pair::new(cfg("cubic", "lrf"), cfg("cubic", "lrf"), &paths, 2);
+    let r = run_transfer(
+        &mut pair,
+        &TransferSpec {
+            response_bytes: 3_000_000,
+            ..Default::default()
+        },
+    );
+    assert!(r.is_byte_exact_and_clean(), "{:?}", r.outcome);
+    let stats = pair.server.as_ref().unwrap().subflow_stats();
+    assert_eq!(
+        stats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        ["wifi", "lte"]
+    );
+    assert!(stats.iter().all(|s| s.established));
+}
