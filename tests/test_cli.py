@@ -116,13 +116,35 @@ def test_list_names_scenarios_transports_and_their_algorithms():
 
 
 def test_dry_run_expands_matrix_and_names_the_run_stably(tmp_path):
-    args = ["--scenario", "control,A1", "--reps", "2", "--dry-run"]
+    args = ["--scenario", "control,A1", "--transport", "none", "--reps", "2", "--dry-run"]
     first, second = _cli(*args), _cli(*args)
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout
     lines = first.stdout.splitlines()
     assert lines[0].startswith("4 trials into ") and "/results/control-A1_none_" in lines[0]
     assert "  A1__none__-__-__none__v0__r1__s2" in lines
+
+
+def test_no_options_mean_the_default_matrix_plus_a_control_trial():
+    done = _cli("--dry-run")
+    assert done.returncode == 0, done.stderr
+    trials = [line.strip() for line in done.stdout.splitlines()[1:]]
+    assert trials == [
+        "A1__user__bbr__lrf__dashjs__v60__r0__s1",
+        "A1__user__bbr__rr__dashjs__v60__r0__s1",
+        "A1__user__cubic__lrf__dashjs__v60__r0__s1",
+        "A1__user__cubic__rr__dashjs__v60__r0__s1",
+        "control__user__cubic__lrf__dashjs__v60__r0__s1",
+    ]
+
+
+def test_player_defaults_to_dashjs_for_streaming_and_none_for_the_control_transfer():
+    streaming = _cli("--transport", "kernel", "--cc", "bbr", "--scenario", "control", "--dry-run")
+    assert streaming.returncode == 0, streaming.stderr
+    assert "control__kernel__bbr__default__dashjs__v60__r0__s1" in streaming.stdout
+    control = _cli("--transport", "none", "--dry-run")
+    assert control.returncode == 0, control.stderr
+    assert "control__none__-__-__none__v0__r0__s1" in control.stdout
 
 
 def test_report_of_a_non_run_folder_exits_2(tmp_path):
@@ -151,7 +173,7 @@ def test_failing_trials_do_not_stop_the_matrix(tmp_path):
     repo = make_fake_repo(tmp_path)
     env = dict(os.environ, STUB_EMULATOR_DIE_AFTER_S="0", TESTBED_CONTROL_TRANSFER_S="5")
     run_dir = tmp_path / "run"
-    proc = _matrix(repo, "--reps", "2", "--out", str(run_dir), env=env)
+    proc = _matrix(repo, "--transport", "none", "--reps", "2", "--out", str(run_dir), env=env)
     _out, err = proc.communicate(timeout=180)
     assert proc.returncode == 1, err
     results = [json.loads(p.read_text()) for p in sorted(run_dir.glob("trials/*/result.json"))]
@@ -166,7 +188,7 @@ def test_ctrl_c_then_rerun_finishes_only_the_missing_trials(tmp_path):
     repo = make_fake_repo(tmp_path)
     env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="0.5")
     run_dir = tmp_path / "run"
-    args = ("--reps", "2", "--out", str(run_dir))
+    args = ("--transport", "none", "--reps", "2", "--out", str(run_dir))
     first = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
     second = run_dir / "trials" / "control__none__-__-__none__v0__r1__s2"
 
@@ -226,7 +248,7 @@ def test_trial_killed_mid_way_is_recorded_as_failed_and_cleaned_up(tmp_path):
     env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="60")
     run_dir = tmp_path / "run"
     trial_dir = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
-    proc = _matrix(repo, "--out", str(run_dir), env=env)
+    proc = _matrix(repo, "--transport", "none", "--out", str(run_dir), env=env)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
