@@ -62,8 +62,8 @@ class Rung:
 # step so that an ABR algorithm has a rung below every path capacity the scenarios use. Every
 # rung has its own resolution: the players identify what is on screen by the decoded frame size.
 # The top rung is 720p, not 1080p: decoding 1080p at 5.24 Mbit/s cost dash.js in headless
-# Chromium about 40 % more CPU than 720p at the same bitrate on this 2-core shared machine, and
-# GStreamer about 25 % more (docs/PLAYER.md, "CPU cost"); a control trial must decode without
+# Chromium 40-60 % more CPU than 720p at the same bitrate on this 2-core shared machine, and
+# GStreamer 25-45 % more (docs/PLAYER.md, "CPU cost"); a control trial must decode without
 # dropping frames. LADDER_1080P keeps the 1080p variant for machines with CPU to spare.
 DEFAULT_LADDER: tuple[Rung, ...] = (
     Rung(1280, 720, 5_240_000),
