@@ -10,10 +10,9 @@ temporary folder beside it and renamed into place, under a lock so that concurre
 wait for one encoder instead of running two.
 
 Default source: a deterministic synthetic video, FFmpeg's `testsrc2` (moving colour pattern,
-scrolling text, a frame counter) under seeded temporal noise. The noise is what makes it
-realistic for a bitrate ladder: without it the pattern compresses to a few hundred kbit/s and
-the top rung never reaches its 5.24 Mbit/s (seed 002's video), so the network would never be
-the bottleneck.
+scrolling text, a frame counter) under seeded temporal noise. The noise keeps every frame
+expensive to code, so that each rung really costs its bitrate (the top rung measured 5.31
+Mbit/s for 5.24, docs/PLAYER.md): the network must carry what seed 002's video costs.
 """
 
 from __future__ import annotations
@@ -42,8 +41,8 @@ SEGMENT_S = 2
 # player can switch rendition at any segment boundary.
 GOP_FRAMES = FPS * SEGMENT_S
 X264_PRESET = "veryfast"
-# Temporal noise strength for the synthetic source (0-100). 12 keeps the top rung at its
-# target bitrate with x264 veryfast (measured: see docs/PLAYER.md) while the picture stays
+# Temporal noise strength for the synthetic source (0-100). With 12 every rung meets its
+# target bitrate with x264 veryfast (ladder.json, docs/PLAYER.md) and the picture stays
 # readable for manual playback.
 SYNTHETIC_NOISE = 12
 SYNTHETIC_NOISE_SEED = 20241121
