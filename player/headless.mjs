@@ -322,7 +322,8 @@ class Session {
         this.offsetNs = Number(process.hrtime.bigint()) - lastMs * 1e6;
         for (const ev of this.pending.splice(0)) this.onPageEvent(ev);
       }
-      this.write(summarize(this.written, reason));
+      // Additive: the round trip of the clock mapping (its error is at most half of it).
+      this.write({ ...summarize(this.written, reason), clock_sync_rtt_ns: this.clockRttNs ?? null });
       fs.closeSync(this.fd);
       if (browser) await closeBrowser(browser);
       fs.rmSync(userDataDir, { recursive: true, force: true });
