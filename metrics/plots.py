@@ -44,12 +44,16 @@ def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
     if rows.empty:
         _no_data(ax, "no data from counted trials")
         return
-    several_transports = rows["transport"].nunique() > 1
+    # A group is one CC; every other configuration column that varies in this scenario
+    # (transport, player, clip length) is named under it, so no two bars share a slot.
+    varying = [c for c in ("transport", "player", "video_duration_s") if rows[c].nunique() > 1]
     rows["group"] = [
-        f"{cc}\n({transport})" if several_transports else str(cc)
-        for cc, transport in zip(rows["cc"], rows["transport"], strict=True)
+        f"{cc}\n({', '.join(str(v) for v in others)})" if varying else str(cc)
+        for cc, others in zip(
+            rows["cc"], rows[varying].itertuples(index=False, name=None), strict=True
+        )
     ]
-    groups = list(dict.fromkeys(rows.sort_values(["transport", "cc"])["group"]))
+    groups = list(dict.fromkeys(rows.sort_values([*varying, "cc"])["group"]))
     scheds = sorted(rows["sched"].astype(str).unique())
     width = 0.8 / len(scheds)
     x = np.arange(len(groups))
