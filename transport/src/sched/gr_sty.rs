@@ -28,10 +28,10 @@
 
 use super::{
     ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, WaitReason,
-    lowest_srtt,
+    best_available, by_srtt, lowest_srtt,
 };
 use crate::cc::{CcPhase, RegistryError};
-use crate::units::{Instant, PathMask, SubflowId};
+use crate::units::{Instant, SubflowId};
 
 /// When the switch rule is evaluated ([GAP] 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,11 +119,7 @@ impl<R: SwitchRule> Sticky<R> {
     }
 
     fn send_on(&self, p: &PathView) -> Selection {
-        Selection::Send {
-            path: p.id,
-            copies: PathMask::EMPTY,
-            burst_bytes: p.free_bytes().min(self.cfg.burst_cap_bytes).max(p.mss),
-        }
+        Selection::send_on(p, self.cfg.burst_cap_bytes)
     }
 
     fn exhausted(&self, cur: &PathView) -> bool {
@@ -162,10 +158,9 @@ impl<R: SwitchRule + 'static> Scheduler for Sticky<R> {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        if let SendKind::Reinject { already_on } = kind {
-            let chosen = lowest_srtt(paths, |p| p.is_available() && !already_on.contains(p.id))
-                .or_else(|| lowest_srtt(paths, |p| p.is_available()));
-            return chosen.map_or(Selection::None, |p| self.send_on(p));
+        if let SendKind::Reinject { .. } = kind {
+            return best_available(paths, kind, by_srtt)
+                .map_or(Selection::None, |p| self.send_on(p));
         }
         let cur = self
             .cur
@@ -273,6 +268,7 @@ mod tests {
     use super::sticky_tests::{b7_decision, sent_on};
     use super::*;
     use crate::sched::test_path;
+    use crate::units::PathMask;
 
     fn gr(opts: &[(&str, &str)]) -> Box<dyn Scheduler> {
         let mut cfg = SchedConfig::default();

@@ -10,9 +10,9 @@
 
 use std::cmp::Ordering;
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind};
+use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available};
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
+use crate::units::Instant;
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
     Ok(Box::new(Let {
@@ -32,14 +32,6 @@ fn better(a: &PathView, b: &PathView) -> Ordering {
         .then(a.id.cmp(&b.id))
 }
 
-/// The available subflow with the largest cwnd/SRTT among those passing `keep`.
-fn fastest(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
-    paths
-        .iter()
-        .filter(|p| p.is_available() && keep(p))
-        .min_by(|a, b| better(a, b))
-}
-
 impl Scheduler for Let {
     fn name(&self) -> &'static str {
         "let"
@@ -52,20 +44,9 @@ impl Scheduler for Let {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        let chosen = match kind {
-            SendKind::Fresh => fastest(paths, |_| true),
-            SendKind::Reinject { already_on } => {
-                fastest(paths, |p| !already_on.contains(p.id)).or_else(|| fastest(paths, |_| true))
-            }
-        };
-        match chosen {
-            Some(p) => Selection::Send {
-                path: p.id,
-                copies: PathMask::EMPTY,
-                burst_bytes: p.free_bytes().min(self.burst_cap_bytes).max(p.mss),
-            },
-            None => Selection::None,
-        }
+        best_available(paths, kind, better).map_or(Selection::None, |p| {
+            Selection::send_on(p, self.burst_cap_bytes)
+        })
     }
 }
 
@@ -73,6 +54,7 @@ impl Scheduler for Let {
 mod tests {
     use super::*;
     use crate::sched::test_path;
+    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {

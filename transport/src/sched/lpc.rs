@@ -8,9 +8,11 @@
 //!
 //! Burst: the chosen subflow's free window, capped by the configured burst budget.
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind};
+use std::cmp::{Ordering, Reverse};
+
+use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available};
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
+use crate::units::Instant;
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
     Ok(Box::new(Lpc {
@@ -22,12 +24,9 @@ pub struct Lpc {
     burst_cap_bytes: u64,
 }
 
-/// The available subflow with the largest free window among those passing `keep`.
-fn most_credits(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
-    paths
-        .iter()
-        .filter(|p| p.is_available() && keep(p))
-        .min_by_key(|p| (std::cmp::Reverse(p.free_bytes()), p.srtt, p.id))
+/// Order: more free window first, then lower SRTT, then lower id.
+fn more_credits(a: &PathView, b: &PathView) -> Ordering {
+    (Reverse(a.free_bytes()), a.srtt, a.id).cmp(&(Reverse(b.free_bytes()), b.srtt, b.id))
 }
 
 impl Scheduler for Lpc {
@@ -42,21 +41,9 @@ impl Scheduler for Lpc {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        let chosen = match kind {
-            SendKind::Fresh => most_credits(paths, |_| true),
-            SendKind::Reinject { already_on } => {
-                most_credits(paths, |p| !already_on.contains(p.id))
-                    .or_else(|| most_credits(paths, |_| true))
-            }
-        };
-        match chosen {
-            Some(p) => Selection::Send {
-                path: p.id,
-                copies: PathMask::EMPTY,
-                burst_bytes: p.free_bytes().min(self.burst_cap_bytes).max(p.mss),
-            },
-            None => Selection::None,
-        }
+        best_available(paths, kind, more_credits).map_or(Selection::None, |p| {
+            Selection::send_on(p, self.burst_cap_bytes)
+        })
     }
 }
 
@@ -64,6 +51,7 @@ impl Scheduler for Lpc {
 mod tests {
     use super::*;
     use crate::sched::test_path;
+    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {

@@ -6,9 +6,11 @@
 //!
 //! Burst: the chosen subflow's free window, capped by the configured burst budget.
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, lowest_srtt};
+use super::{
+    ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available, by_srtt,
+};
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
+use crate::units::Instant;
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
     Ok(Box::new(Lrf {
@@ -32,21 +34,9 @@ impl Scheduler for Lrf {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        let chosen = match kind {
-            SendKind::Fresh => lowest_srtt(paths, |p| p.is_available()),
-            SendKind::Reinject { already_on } => {
-                lowest_srtt(paths, |p| p.is_available() && !already_on.contains(p.id))
-                    .or_else(|| lowest_srtt(paths, |p| p.is_available()))
-            }
-        };
-        match chosen {
-            Some(p) => Selection::Send {
-                path: p.id,
-                copies: PathMask::EMPTY,
-                burst_bytes: p.free_bytes().min(self.burst_cap_bytes).max(p.mss),
-            },
-            None => Selection::None,
-        }
+        best_available(paths, kind, by_srtt).map_or(Selection::None, |p| {
+            Selection::send_on(p, self.burst_cap_bytes)
+        })
     }
 }
 
@@ -54,6 +44,7 @@ impl Scheduler for Lrf {
 mod tests {
     use super::*;
     use crate::sched::{SchedConfig, test_path};
+    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Selection {

@@ -27,6 +27,7 @@
 //! One file `sched/<name>.rs` with its config + Default, a comment that states the rule and
 //! its source, and one entry in [`REGISTRY`] (names and aliases unique).
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -340,6 +341,45 @@ pub fn build(name: &str, cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, Regist
             name: name.to_string(),
             valid: all_names(),
         }),
+    }
+}
+
+/// The best *available* subflow by `order` (the least in that order), for the schedulers
+/// that only rank subflows (LRF, LPC, LET). A reinjection prefers the best subflow that has
+/// not carried the data yet and falls back to the best at all (B2's net effect).
+pub fn best_available(
+    paths: &[PathView],
+    kind: SendKind,
+    order: impl Fn(&PathView, &PathView) -> Ordering,
+) -> Option<&PathView> {
+    let best = |keep: &dyn Fn(&PathView) -> bool| {
+        paths
+            .iter()
+            .filter(|p| p.is_available() && keep(p))
+            .min_by(|a, b| order(a, b))
+    };
+    match kind {
+        SendKind::Fresh => best(&|_| true),
+        SendKind::Reinject { already_on } => {
+            best(&|p| !already_on.contains(p.id)).or_else(|| best(&|_| true))
+        }
+    }
+}
+
+/// LRF's order: lower SRTT first, ties to the lower id ([PROP] B1).
+pub fn by_srtt(a: &PathView, b: &PathView) -> Ordering {
+    (a.srtt, a.id).cmp(&(b.srtt, b.id))
+}
+
+impl Selection {
+    /// Send on `p` alone, as much as its free window takes, capped by the burst budget
+    /// (at least one MSS: a pre-assigned burst waits in the subflow's queue).
+    pub fn send_on(p: &PathView, burst_cap_bytes: u64) -> Selection {
+        Selection::Send {
+            path: p.id,
+            copies: PathMask::EMPTY,
+            burst_bytes: p.free_bytes().min(burst_cap_bytes).max(p.mss),
+        }
     }
 }
 

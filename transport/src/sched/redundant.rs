@@ -21,7 +21,9 @@
 //! --nocapture`): on two equal paths each carries every byte; with one path 4× slower the
 //! goodput stays that of the faster path.
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, lowest_srtt};
+use super::{
+    ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available, by_srtt,
+};
 use crate::cc::RegistryError;
 use crate::units::{Instant, PathMask};
 
@@ -62,17 +64,10 @@ impl Scheduler for Redundant {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        if let SendKind::Reinject { already_on } = kind {
-            let chosen = lowest_srtt(paths, |p| p.is_available() && !already_on.contains(p.id))
-                .or_else(|| lowest_srtt(paths, |p| p.is_available()));
-            return match chosen {
-                Some(p) => Selection::Send {
-                    path: p.id,
-                    copies: PathMask::EMPTY,
-                    burst_bytes: p.free_bytes().min(self.burst_cap_bytes).max(p.mss),
-                },
-                None => Selection::None,
-            };
+        if let SendKind::Reinject { .. } = kind {
+            return best_available(paths, kind, by_srtt).map_or(Selection::None, |p| {
+                Selection::send_on(p, self.burst_cap_bytes)
+            });
         }
         let mut chosen = self.rotated(paths, false);
         if chosen.is_empty() {
