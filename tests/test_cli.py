@@ -130,10 +130,10 @@ def test_no_options_mean_the_default_matrix_plus_a_control_trial():
     assert done.returncode == 0, done.stderr
     trials = [line.strip() for line in done.stdout.splitlines()[1:]]
     assert trials == [
-        "A1__user__bbr__lrf__dashjs__v60__r0__s1",
-        "A1__user__bbr__rr__dashjs__v60__r0__s1",
-        "A1__user__cubic__lrf__dashjs__v60__r0__s1",
-        "A1__user__cubic__rr__dashjs__v60__r0__s1",
+        "B1__user__bbr__lrf__dashjs__v60__r0__s1",
+        "B1__user__bbr__rr__dashjs__v60__r0__s1",
+        "B1__user__cubic__lrf__dashjs__v60__r0__s1",
+        "B1__user__cubic__rr__dashjs__v60__r0__s1",
         "control__user__cubic__lrf__dashjs__v60__r0__s1",
     ]
 
