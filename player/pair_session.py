@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from server import content, nginx  # noqa: E402
+from testbed import players  # noqa: E402
 
 SERVER_ADDR = "10.1.2.2"
 CLIENT_ADDR = "10.1.2.3"
@@ -138,45 +139,6 @@ def tree_cpu_ticks(root_pid: int, seen: dict[int, int]) -> None:
         stack.extend(children.get(pid, []))
 
 
-def player_argv(
-    player: str,
-    url: str,
-    mpd_url: str,
-    out: Path,
-    t0_ns: int,
-    timeout_s: int,
-    screenshot: Path | None,
-) -> list[str]:
-    if player == "dashjs":
-        argv = [
-            "node",
-            str(REPO / "player" / "headless.mjs"),
-            "--url",
-            url,
-            "--out",
-            str(out),
-            "--t0-ns",
-            str(t0_ns),
-            "--timeout-s",
-            str(timeout_s),
-        ]
-        if screenshot:
-            argv += ["--screenshot", str(screenshot)]
-        return argv
-    return [
-        "/usr/bin/python3",
-        str(REPO / "player" / "gst_player.py"),
-        "--mpd",
-        mpd_url,
-        "--out",
-        str(out),
-        "--t0-ns",
-        str(t0_ns),
-        "--timeout-s",
-        str(timeout_s),
-    ]
-
-
 def run_session(
     pair: NamespacePair,
     player: str,
@@ -186,13 +148,12 @@ def run_session(
     screenshot: Path | None,
     rate_steps: list[tuple[float, float]] = (),
 ) -> dict:
-    base = f"http://{SERVER_ADDR}:{PORT}"
-    url = base + nginx.url_path(content_dir)
-    mpd_url = f"{base}/content/{content_dir.name}/manifest.mpd"
     t0_ns = time.monotonic_ns()
-    argv = ["ip", "netns", "exec", pair.client] + player_argv(
-        player, url, mpd_url, out, t0_ns, duration_s + TIMEOUT_MARGIN_S, screenshot
+    argv = ["ip", "netns", "exec", pair.client] + players.player_argv(
+        player, REPO, SERVER_ADDR, PORT, content_dir, out, t0_ns, duration_s + TIMEOUT_MARGIN_S
     )
+    if screenshot and player == "dashjs":
+        argv += ["--screenshot", str(screenshot)]
     log = open(out.with_suffix(".stderr"), "w")
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)

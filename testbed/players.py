@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from server.nginx import url_path
+
 PLAYER_LOG = "player.jsonl"
 # A session lasts the video plus start-up plus stalls; the player stops itself after
 # video + margin (stalls included), and the testbed waits a little longer for it to close.
@@ -62,7 +64,7 @@ def player_argv(
             "node",
             str(repo / "player" / "headless.mjs"),
             "--url",
-            f"{base}/player/index.html?mpd={mpd_path}",
+            base + url_path(content_dir),
             "--out",
             str(out),
             "--t0-ns",
