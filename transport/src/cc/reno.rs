@@ -124,7 +124,7 @@ impl SubflowCc for Reno {
                 self.cwnd_bytes = self.ssthresh_bytes;
                 self.phase = CcPhase::Recovery;
             }
-            CongestionEvent::Rto { inflight_bytes } => {
+            CongestionEvent::Rto { inflight_bytes, .. } => {
                 self.ssthresh_bytes = self.reduced_ssthresh(inflight_bytes);
                 self.cwnd_bytes = self.cfg.mss_bytes;
                 self.phase = CcPhase::Loss;
@@ -201,6 +201,7 @@ mod tests {
             rate: None,
             delivered_bytes_total: 0,
             mss: MSS,
+            ..Default::default()
         }
     }
 
@@ -252,6 +253,7 @@ mod tests {
             Instant::ZERO,
             &CongestionEvent::Rto {
                 inflight_bytes: 20 * MSS,
+                repeat: false,
             },
         );
         assert_eq!(r.cwnd_bytes(), MSS);
