@@ -46,6 +46,7 @@ pub mod bbr;
 pub mod cubic;
 pub mod rate;
 pub mod reno;
+pub mod window;
 #[cfg(test)]
 pub mod test_sender;
 
