@@ -43,7 +43,9 @@ use crate::units::{Bandwidth, Instant, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
 pub mod bbr;
+pub mod coupled;
 pub mod cubic;
+pub mod lia;
 pub mod rate;
 pub mod reno;
 pub mod window;
@@ -507,6 +509,11 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "bbr",
         summary: "BBR v1 (Linux 4.x, draft-cardwell-00), per subflow = the seeds' mpbbr",
         build: bbr::build,
+    },
+    CcEntry {
+        name: "lia",
+        summary: "LIA (RFC 6356), coupled, as mptcp_coupled.c; --cc-opt form=rfc for the RFC formula",
+        build: lia::build,
     },
 ];
 
