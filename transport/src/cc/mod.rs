@@ -46,6 +46,7 @@ pub mod bbr;
 pub mod coupled;
 pub mod cubic;
 pub mod lia;
+pub mod olia;
 pub mod rate;
 pub mod reno;
 pub mod window;
@@ -514,6 +515,11 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "lia",
         summary: "LIA (RFC 6356), coupled, as mptcp_coupled.c; --cc-opt form=rfc for the RFC formula",
         build: lia::build,
+    },
+    CcEntry {
+        name: "olia",
+        summary: "OLIA (Khalili et al., ToN 2013), coupled, as mptcp_olia.c",
+        build: olia::build,
     },
 ];
 
