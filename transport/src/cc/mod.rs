@@ -42,6 +42,7 @@ use std::time::Duration;
 use crate::units::{Bandwidth, Instant, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod balia;
 pub mod bbr;
 pub mod coupled;
 pub mod cubic;
@@ -520,6 +521,11 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "olia",
         summary: "OLIA (Khalili et al., ToN 2013), coupled, as mptcp_olia.c",
         build: olia::build,
+    },
+    CcEntry {
+        name: "balia",
+        summary: "BALIA (Peng et al., ToN 2016), coupled, as mptcp_balia.c",
+        build: balia::build,
     },
 ];
 
