@@ -51,6 +51,7 @@ pub mod olia;
 pub mod rate;
 pub mod reno;
 pub mod window;
+pub mod wvegas;
 #[cfg(test)]
 pub mod test_sender;
 
@@ -526,6 +527,11 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "balia",
         summary: "BALIA (Peng et al., ToN 2016), coupled, as mptcp_balia.c",
         build: balia::build,
+    },
+    CcEntry {
+        name: "wvegas",
+        summary: "wVegas (Cao et al., ICNP 2012), coupled delay-based, as mptcp_wvegas.c",
+        build: wvegas::build,
     },
 ];
 
