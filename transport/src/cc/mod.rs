@@ -44,6 +44,7 @@ use crate::units::{Bandwidth, Instant, SubflowId};
 // Algorithm modules: one line each (H-algos adds theirs here).
 pub mod balia;
 pub mod bbr;
+pub mod compound;
 pub mod coupled;
 pub mod cubic;
 pub mod lia;
@@ -532,6 +533,11 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "wvegas",
         summary: "wVegas (Cao et al., ICNP 2012), coupled delay-based, as mptcp_wvegas.c",
         build: wvegas::build,
+    },
+    CcEntry {
+        name: "compound",
+        summary: "Compound TCP (draft-sridharan-tcpm-ctcp-02), loss + delay, uncoupled",
+        build: compound::build,
     },
 ];
 
