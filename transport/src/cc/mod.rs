@@ -48,6 +48,7 @@ pub mod compound;
 pub mod coupled;
 pub mod cubic;
 pub mod lia;
+pub mod mpcubic;
 pub mod olia;
 pub mod rate;
 pub mod reno;
@@ -538,6 +539,11 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "compound",
         summary: "Compound TCP (draft-sridharan-tcpm-ctcp-02), loss + delay, uncoupled",
         build: compound::build,
+    },
+    CcEntry {
+        name: "mpcubic",
+        summary: "MPCubic (Le et al., ICTC 2011), CUBIC per subflow coupled by delta",
+        build: mpcubic::build,
     },
 ];
 
