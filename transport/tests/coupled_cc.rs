@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
+use mptransport::Bandwidth;
 use mptransport::connection::Config;
 use mptransport::sim::{LinkSpec, Net, Route, run_bulk, shared_bottleneck};
-use mptransport::Bandwidth;
 
 fn cfg(cc: &str) -> Config {
     Config {
@@ -46,7 +46,11 @@ fn coupled_ccs_take_at_most_1_3x_a_reno_flow_at_a_shared_bottleneck_and_reno_tak
             mp / 1e6,
             sp / 1e6
         ));
-        let ok = if cc == "reno" { ratio >= 1.6 } else { ratio <= 1.3 };
+        let ok = if cc == "reno" {
+            ratio >= 1.6
+        } else {
+            ratio <= 1.3
+        };
         if !ok {
             failures.push(format!("{cc}: ratio {ratio:.2}"));
         }

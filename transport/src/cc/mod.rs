@@ -52,10 +52,10 @@ pub mod mpcubic;
 pub mod olia;
 pub mod rate;
 pub mod reno;
-pub mod window;
-pub mod wvegas;
 #[cfg(test)]
 pub mod test_sender;
+pub mod window;
+pub mod wvegas;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
 /// only in PROBE_BW).

@@ -229,8 +229,7 @@ pub trait WindowRule {
     /// Every packet counted in inflight, after the window saw it. `was_idle` = nothing was in
     /// flight before it (Linux `CA_EVENT_TX_START`); `idle_for` = time since the previous
     /// send.
-    fn on_sent(&mut self, _w: &WindowView, _now: Instant, _was_idle: bool, _idle_for: Duration) {
-    }
+    fn on_sent(&mut self, _w: &WindowView, _now: Instant, _was_idle: bool, _idle_for: Duration) {}
 
     /// The fast-recovery episode or the RTO-loss state ended (after the window's own exit).
     fn on_recovery_exit(&mut self, _w: &WindowView, _now: Instant) {}

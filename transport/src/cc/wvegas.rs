@@ -84,7 +84,9 @@ pub fn instant_rate(cwnd: u64, rtt_us: u64) -> u64 {
 
 /// rate/Σrate, fixed point 2¹⁶ (`mptcp_wvegas_weight`).
 pub fn weight(own_rate: u64, total_rate: u64) -> u64 {
-    ((own_rate as u128) << WVEGAS_SCALE).checked_div(total_rate as u128).unwrap_or(0) as u64
+    ((own_rate as u128) << WVEGAS_SCALE)
+        .checked_div(total_rate as u128)
+        .unwrap_or(0) as u64
 }
 
 /// α_i = max(2, ⌊total_α · weight⌋).
