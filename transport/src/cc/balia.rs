@@ -32,7 +32,7 @@
 //!   window machine.
 //!
 //! Stats extras: `balia_ai` (packets per +1), `balia_md_pkts`, `balia_alpha` (float α_i),
-//! `balia_rate_Bps` (x_i). Documentation: `docs/algorithms/coupled.md`.
+//! `balia_rate_Bps` (x_i). Documentation: `docs/algorithms/balia.md`.
 
 use super::coupled::{Coupled, CoupledAlgo, Members, established_count, member_windows};
 use super::window::{Increase, LossState, Reduction, WindowRule, WindowView, reno_ssthresh};

@@ -37,7 +37,7 @@
 //!
 //! Stats extras: `lia_alpha` (RFC α from the current windows), `lia_alpha_k` (the kernel's
 //! cached integer), `lia_acks_per_mss` (packets acknowledged per +1 packet).
-//! Documentation: `docs/algorithms/coupled.md`.
+//! Documentation: `docs/algorithms/lia.md`.
 
 use std::time::Duration;
 

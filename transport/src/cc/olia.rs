@@ -29,7 +29,7 @@
 //!
 //! Stats extras: `olia_epsilon`, `olia_in_max_w_set` (M), `olia_in_best_path_set` (B),
 //! `olia_interloss_bytes`, `olia_counter` (2⁻¹⁰ packets). Documentation:
-//! `docs/algorithms/coupled.md`.
+//! `docs/algorithms/olia.md`.
 
 use super::coupled::{Coupled, CoupledAlgo, Members, established_count, is_member, view_of};
 use super::reno::RenoRule;
