@@ -434,8 +434,8 @@ impl Bbr {
             && self.cycle.min_pkts_per_rtprop > 0.0
             && let Some(rtprop) = self.min_rtt.filter(|r| !r.is_zero())
         {
-            let floor = self.cycle.min_pkts_per_rtprop * self.mss_bytes as f64
-                / rtprop.as_secs_f64();
+            let floor =
+                self.cycle.min_pkts_per_rtprop * self.mss_bytes as f64 / rtprop.as_secs_f64();
             rate = rate.max(Bandwidth::from_bytes_per_s(floor));
         }
         if self.full_bw_reached || rate > self.pacing_rate {
@@ -1136,7 +1136,11 @@ pub(crate) mod tests {
         b.on_ack(&in_loss(t(500), 1000 * MSS));
         assert_eq!(b.cwnd_bytes(), 4 * MSS, "1 + 1 MSS, floored at 4 packets");
         b.on_ack(&in_loss(t(501), 1001 * MSS));
-        assert_eq!(b.cwnd_bytes(), 5 * MSS, "no restore while the loss state lasts");
+        assert_eq!(
+            b.cwnd_bytes(),
+            5 * MSS,
+            "no restore while the loss state lasts"
+        );
         b.on_recovery_exit(t(550));
         b.on_ack(&AckEvent {
             delivered_bytes_total: 1002 * MSS,
