@@ -150,6 +150,32 @@ mod tests {
     }
 
     #[test]
+    fn after_three_backoff_rtos_slow_start_regains_half_the_window_in_six_rtts() {
+        // Linux tcp_enter_loss: ssthresh = 100/2 = 50 once; the two repeats leave it. Slow
+        // start from 1 MSS doubles per RTT: 2, 4, 8, 16, 32, then 50 (capped at ssthresh;
+        // the 14 MSS acked beyond it go to the CA counter at w = 50: no increase).
+        use crate::cc::test_sender::TestSender;
+        let mut s = TestSender::new(reno(), MSS, Duration::from_millis(50));
+        s.cc.window.set_cwnd(100 * MSS);
+        s.send_window();
+        s.rto();
+        s.advance_time(Duration::from_millis(400));
+        s.send_window();
+        s.rto();
+        s.advance_time(Duration::from_millis(800));
+        s.send_window();
+        s.rto();
+        assert_eq!(s.cc.ssthresh_bytes(), Some(50 * MSS));
+        let mut cwnds = Vec::new();
+        for _ in 0..6 {
+            s.run_round_trip();
+            cwnds.push(s.cc.cwnd_bytes() / MSS);
+        }
+        assert_eq!(cwnds, vec![2, 4, 8, 16, 32, 50]);
+        assert_eq!(s.cc.phase(), CcPhase::CongestionAvoidance);
+    }
+
+    #[test]
     fn ca_adds_at_most_one_mss_per_window_of_acks() {
         let mut r = in_ca_at_10_mss();
         // One RTT = cwnd bytes acknowledged, in odd-sized ACKs.
