@@ -444,7 +444,10 @@ impl Subflow {
         self.counters.bytes_lost_total += size;
         out.pkts += 1;
         out.bytes += size;
-        out.largest_sent_time = Some(out.largest_sent_time.map_or(p.sent_time, |t| t.max(p.sent_time)));
+        out.largest_sent_time = Some(
+            out.largest_sent_time
+                .map_or(p.sent_time, |t| t.max(p.sent_time)),
+        );
         if let Some(c) = p.data {
             out.chunks.push((p.pn, c));
         }
@@ -455,8 +458,8 @@ impl Subflow {
     fn pop_resolved(&mut self, now: Instant) {
         let keep_lost = self.rtt.rto();
         while let Some(p) = self.sent.front() {
-            let late_ack_possible =
-                p.state == PacketState::Lost && now.saturating_duration_since(p.sent_time) < keep_lost;
+            let late_ack_possible = p.state == PacketState::Lost
+                && now.saturating_duration_since(p.sent_time) < keep_lost;
             if p.state == PacketState::InFlight || late_ack_possible {
                 break;
             }
@@ -519,7 +522,11 @@ impl Subflow {
     /// Queues lost data for retransmission here, in data-sequence order, once.
     pub fn push_retransmit(&mut self, c: ChunkRef) {
         let at = self.retransmit_queue.partition_point(|q| q.dsn < c.dsn);
-        if self.retransmit_queue.get(at).is_some_and(|q| q.dsn == c.dsn) {
+        if self
+            .retransmit_queue
+            .get(at)
+            .is_some_and(|q| q.dsn == c.dsn)
+        {
             return;
         }
         self.queued_bytes += data_packet_bytes(c.len as u64, self.mss_bytes);

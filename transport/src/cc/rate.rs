@@ -118,8 +118,7 @@ impl RateSampler {
         self.delivered_time = now;
         let p = &mut self.pending;
         p.newly_acked_bytes += bytes;
-        if p
-            .sampled
+        if p.sampled
             .is_none_or(|s| stamp.delivered_bytes >= s.prior_delivered_bytes)
         {
             p.sampled = Some(Sampled {
@@ -222,11 +221,18 @@ mod tests {
         let st = s.on_sent(ms(0), 0);
         assert!(st.is_app_limited);
         s.on_packet_delivered(ms(5), &st, 1000);
-        assert!(s.take_ack(ms(5), Duration::from_millis(10)).sample.is_none());
+        assert!(
+            s.take_ack(ms(5), Duration::from_millis(10))
+                .sample
+                .is_none()
+        );
         assert!(!s.is_app_limited(), "cleared once the mark is passed");
         let st = s.on_sent(ms(5), 0);
         s.on_packet_delivered(ms(25), &st, 1000);
-        let r = s.take_ack(ms(25), Duration::from_millis(10)).sample.unwrap();
+        let r = s
+            .take_ack(ms(25), Duration::from_millis(10))
+            .sample
+            .unwrap();
         assert_eq!(r.interval, Duration::from_millis(20));
         assert_eq!(r.delivered_bytes, 1000);
         assert!(!r.is_app_limited);
@@ -269,7 +275,10 @@ mod tests {
         // A loss-only ACK: no packet acked, the losses still come out.
         s.on_packet_lost(1000);
         let r = s.take_ack(ms(6), Duration::from_millis(10));
-        assert_eq!((r.sample, r.newly_lost_bytes, r.prior_delivered_bytes), (None, 1000, None));
+        assert_eq!(
+            (r.sample, r.newly_lost_bytes, r.prior_delivered_bytes),
+            (None, 1000, None)
+        );
     }
 
     #[test]

@@ -42,7 +42,6 @@ impl Connection {
         self.sched_dirty = true;
     }
 
-
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         if self.lifecycle == Lifecycle::Closed {
             // Flush a pending CLOSE (abort) once.
@@ -263,8 +262,7 @@ impl Connection {
         // Linux `tcp_cwnd_restart`: data after more than one RTO with nothing in flight.
         let idle_restart = data.is_some()
             && s.inflight_bytes == 0
-            && s
-                .last_sent
+            && s.last_sent
                 .is_some_and(|t| now.saturating_duration_since(t) > s.rtt.rto());
         s.on_packet_sent(now, pn, len as u64, data, is_retransmission);
         if data.is_some() {
