@@ -83,7 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn a1_one_ca_ack_adds_144_8_bytes_and_ten_add_one_mss() {
+    fn one_ca_ack_adds_144_8_bytes_and_ten_add_one_mss() {
         let mut r = in_ca_at_10_mss();
         r.on_ack(&ack(MSS));
         // 1448 · 1448 / 14480 = 144.8 B of progress, cwnd itself unchanged.
@@ -97,7 +97,7 @@ mod tests {
     }
 
     #[test]
-    fn a1_three_dupacks_at_flight_20_give_ssthresh_10_and_cwnd_10_after_recovery() {
+    fn three_dupacks_at_flight_20_give_ssthresh_10_and_cwnd_10_after_recovery() {
         let mut r = reno();
         r.window.set_cwnd(20 * MSS);
         let loss = CongestionEvent::Loss {
@@ -121,7 +121,7 @@ mod tests {
     }
 
     #[test]
-    fn a1_rto_sets_one_mss_then_slow_start_and_a_repeat_keeps_ssthresh() {
+    fn rto_sets_one_mss_then_slow_start_and_a_repeat_keeps_ssthresh() {
         let mut r = reno();
         r.window.set_cwnd(20 * MSS);
         let rto = |repeat| CongestionEvent::Rto {
