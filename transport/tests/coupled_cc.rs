@@ -20,7 +20,8 @@ fn cfg(cc: &str) -> Config {
 
 /// One 2-subflow connection running `cc` and one single-path Reno flow through one
 /// 20 Mbit/s, 40 ms RTT, 1-BDP drop-tail bottleneck for 120 s of virtual time (the first
-/// 10 s are not counted). Returns (multipath goodput, single-path goodput) in bit/s.
+/// 10 s are not counted); ACKs return with 0–1 ms of random delay (`sim::ACK_JITTER`), so
+/// the seed matters. Returns (multipath goodput, single-path goodput) in bit/s.
 fn shared_bottleneck_goodputs(cc: &str, seed: u64) -> (f64, f64) {
     let mut net = shared_bottleneck(
         cfg(cc),
@@ -34,32 +35,49 @@ fn shared_bottleneck_goodputs(cc: &str, seed: u64) -> (f64, f64) {
     (r[0].goodput_bps, r[1].goodput_bps)
 }
 
+/// Seeds 1..=`n`: (median of multipath/single-path, the ratios, median total goodput).
+fn ratios(cc: &str, n: u64) -> (f64, Vec<f64>, f64) {
+    let runs: Vec<(f64, f64)> = (1..=n).map(|s| shared_bottleneck_goodputs(cc, s)).collect();
+    let ratios: Vec<f64> = runs.iter().map(|(mp, sp)| mp / sp).collect();
+    let mut totals: Vec<f64> = runs.iter().map(|(mp, sp)| mp + sp).collect();
+    (median(&ratios), ratios, median_mut(&mut totals))
+}
+
+fn median(x: &[f64]) -> f64 {
+    median_mut(&mut x.to_vec())
+}
+
+fn median_mut(x: &mut [f64]) -> f64 {
+    x.sort_by(|a, b| a.total_cmp(b));
+    x[x.len() / 2]
+}
+
+fn fmt_ratios(r: &[f64]) -> String {
+    r.iter()
+        .map(|x| format!("{x:.2}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn coupled_ccs_take_at_most_1_3x_a_reno_flow_at_a_shared_bottleneck_and_reno_takes_more() {
-    let mut lines = Vec::new();
     let mut failures = Vec::new();
     for cc in ["lia", "olia", "balia", "reno"] {
-        let (mp, sp) = shared_bottleneck_goodputs(cc, 1);
-        let ratio = mp / sp;
-        lines.push(format!(
-            "{cc:>6}: multipath {:.2} Mbit/s, single-path reno {:.2} Mbit/s, ratio {ratio:.2}",
-            mp / 1e6,
-            sp / 1e6
-        ));
-        let ok = if cc == "reno" {
-            ratio >= 1.6
-        } else {
-            ratio <= 1.3
-        };
+        let (med, all, total) = ratios(cc, 5);
+        println!(
+            "{cc:>6}: multipath / single-path Reno, median of 5 seeds {med:.2} ({}), total {:.2} Mbit/s",
+            fmt_ratios(&all),
+            total / 1e6
+        );
+        let ok = if cc == "reno" { med >= 1.6 } else { med <= 1.3 };
         if !ok {
-            failures.push(format!("{cc}: ratio {ratio:.2}"));
+            failures.push(format!("{cc}: median ratio {med:.2}"));
         }
         // The link is used: together at least 80 % of 20 Mbit/s.
-        if mp + sp < 16e6 {
-            failures.push(format!("{cc}: total {:.2} Mbit/s", (mp + sp) / 1e6));
+        if total < 16e6 {
+            failures.push(format!("{cc}: total {:.2} Mbit/s", total / 1e6));
         }
     }
-    println!("{}", lines.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("; "));
 }
 
@@ -105,20 +123,22 @@ fn coupled_ccs_put_at_least_70_percent_on_the_clean_path() {
 }
 
 /// The other new CCs (and the uncoupled ones for comparison) at the same shared
-/// bottleneck: the figures for the docs. Each must keep the link busy.
+/// bottleneck: figures for the docs (3 seeds each; a few minutes, so not part of the
+/// default run: `cargo test --release --test coupled_cc -- --ignored --nocapture`). Each
+/// must keep the link busy.
 #[test]
+#[ignore]
 fn shared_bottleneck_figures_for_the_other_ccs() {
     let mut failures = Vec::new();
     for cc in ["wvegas", "compound", "mpcubic", "cubic", "bbr"] {
-        let (mp, sp) = shared_bottleneck_goodputs(cc, 1);
+        let (med, all, total) = ratios(cc, 3);
         println!(
-            "{cc:>8}: multipath {:.2} Mbit/s, single-path reno {:.2} Mbit/s, ratio {:.2}",
-            mp / 1e6,
-            sp / 1e6,
-            mp / sp
+            "{cc:>8}: multipath / single-path Reno, median of 3 seeds {med:.2} ({}), total {:.2} Mbit/s",
+            fmt_ratios(&all),
+            total / 1e6
         );
-        if mp + sp < 14e6 {
-            failures.push(format!("{cc}: total {:.2} Mbit/s", (mp + sp) / 1e6));
+        if total < 14e6 {
+            failures.push(format!("{cc}: total {:.2} Mbit/s", total / 1e6));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("; "));
