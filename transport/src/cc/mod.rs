@@ -51,6 +51,7 @@ pub mod rate;
 pub mod reno;
 #[cfg(test)]
 pub mod test_sender;
+pub mod window;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
 /// only in PROBE_BW).
