@@ -467,6 +467,16 @@ impl Subflow {
         }
     }
 
+    /// Data of the newest packet still in flight (a tail-loss probe with nothing new to send
+    /// retransmits it, as Linux `tcp_send_loss_probe` does).
+    pub fn newest_in_flight_data(&self) -> Option<ChunkRef> {
+        self.sent
+            .iter()
+            .rev()
+            .find(|p| p.state == PacketState::InFlight && p.data.is_some())
+            .and_then(|p| p.data)
+    }
+
     /// Whether a packet numbered below `pn` is still in flight (Linux: snd_una below high_seq).
     pub fn in_flight_below(&self, pn: u64) -> bool {
         self.sent

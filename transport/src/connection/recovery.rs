@@ -121,10 +121,10 @@ impl Connection {
         acked_bytes: u64,
         rtt_sample: Option<Duration>,
     ) {
-        self.record_losses(id, now, &lost);
+        let lost_data = self.record_losses(id, now, &lost);
         self.check_episode_exit(id, now);
-        if lost.pkts > 0 && self.subflows[id.index()].episode.is_none() {
-            self.enter_fast_recovery(id, now, prior_inflight, &lost);
+        if !lost_data.is_empty() && self.subflows[id.index()].episode.is_none() {
+            self.enter_fast_recovery(id, now, prior_inflight, &lost, lost_data);
         }
         let s = &mut self.subflows[id.index()];
         let rate = s.rate.take_ack(now, s.rtt.min_rtt());
@@ -186,10 +186,13 @@ impl Connection {
 
     /// Events, and where the lost data goes: retransmitted on the same subflow (Linux), or
     /// into the reinjection queue with `Config::reinject_fast_losses`. Data lost from packets
-    /// sent before the current episode began is added to it.
-    fn record_losses(&mut self, id: SubflowId, now: Instant, lost: &LostPackets) {
+    /// sent before the current episode began is added to it. Returns the lost data that was
+    /// not delivered by another packet: only such a loss is one TCP would see (a lost PING or
+    /// a lost copy of data acknowledged meanwhile has no sequence-space hole).
+    fn record_losses(&mut self, id: SubflowId, now: Instant, lost: &LostPackets) -> Vec<ChunkRef> {
+        let mut lost_data = Vec::new();
         if lost.pkts == 0 {
-            return;
+            return lost_data;
         }
         self.events.push_back(Event::Loss {
             path: id,
@@ -204,6 +207,7 @@ impl Connection {
             if self.chunks.is_delivered(c.dsn) {
                 continue;
             }
+            lost_data.push(c);
             if self.cfg.reinject_fast_losses {
                 self.chunks.queue_reinjection(c.dsn);
             } else {
@@ -216,11 +220,12 @@ impl Connection {
             e.undelivered.extend(
                 lost.chunks
                     .iter()
-                    .filter(|(pn, _)| *pn < high_pn)
+                    .filter(|(pn, c)| *pn < high_pn && lost_data.contains(c))
                     .map(|&(_, c)| c),
             );
         }
         self.sched_dirty = true;
+        lost_data
     }
 
     fn enter_fast_recovery(
@@ -229,12 +234,13 @@ impl Connection {
         now: Instant,
         prior_inflight: u64,
         lost: &LostPackets,
+        lost_data: Vec<ChunkRef>,
     ) {
         let s = &mut self.subflows[id.index()];
         s.episode = Some(LossEpisode {
             kind: EpisodeKind::FastRecovery,
             high_pn: s.next_pn,
-            undelivered: lost.chunks.iter().map(|&(_, c)| c).collect(),
+            undelivered: lost_data,
             acked_since_timeout: false,
         });
         let ev = CongestionEvent::Loss {

@@ -68,9 +68,16 @@ impl Connection {
                 self.subflows[i].close_pending = None;
                 return Some(self.send_control(i, now, buf, Control::Close(code)));
             }
-            // A probe carries the pending ACK (a data probe when it fits).
+            // A probe carries the pending ACK (a data probe when it fits). With nothing queued
+            // it retransmits the newest data in flight, else it is a PING.
             if s.probes_pending > 0 && s.is_established() {
-                self.subflows[i].probes_pending -= 1;
+                let s = &mut self.subflows[i];
+                s.probes_pending -= 1;
+                if !s.has_queued()
+                    && let Some(c) = s.newest_in_flight_data()
+                {
+                    s.push_retransmit(c);
+                }
                 self.rr_cursor = (i + 1) % n;
                 if let Some(t) = self.send_data(i, now, buf) {
                     return Some(t);

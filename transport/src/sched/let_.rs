@@ -40,7 +40,7 @@ impl Scheduler for Let {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, better).map_or(Selection::None, |p| Selection::send_on(p))
+        best_available(paths, kind, better).map_or(Selection::None, Selection::send_on)
     }
 }
 

@@ -37,7 +37,7 @@ impl Scheduler for Lpc {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, more_credits).map_or(Selection::None, |p| Selection::send_on(p))
+        best_available(paths, kind, more_credits).map_or(Selection::None, Selection::send_on)
     }
 }
 

@@ -30,7 +30,7 @@ impl Scheduler for Lrf {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, by_srtt).map_or(Selection::None, |p| Selection::send_on(p))
+        best_available(paths, kind, by_srtt).map_or(Selection::None, Selection::send_on)
     }
 }
 

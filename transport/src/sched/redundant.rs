@@ -66,7 +66,7 @@ impl Scheduler for Redundant {
     ) -> Selection {
         if let SendKind::Reinject { .. } = kind {
             return best_available(paths, kind, by_srtt)
-                .map_or(Selection::None, |p| Selection::send_on(p));
+                .map_or(Selection::None, Selection::send_on);
         }
         let mut chosen = self.rotated(paths, false);
         if chosen.is_empty() {
