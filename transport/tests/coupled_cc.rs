@@ -233,3 +233,54 @@ fn mpbbr_beats_balia_at_every_loss_rate_and_by_5x_from_0_1_percent() {
     }
     assert!(failures.is_empty(), "{}", failures.join("; "));
 }
+
+/// Every new CC puts its state into the subflow stats (`cc_extra` of the stats lines): two
+/// disjoint 20 Mbit/s paths (20 and 30 ms one way), 5 s of bulk transfer.
+#[test]
+fn every_new_cc_reports_its_state_in_the_subflow_stats() {
+    for (cc, key) in [
+        ("lia", "lia_alpha"),
+        ("olia", "olia_epsilon"),
+        ("balia", "balia_ai"),
+        ("wvegas", "wvegas_diff_pkts"),
+        ("compound", "ctcp_dwnd_pkts"),
+        ("mpcubic", "mpcubic_delta"),
+    ] {
+        let mut net = Net::new(3);
+        let rate = Bandwidth::from_mbps(20.0);
+        let mut routes = Vec::new();
+        for (name, ms) in [("a", 20), ("b", 30)] {
+            let spec = LinkSpec::bdp_queue(rate, Duration::from_millis(ms), 0.0);
+            let down = net.add_link(spec);
+            let up = net.add_link(spec);
+            routes.push(Route {
+                name: name.into(),
+                up,
+                down,
+            });
+        }
+        net.add_flow(cfg(cc), cfg(cc), &routes);
+        run_bulk(&mut net, Duration::from_secs(5), Duration::ZERO);
+        let stats = net.flows[0].server.as_ref().unwrap().subflow_stats();
+        let values: Vec<f64> = stats
+            .iter()
+            .map(|s| {
+                s.cc_snapshot
+                    .extra
+                    .iter()
+                    .find(|e| e.0 == key)
+                    .unwrap_or_else(|| panic!("{cc}: no {key} in {:?}", s.cc_snapshot.extra))
+                    .1
+            })
+            .collect();
+        println!("{cc:>8}: {key} per subflow {values:?}");
+        // The coupled quantities show the coupling: LIA's α and MPCubic's δ below 1 with two
+        // established subflows.
+        if cc == "lia" || cc == "mpcubic" {
+            assert!(
+                values.iter().all(|v| *v > 0.0 && *v < 1.0),
+                "{cc}: {values:?}"
+            );
+        }
+    }
+}
