@@ -37,6 +37,11 @@ use crate::units::{Bandwidth, Instant, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
 pub mod bbr;
+pub mod coupled_bbr;
+pub mod emptcp;
+pub mod hbdp;
+pub mod hmptcp;
+pub mod wmptcp;
 pub mod cubic;
 pub mod rate;
 pub mod reno;
