@@ -405,6 +405,12 @@ impl Connection {
             ssthresh_bytes: None,
             srtt_min_seen: Duration::ZERO,
             srtt_max_seen: Duration::ZERO,
+            in_recovery: false,
+            rttvar_kernel: sf.rtt.rttvar(),
+            delivery_rate: None,
+            sent_bytes_total: 0,
+            lost_bytes_total: 0,
+            peer_rwnd_bytes: 0,
         });
         self.subflows.push(sf);
         if st == SubflowState::Established {
@@ -713,6 +719,7 @@ impl Connection {
             return;
         }
         // Retransmission timeout: the whole flight is lost.
+        let repeat = s.in_rto_loss;
         s.pto_count += 1;
         s.counters.rto_total += 1;
         let prior = s.inflight_bytes;
@@ -768,6 +775,7 @@ impl Connection {
             now,
             &CongestionEvent::Rto {
                 inflight_bytes: prior,
+                repeat,
             },
             &views,
         );
@@ -1074,6 +1082,10 @@ impl Connection {
             rate,
             delivered_bytes_total: s.rate.delivered_bytes(),
             mss: s.mss_bytes,
+            newly_lost_bytes: rate.map_or(0, |r| r.newly_lost_bytes),
+            in_rto_loss: s.in_rto_loss,
+            round_start: false,
+            rttvar: s.rtt.rttvar(),
         }
     }
 
@@ -1333,6 +1345,16 @@ impl Connection {
                 phase: self.cc.phase(s.id),
                 bw_estimate: self.cc.bw_estimate(s.id),
                 mss: s.mss_bytes,
+                in_recovery: s.in_recovery,
+                in_rto_loss: s.in_rto_loss,
+                rttvar: s.rtt.rttvar(),
+                delivery_rate: s.latest_delivery_rate,
+                ssthresh_bytes: self.cc.ssthresh_bytes(s.id),
+                sent_bytes_total: s.counters.bytes_sent_total,
+                lost_bytes_total: 0,
+                delivered_bytes_total: s.rate.delivered_bytes(),
+                rtt_samples_this_round: 0,
+                last_rtt_sample: s.rtt.has_sample().then(|| s.rtt.latest()),
             })
             .collect()
     }

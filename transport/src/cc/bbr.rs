@@ -900,6 +900,7 @@ pub(crate) mod tests {
             rate,
             delivered_bytes_total: 0,
             mss: MSS,
+            ..Default::default()
         }
     }
 
@@ -1241,6 +1242,7 @@ pub(crate) mod tests {
             Instant::ZERO,
             &CongestionEvent::Rto {
                 inflight_bytes: 100 * MSS,
+                repeat: false,
             },
         );
         assert_eq!(b.cwnd_bytes(), MSS);

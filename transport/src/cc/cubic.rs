@@ -556,6 +556,7 @@ mod tests {
             rate: None,
             delivered_bytes_total: 0,
             mss: MSS,
+            ..Default::default()
         }
     }
 
@@ -660,6 +661,7 @@ mod tests {
             Instant::ZERO,
             &CongestionEvent::Rto {
                 inflight_bytes: 100 * MSS,
+                repeat: false,
             },
         );
         assert_eq!(c.cwnd_bytes(), MSS);

@@ -240,6 +240,7 @@ impl<C: SubflowCc> TestSender<C> {
             rate: self.rate.take_sample(min_rtt),
             delivered_bytes_total: self.rate.delivered_bytes(),
             mss: self.mss,
+            ..Default::default()
         };
         self.cc.on_ack(&ack);
         true
@@ -301,6 +302,7 @@ impl<C: SubflowCc> TestSender<C> {
             self.now,
             &CongestionEvent::Rto {
                 inflight_bytes: inflight,
+                repeat: false,
             },
         );
     }

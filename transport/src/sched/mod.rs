@@ -76,6 +76,20 @@ pub struct PathView {
     /// Smallest and largest SRTT seen (BLEST), zero before the first sample.
     pub srtt_min_seen: Duration,
     pub srtt_max_seen: Duration,
+    /// In a fast-recovery episode.
+    pub in_recovery: bool,
+    /// RTT variation as Linux keeps `rttvar_us` in `tcp_rtt_estimator` (the smoothed mean
+    /// deviation, at least the RTO floor's quarter, decayed once per RTT towards `mdev_max`),
+    /// which the kernel variant of ECF reads.
+    pub rttvar_kernel: Duration,
+    /// Latest delivery-rate sample of the subflow.
+    pub delivery_rate: Option<Bandwidth>,
+    /// Bytes sent on the subflow, retransmissions included.
+    pub sent_bytes_total: u64,
+    /// Bytes declared lost on the subflow.
+    pub lost_bytes_total: u64,
+    /// Receive window the peer offers (data-level, shared by every subflow), free part.
+    pub peer_rwnd_bytes: u64,
 }
 
 impl PathView {
@@ -415,6 +429,12 @@ pub fn test_path(id: u8, srtt_ms: u64, cwnd_pkts: u64, inflight_pkts: u64) -> Pa
         ssthresh_bytes: None,
         srtt_min_seen: Duration::from_millis(srtt_ms),
         srtt_max_seen: Duration::from_millis(srtt_ms),
+        in_recovery: false,
+        rttvar_kernel: Duration::from_millis(srtt_ms / 4).max(Duration::from_millis(50)),
+        delivery_rate: None,
+        sent_bytes_total: 0,
+        lost_bytes_total: 0,
+        peer_rwnd_bytes: u64::MAX,
     }
 }
 

@@ -5,9 +5,11 @@
 //! repeats exactly.
 
 pub mod link;
+pub mod net;
 pub mod pair;
 
 pub use link::{Link, LinkSpec};
+pub use net::{FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared_bottleneck};
 pub use pair::{
     DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,
 };
