@@ -384,6 +384,7 @@ impl Connection {
         let mss = self.cfg.max_datagram_bytes as u64;
         let sf = Subflow::new(id, name, backup, st, mss);
         self.cc.add_subflow(id, now, mss);
+        self.cc.set_subflow_name(id, name);
         self.views.push(PathView {
             id,
             name: name.to_string(),
@@ -839,6 +840,7 @@ impl Connection {
                 s.state = SubflowState::Established;
                 s.name = name.clone();
                 s.backup = backup;
+                self.cc.set_subflow_name(id, &name);
                 self.views[id.index()].name = name;
                 self.views[id.index()].backup = backup;
                 self.on_established(id);

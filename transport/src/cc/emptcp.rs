@@ -47,6 +47,14 @@ pub fn increase_per_rtt(own: WindowRtt, all: &[WindowRtt]) -> f64 {
     own.w_pkts / (own.rtt_s * total)
 }
 
+/// Registry constructor of `emptcp` (the controller is shared with H-MPTCP, `cc/hmptcp.rs`).
+pub fn build(cfg: &super::CcConfig) -> Result<Box<dyn super::CongestionController>, super::RegistryError> {
+    Ok(Box::new(super::hmptcp::WeightedFamily::new(
+        super::hmptcp::Family::Emptcp,
+        cfg,
+    )?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -271,6 +271,10 @@ pub trait CongestionController: Send {
         self.snapshot(sf).ssthresh_bytes
     }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot;
+    /// The path name of subflow `sf` (`--path wifi=...` → "wifi"), called after
+    /// `add_subflow` and again when the server learns it from the subflow's HELLO. Algorithms
+    /// with per-path options (H-MPTCP's `weight.<path>`) key on it; others ignore it.
+    fn set_subflow_name(&mut self, _sf: SubflowId, _name: &str) {}
 }
 
 /// Settings shared by every algorithm plus free-form per-algorithm options
@@ -519,6 +523,21 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "lia",
         summary: "LIA (RFC 6356), coupled, as mptcp_coupled.c; --cc-opt form=rfc for the RFC formula",
         build: lia::build,
+    },
+    CcEntry {
+        name: "emptcp",
+        summary: "EMPTCP (semi-coupled, Singhal et al.), coupled: W_l/(τ_l·Σ W_j/τ_j) per RTT",
+        build: emptcp::build,
+    },
+    CcEntry {
+        name: "wmptcp",
+        summary: "WMPTCP (Singhal et al.): ω_l per RTT, --cc-opt weight.<path>=ω (default 1/S)",
+        build: wmptcp::build,
+    },
+    CcEntry {
+        name: "hmptcp",
+        summary: "H-MPTCP (Singhal et al.): max(EMPTCP, WMPTCP) increase, weights as wmptcp",
+        build: hmptcp::build,
     },
 ];
 

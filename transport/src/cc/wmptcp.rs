@@ -88,6 +88,14 @@ pub fn increase_per_rtt(weight: f64) -> f64 {
     weight
 }
 
+/// Registry constructor of `wmptcp` (the controller is shared with H-MPTCP, `cc/hmptcp.rs`).
+pub fn build(cfg: &super::CcConfig) -> Result<Box<dyn super::CongestionController>, super::RegistryError> {
+    Ok(Box::new(super::hmptcp::WeightedFamily::new(
+        super::hmptcp::Family::Wmptcp,
+        cfg,
+    )?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
