@@ -53,9 +53,9 @@ pub mod cubic;
 pub mod lia;
 pub mod rate;
 pub mod reno;
-pub mod window;
 #[cfg(test)]
 pub mod test_sender;
+pub mod window;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
 /// only in PROBE_BW).

@@ -229,8 +229,7 @@ pub trait WindowRule {
     /// Every packet counted in inflight, after the window saw it. `was_idle` = nothing was in
     /// flight before it (Linux `CA_EVENT_TX_START`); `idle_for` = time since the previous
     /// send.
-    fn on_sent(&mut self, _w: &WindowView, _now: Instant, _was_idle: bool, _idle_for: Duration) {
-    }
+    fn on_sent(&mut self, _w: &WindowView, _now: Instant, _was_idle: bool, _idle_for: Duration) {}
 
     /// The fast-recovery episode or the RTO-loss state ended (after the window's own exit).
     fn on_recovery_exit(&mut self, _w: &WindowView, _now: Instant) {}
@@ -671,5 +670,178 @@ impl<R: WindowRule + Send> SubflowCc for WindowCc<R> {
     }
     fn snapshot(&self) -> CcSnapshot {
         self.window.snapshot(&self.rule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1448;
+
+    /// Reno's rule, to exercise the machine alone.
+    struct Reno;
+    impl WindowRule for Reno {
+        fn increase(&mut self, w: &WindowView, _ack: &AckEvent, _acked: u64) -> Increase {
+            Increase::PerAcked(w.cwnd_pkts())
+        }
+    }
+
+    /// A rule that returns a fixed increase.
+    struct Fixed(Increase);
+    impl WindowRule for Fixed {
+        fn increase(&mut self, _w: &WindowView, _ack: &AckEvent, _acked: u64) -> Increase {
+            self.0
+        }
+    }
+
+    fn window(prr: bool) -> Window {
+        Window::new(WindowConfig {
+            mss_bytes: MSS,
+            prr,
+            ..WindowConfig::default()
+        })
+    }
+
+    fn ack(acked_bytes: u64, inflight_bytes: u64) -> AckEvent {
+        AckEvent {
+            acked_bytes,
+            inflight_bytes,
+            srtt: Duration::from_millis(100),
+            rttvar: Duration::from_millis(10),
+            is_cwnd_limited: true,
+            mss: MSS,
+            ..AckEvent::default()
+        }
+    }
+
+    /// cwnd 20 MSS, one packet lost at FlightSize 20: a Reno recovery episode.
+    fn in_recovery(prr: bool, lost_pkts: u64) -> Window {
+        let mut w = window(prr);
+        w.set_cwnd(20 * MSS);
+        let ev = CongestionEvent::Loss {
+            lost_bytes: lost_pkts * MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 20 * MSS,
+        };
+        assert!(w.on_congestion(Instant::ZERO, &ev, &mut Reno));
+        assert_eq!(w.ssthresh_bytes(), Some(10 * MSS));
+        w
+    }
+
+    #[test]
+    fn prr_sends_half_of_what_is_delivered_while_inflight_exceeds_ssthresh() {
+        // RFC 6937 proportional part, ssthresh/prior_cwnd = 10/20.
+        let mut w = in_recovery(true, 1);
+        // ACK 1: prr_delivered 1 MSS → ⌈10·1/20⌉ = 0.5 MSS, but the first send of the
+        // episode is forced: cwnd = inflight 18 + 1 MSS.
+        w.on_ack(&ack(MSS, 18 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 19 * MSS);
+        w.on_sent(Instant::ZERO, MSS, 19 * MSS, &mut Reno);
+        // ACK 2: ⌈10·2/20⌉ = 1 MSS − prr_out 1 MSS = 0: cwnd = inflight.
+        w.on_ack(&ack(MSS, 18 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 18 * MSS);
+        // ACK 3: ⌈10·3/20 MSS⌉ = 2172 B − 1448 = 724 B.
+        w.on_ack(&ack(MSS, 17 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 17 * MSS + 724);
+        // The full ACK: cwnd = ssthresh.
+        w.on_recovery_exit(Instant::ZERO, &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        assert_eq!(w.state(), LossState::Open);
+    }
+
+    #[test]
+    fn prr_conservative_bound_when_inflight_fell_below_ssthresh() {
+        // 12 of 20 lost, one acked: inflight 7 < ssthresh 10. sndcnt = min(10 − 7,
+        // max(prr_delivered − prr_out, acked)) = min(3, 1) = 1 MSS.
+        let mut w = in_recovery(true, 12);
+        w.on_ack(&ack(MSS, 7 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 8 * MSS);
+    }
+
+    #[test]
+    fn without_prr_cwnd_is_ssthresh_for_the_whole_episode() {
+        let mut w = in_recovery(false, 1);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        w.on_ack(&ack(3 * MSS, 15 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn rto_inside_fast_recovery_does_not_reduce_ssthresh_again() {
+        // tcp_enter_loss: ssthresh was already reduced for this window.
+        let mut w = in_recovery(true, 1);
+        let rto = CongestionEvent::Rto {
+            inflight_bytes: 19 * MSS,
+            repeat: false,
+        };
+        assert!(!w.on_congestion(Instant::ZERO, &rto, &mut Reno));
+        assert_eq!(w.ssthresh_bytes(), Some(10 * MSS));
+        assert_eq!(w.cwnd_bytes(), MSS);
+        assert_eq!(w.state(), LossState::RtoLoss);
+        // A fast-retransmit loss during the RTO-loss state is not a new episode.
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 2 * MSS,
+        };
+        assert!(!w.on_congestion(Instant::ZERO, &loss, &mut Reno));
+        assert_eq!(w.state(), LossState::RtoLoss);
+    }
+
+    #[test]
+    fn idle_restart_halves_once_per_rto_down_to_the_initial_window() {
+        // RTO = 100 ms + max(4·10 ms, 200 ms) = 300 ms. Linux tcp_cwnd_restart with
+        // delta = 700 ms: 700 − 300 > 0 → 40; 400 − 300 > 0 → 20; 100 − 300 ≤ 0 → stop.
+        let mut w = window(true);
+        w.set_cwnd(80 * MSS);
+        w.set_ssthresh(40 * MSS);
+        w.on_ack(&ack(0, 0), &mut Reno);
+        w.on_sent(Instant::ZERO, MSS, MSS, &mut Reno);
+        assert_eq!(w.linux_rto(), Duration::from_millis(300));
+        w.on_idle_restart(Instant::from_nanos(700_000_000), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 20 * MSS);
+        // ssthresh = max(40, ¾·80) = 60.
+        assert_eq!(w.ssthresh_bytes(), Some(60 * MSS));
+        // A long idle period stops at IW = 10.
+        w.on_sent(Instant::from_nanos(700_000_000), MSS, MSS, &mut Reno);
+        w.on_idle_restart(Instant::from_nanos(60_000_000_000), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn fractional_packet_increases_carry_over_and_floor_at_one_mss() {
+        let mut w = window(true);
+        w.set_ssthresh(10 * MSS);
+        let mut rule = Fixed(Increase::Packets(0.4));
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_bytes(), 11 * MSS, "0.4 + 0.4 + 0.4 = 1.2");
+        let mut rule = Fixed(Increase::Packets(-100.0));
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_bytes(), MSS);
+    }
+
+    #[test]
+    fn growth_needs_cwnd_limited_and_stops_in_recovery() {
+        let mut w = window(true);
+        w.on_ack(
+            &AckEvent {
+                is_cwnd_limited: false,
+                ..ack(MSS, 0)
+            },
+            &mut Reno,
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        w.on_ack(&ack(MSS, 0), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 11 * MSS, "slow start adds the acked bytes");
+        let mut w = in_recovery(false, 1);
+        w.on_ack(
+            &ack(5 * MSS, 5 * MSS),
+            &mut Fixed(Increase::SetCwnd(50 * MSS)),
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS, "no increase rule in recovery");
     }
 }
