@@ -34,6 +34,13 @@
 
 use std::time::Duration;
 
+use super::bbr::{Bbr, BbrConfig, Mode, ProbeBwCycle};
+use super::{
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent,
+    RegistryError, SubflowCc, SubflowCcView, SubflowInit, mix_seed,
+};
+use crate::units::{Bandwidth, Instant, SubflowId};
+
 /// Gains of the first two PROBE_BW phases, kept from BBR so the subflow still probes.
 pub const PROBE_GAIN: f64 = 1.25;
 pub const DRAIN_PHASE_GAIN: f64 = 0.75;
@@ -129,6 +136,171 @@ pub fn cycle_mean_rate_bytes_per_s(
     let probe = (PROBE_GAIN + DRAIN_PHASE_GAIN) * bw_bytes_per_s;
     let cruise = 6.0 * alpha_phase_pacing_bytes_per_s(alpha, bw_bytes_per_s, rtprop, mss);
     (probe + cruise) / CYCLE_LEN as f64
+}
+
+/// Smallest pacing gain handed to BBR for an α ≤ 0 phase (BBR wants gains > 0); the pacing
+/// floor of [`FALLBACK_PKTS_PER_RTT`] packets per RTprop then sets the rate.
+const FALLBACK_GAIN: f64 = 1e-3;
+
+/// The PROBE_BW cycle BBR runs for a coupling. β = 1 (alone, or the only subflow with a
+/// bandwidth sample) is Linux's cycle unchanged, so one subflow is plain BBR.
+pub fn probe_bw_cycle(c: Coupling) -> ProbeBwCycle {
+    if c.beta >= 1.0 {
+        return ProbeBwCycle::default();
+    }
+    ProbeBwCycle {
+        pacing_gains: gain_cycle(c.alpha.max(FALLBACK_GAIN)),
+        low_gain_ends_on_time: true,
+        min_pkts_per_rtprop: if c.alpha <= 0.0 {
+            FALLBACK_PKTS_PER_RTT
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Registry constructor (`coupled-bbr`); BBR's options apply to every subflow.
+pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
+    BbrConfig::from_cc_config(cfg, cfg.mss_bytes, cfg.seed)?;
+    Ok(Box::new(CoupledBbr::new(cfg)))
+}
+
+struct Sub {
+    bbr: Bbr,
+    coupling: Coupling,
+}
+
+/// BBR per subflow with the coupled PROBE_BW cycle, recomputed at each round start of a
+/// subflow from every subflow's current BtlBw.
+pub struct CoupledBbr {
+    cfg: CcConfig,
+    subs: Vec<Option<Sub>>,
+}
+
+impl CoupledBbr {
+    pub fn new(cfg: &CcConfig) -> CoupledBbr {
+        CoupledBbr {
+            cfg: cfg.clone(),
+            subs: Vec::new(),
+        }
+    }
+
+    fn sub(&self, sf: SubflowId) -> &Sub {
+        self.subs
+            .get(sf.index())
+            .and_then(|s| s.as_ref())
+            .unwrap_or_else(|| panic!("coupled-bbr: subflow {sf} used before add_subflow"))
+    }
+
+    fn sub_mut(&mut self, sf: SubflowId) -> &mut Sub {
+        self.subs
+            .get_mut(sf.index())
+            .and_then(|s| s.as_mut())
+            .unwrap_or_else(|| panic!("coupled-bbr: subflow {sf} used before add_subflow"))
+    }
+
+    /// β/α of subflow `sf` from every subflow's BtlBw (bytes/s; 0 = no sample yet).
+    fn coupling_of(&self, sf: SubflowId) -> Coupling {
+        let ids: Vec<usize> = (0..self.subs.len())
+            .filter(|i| self.subs[*i].is_some())
+            .collect();
+        let bw: Vec<f64> = ids
+            .iter()
+            .map(|i| {
+                self.subs[*i]
+                    .as_ref()
+                    .and_then(|s| s.bbr.bw_estimate())
+                    .map_or(0.0, |b| b.bytes_per_s())
+            })
+            .collect();
+        let all = coupling(&bw);
+        ids.iter()
+            .position(|i| *i == sf.index())
+            .map_or(Coupling { beta: 1.0, alpha: 1.0 }, |k| all[k])
+    }
+}
+
+impl CongestionController for CoupledBbr {
+    fn name(&self) -> &'static str {
+        "coupled-bbr"
+    }
+    fn add_subflow(&mut self, sf: SubflowId, now: Instant, mss: u64) {
+        let init = SubflowInit {
+            id: sf,
+            now,
+            mss_bytes: mss,
+            seed: mix_seed(self.cfg.seed, sf.0 as u64 + 1),
+        };
+        if self.subs.len() <= sf.index() {
+            self.subs.resize_with(sf.index() + 1, || None);
+        }
+        self.subs[sf.index()] = Some(Sub {
+            bbr: Bbr::from_config(&self.cfg, &init),
+            coupling: Coupling { beta: 1.0, alpha: 1.0 },
+        });
+    }
+    fn remove_subflow(&mut self, sf: SubflowId) {
+        if let Some(slot) = self.subs.get_mut(sf.index()) {
+            *slot = None;
+        }
+    }
+    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
+        self.sub_mut(sf).bbr.on_sent(now, bytes, inflight_bytes)
+    }
+    fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, _views: &[SubflowCcView]) {
+        self.sub_mut(sf).bbr.on_ack(ack);
+        if self.sub(sf).bbr.round_start() {
+            let c = self.coupling_of(sf);
+            let s = self.sub_mut(sf);
+            s.coupling = c;
+            s.bbr.set_probe_bw_cycle(probe_bw_cycle(c));
+        }
+    }
+    fn on_congestion(
+        &mut self,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        _views: &[SubflowCcView],
+    ) {
+        self.sub_mut(sf).bbr.on_congestion(now, ev)
+    }
+    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
+        self.sub_mut(sf).bbr.on_recovery_exit(now)
+    }
+    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
+        self.sub_mut(sf).bbr.on_idle_restart(now)
+    }
+    fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
+        self.sub(sf).bbr.cwnd_bytes()
+    }
+    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
+        self.sub(sf).bbr.pacing_rate()
+    }
+    fn phase(&self, sf: SubflowId) -> CcPhase {
+        self.sub(sf).bbr.phase()
+    }
+    fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
+        self.sub(sf).bbr.bw_estimate()
+    }
+    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+        self.sub(sf).bbr.ssthresh_bytes()
+    }
+    fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
+        let s = self.sub(sf);
+        let mut snap = s.bbr.snapshot();
+        snap.extra.push(("coupled_beta", s.coupling.beta));
+        snap.extra.push(("coupled_alpha", s.coupling.alpha));
+        // The gain in force; in an α ≤ 0 phase the rate is the 4-packets-per-RTprop floor,
+        // flagged by coupled_fallback = 1.
+        let fallback = s.bbr.mode() == Mode::ProbeBw
+            && is_alpha_phase(s.bbr.cycle_idx())
+            && s.coupling.alpha <= 0.0
+            && s.coupling.beta < 1.0;
+        snap.extra.push(("coupled_gain", s.bbr.pacing_gain()));
+        snap.extra.push(("coupled_fallback", if fallback { 1.0 } else { 0.0 }));
+        snap
+    }
 }
 
 #[cfg(test)]

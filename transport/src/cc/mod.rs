@@ -525,6 +525,11 @@ pub const REGISTRY: &[CcEntry] = &[
         build: lia::build,
     },
     CcEntry {
+        name: "coupled-bbr",
+        summary: "Coupled BBR (Han et al., IEEE TWC 2021): BBR per subflow, PROBE_BW gains [1.25, 0.75, α_i×6] from all BtlBw",
+        build: coupled_bbr::build,
+    },
+    CcEntry {
         name: "emptcp",
         summary: "EMPTCP (semi-coupled, Singhal et al.), coupled: W_l/(τ_l·Σ W_j/τ_j) per RTT",
         build: emptcp::build,
