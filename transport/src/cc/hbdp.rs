@@ -212,6 +212,292 @@ pub fn threshold_scale(fhat: Option<f64>, p: &HbdpParams) -> f64 {
     }
 }
 
+// ---- the controller --------------------------------------------------------------------
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::coupled::{Coupled, CoupledAlgo, Members, is_member, member_windows, view_of};
+use super::window::{Increase, MIN_SSTHRESH_PKTS, Reduction, WindowRule, WindowView};
+use super::{
+    AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
+    SubflowInit,
+};
+use crate::units::{Instant, SubflowId};
+
+/// Round trips over which p_r is estimated.
+pub const LOSS_WINDOW_ROUNDS: usize = 10;
+/// Floor of p_r (no loss seen yet).
+pub const LOSS_RATE_FLOOR: f64 = 1e-6;
+/// The fairness rule never moves a threshold further than this factor from its setting.
+pub const THRESHOLD_SCALE_LIMIT: f64 = 16.0;
+
+impl HbdpParams {
+    /// Reads the options; a value outside its range is an error naming the key.
+    pub fn from_cc_config(cfg: &CcConfig) -> Result<HbdpParams, RegistryError> {
+        let d = HbdpParams::default();
+        let bad = |key: &str, valid: &str| RegistryError::BadOption {
+            key: key.to_string(),
+            value: cfg.options.get(key).cloned().unwrap_or_default(),
+            valid: valid.to_string(),
+        };
+        let positive = |key: &str, dflt: f64| -> Result<f64, RegistryError> {
+            let v = cfg.number(key, dflt)?;
+            if v > 0.0 { Ok(v) } else { Err(bad(key, "a number > 0")) }
+        };
+        let p = HbdpParams {
+            diff_min: positive("diff_min", d.diff_min)?,
+            alpha_max: positive("alpha_max", d.alpha_max)?,
+            alpha_min: positive("alpha_min", d.alpha_min)?,
+            fhat_min: positive("fhat_min", d.fhat_min)?,
+            fhat_max: positive("fhat_max", d.fhat_max)?,
+            beta: positive("beta", d.beta)?,
+            cubic_c: positive("cubic_c", d.cubic_c)?,
+            delta_form: match cfg.options.get("delta_form").map(|s| s.as_str()) {
+                None | Some("derived") => DeltaForm::Derived,
+                Some("printed") => DeltaForm::Printed,
+                Some(_) => return Err(bad("delta_form", "printed|derived")),
+            },
+            fhat_rule: match cfg.options.get("fhat_rule").map(|s| s.as_str()) {
+                None | Some("inverse") => FhatRule::Inverse,
+                Some("printed") => FhatRule::Printed,
+                Some(_) => return Err(bad("fhat_rule", "printed|inverse")),
+            },
+        };
+        if p.alpha_min >= p.alpha_max {
+            return Err(bad("alpha_min", "a number below alpha_max"));
+        }
+        if p.fhat_min > p.fhat_max {
+            return Err(bad("fhat_min", "a number ≤ fhat_max"));
+        }
+        if p.beta >= 1.0 {
+            return Err(bad("beta", "a number in (0, 1)"));
+        }
+        Ok(p)
+    }
+}
+
+/// Registry constructor (`hbdp`).
+pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
+    let params = HbdpParams::from_cc_config(cfg)?;
+    Ok(Box::new(Coupled::new(Hbdp { params }, cfg)?))
+}
+
+/// Connection state: the parameters (everything else is per subflow).
+pub struct Hbdp {
+    pub params: HbdpParams,
+}
+
+/// Per-subflow state of HBDP.
+#[derive(Clone, Debug)]
+pub struct HbdpSub {
+    base_rtt: Option<Duration>,
+    /// Smallest RTT sample of the round in progress and of the last complete round.
+    round_min_rtt: Option<Duration>,
+    last_round_min_rtt: Option<Duration>,
+    diff: f64,
+    diff_max: Option<f64>,
+    /// Thresholds after the fairness rule.
+    alpha_max: f64,
+    alpha_min: f64,
+    /// (diff, w) at the last round start, for F̂.
+    round_start_diff_w: Option<(f64, f64)>,
+    /// (sent, lost) byte totals at each of the last round starts, for p_r.
+    loss_marks: VecDeque<(u64, u64)>,
+    loss_rate: f64,
+    // Last values used, for the stats.
+    alpha: f64,
+    phase: GrowthPhase,
+    rho: f64,
+    delta: f64,
+    fhat: f64,
+}
+
+/// The rule handed to the window machine: the per-ACK increase and (1 − β) on loss.
+struct HbdpRule {
+    per_rtt: f64,
+    beta: f64,
+}
+
+impl WindowRule for HbdpRule {
+    fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
+        let acked_pkts = acked_bytes as f64 / w.mss_bytes as f64;
+        Increase::Packets(self.per_rtt * acked_pkts / w.cwnd_pkts().max(1.0))
+    }
+    fn ssthresh(&mut self, w: &WindowView, _cause: Reduction) -> u64 {
+        let cut = ((1.0 - self.beta) * w.cwnd_bytes as f64) as u64;
+        cut.max(MIN_SSTHRESH_PKTS * w.mss_bytes)
+    }
+}
+
+impl Hbdp {
+    fn rule(&self, per_rtt: f64) -> HbdpRule {
+        HbdpRule {
+            per_rtt,
+            beta: self.params.beta,
+        }
+    }
+
+    /// Updates subflow `sf`'s delay and loss estimates from one ACK.
+    fn observe(&self, m: &mut Members<HbdpSub>, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
+        let p = &self.params;
+        let member = m.get_mut(sf);
+        let w_pkts = member.window.cwnd_bytes() as f64 / member.window.config().mss_bytes as f64;
+        let s = &mut member.state;
+        if let Some(r) = ack.rtt_sample.filter(|r| !r.is_zero()) {
+            s.base_rtt = Some(s.base_rtt.map_or(r, |b| b.min(r)));
+            s.round_min_rtt = Some(s.round_min_rtt.map_or(r, |b| b.min(r)));
+        }
+        if ack.round_start {
+            if s.round_min_rtt.is_some() {
+                s.last_round_min_rtt = s.round_min_rtt.take();
+            }
+            if let Some(v) = view_of(views, sf) {
+                s.loss_marks.push_back((v.sent_bytes_total, v.lost_bytes_total));
+                while s.loss_marks.len() > LOSS_WINDOW_ROUNDS + 1 {
+                    s.loss_marks.pop_front();
+                }
+                let (sent0, lost0) = *s.loss_marks.front().expect("just pushed");
+                let sent = v.sent_bytes_total.saturating_sub(sent0);
+                let lost = v.lost_bytes_total.saturating_sub(lost0);
+                s.loss_rate = if sent > 0 {
+                    (lost as f64 / sent as f64).max(LOSS_RATE_FLOOR)
+                } else {
+                    LOSS_RATE_FLOOR
+                };
+            }
+        }
+        let rtt = s.last_round_min_rtt.or(s.round_min_rtt).or(ack.rtt_sample);
+        if let (Some(base), Some(rtt)) = (s.base_rtt, rtt) {
+            s.diff = queue_diff(w_pkts, base.as_secs_f64(), rtt.as_secs_f64());
+        }
+        // Fairness thresholds, once per round trip in the logarithmic phase.
+        if ack.round_start {
+            if let Some((d0, w0)) = s.round_start_diff_w {
+                let dw = w_pkts - w0;
+                s.fhat = if dw > 0.0 { (s.diff - d0) / dw } else { f64::NAN };
+                if s.diff > p.diff_min && dw > 0.0 {
+                    let k = threshold_scale(Some(s.fhat), p);
+                    let lo = 1.0 / THRESHOLD_SCALE_LIMIT;
+                    let hi = THRESHOLD_SCALE_LIMIT;
+                    s.alpha_max = (s.alpha_max * k).clamp(p.alpha_max * lo, p.alpha_max * hi);
+                    s.alpha_min = (s.alpha_min * k).clamp(p.alpha_min * lo, p.alpha_min * hi);
+                }
+            }
+            s.round_start_diff_w = Some((s.diff, w_pkts));
+        }
+    }
+
+    /// Increase per RTT (packets) of `sf` = ρ·α·(δ in the log phase, if < 1); records the
+    /// parts for the stats.
+    fn increase_per_rtt(&self, m: &mut Members<HbdpSub>, sf: SubflowId, views: &[SubflowCcView]) -> f64 {
+        let p = &self.params;
+        let members = member_windows(m, views);
+        let coupled = members.len() > 1 && is_member(views, sf);
+        let (alpha, phase) = {
+            let me = m.get(sf);
+            let w = me.window.cwnd_bytes() as f64 / me.window.config().mss_bytes as f64;
+            let s = &me.state;
+            increment(s.diff, w, p.diff_min, s.diff_max, s.alpha_max, s.alpha_min)
+        };
+        let (mut rho, mut dlt) = (1.0, 1.0);
+        if coupled {
+            let th: Vec<f64> = members
+                .iter()
+                .map(|x| expected_throughput(m.get(x.id).state.loss_rate, x.srtt.as_secs_f64()))
+                .collect();
+            let r = members.iter().position(|x| x.id == sf).expect("sf is a member");
+            rho = load_balancing(&th)[r];
+            if phase == GrowthPhase::Logarithmic {
+                let paths: Vec<(f64, f64)> = members
+                    .iter()
+                    .map(|x| (x.cwnd_pkts, x.srtt.as_secs_f64()))
+                    .collect();
+                dlt = delta(p.delta_form, r, &paths, rho, alpha, p.beta, p.cubic_c);
+            }
+        }
+        let s = &mut m.get_mut(sf).state;
+        s.alpha = alpha;
+        s.phase = phase;
+        s.rho = rho;
+        s.delta = dlt;
+        rho * alpha * dlt.min(1.0)
+    }
+}
+
+impl CoupledAlgo for Hbdp {
+    type Sub = HbdpSub;
+    fn name(&self) -> &'static str {
+        "hbdp"
+    }
+    fn new_sub(&mut self, _init: &SubflowInit) -> HbdpSub {
+        HbdpSub {
+            base_rtt: None,
+            round_min_rtt: None,
+            last_round_min_rtt: None,
+            diff: 0.0,
+            diff_max: None,
+            alpha_max: self.params.alpha_max,
+            alpha_min: self.params.alpha_min,
+            round_start_diff_w: None,
+            loss_marks: VecDeque::new(),
+            loss_rate: LOSS_RATE_FLOOR,
+            alpha: 0.0,
+            phase: GrowthPhase::Multiplicative,
+            rho: 1.0,
+            delta: 1.0,
+            fhat: f64::NAN,
+        }
+    }
+    fn on_ack(&mut self, m: &mut Members<HbdpSub>, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
+        self.observe(m, sf, ack, views);
+        let per_rtt = self.increase_per_rtt(m, sf, views);
+        let mut rule = self.rule(per_rtt);
+        m.get_mut(sf).window.on_ack(ack, &mut rule);
+    }
+    fn on_congestion(
+        &mut self,
+        m: &mut Members<HbdpSub>,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        _views: &[SubflowCcView],
+    ) {
+        let member = m.get_mut(sf);
+        if matches!(ev, CongestionEvent::Loss { .. }) {
+            // The queue was full: remember how full the estimate says it was.
+            member.state.diff_max = Some(member.state.diff);
+        }
+        let mut rule = HbdpRule {
+            per_rtt: 0.0,
+            beta: self.params.beta,
+        };
+        member.window.on_congestion(now, ev, &mut rule);
+    }
+    fn on_recovery_exit(&mut self, m: &mut Members<HbdpSub>, sf: SubflowId, now: Instant) {
+        let mut rule = self.rule(0.0);
+        m.get_mut(sf).window.on_recovery_exit(now, &mut rule);
+    }
+    fn extra(&self, m: &Members<HbdpSub>, sf: SubflowId, out: &mut Vec<(&'static str, f64)>) {
+        let s = &m.get(sf).state;
+        out.push(("hbdp_diff_pkts", s.diff));
+        out.push(("hbdp_diff_max_pkts", s.diff_max.unwrap_or(f64::INFINITY)));
+        out.push(("hbdp_alpha", s.alpha));
+        out.push((
+            "hbdp_phase",
+            match s.phase {
+                GrowthPhase::Multiplicative => 0.0,
+                GrowthPhase::Logarithmic => 1.0,
+            },
+        ));
+        out.push(("hbdp_rho", s.rho));
+        out.push(("hbdp_delta", s.delta));
+        out.push(("hbdp_loss_rate", s.loss_rate));
+        out.push(("hbdp_alpha_max", s.alpha_max));
+        out.push(("hbdp_alpha_min", s.alpha_min));
+    }
+}
+
 #[cfg(test)]
 mod math_tests {
     use super::*;

@@ -544,6 +544,11 @@ pub const REGISTRY: &[CcEntry] = &[
         summary: "H-MPTCP (Singhal et al.): max(EMPTCP, WMPTCP) increase, weights as wmptcp",
         build: hmptcp::build,
     },
+    CcEntry {
+        name: "hbdp",
+        summary: "HBDP scheme (Chung & Oh): queue-aware increase, expected-throughput load balancing, CUBIC-friendly δ",
+        build: hbdp::build,
+    },
 ];
 
 /// Names of every registered algorithm, in registry order.
