@@ -42,7 +42,9 @@ use std::time::Duration;
 use crate::units::{Bandwidth, Instant, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod balia;
 pub mod bbr;
+pub mod compound;
 pub mod coupled;
 pub mod coupled_bbr;
 pub mod emptcp;
@@ -51,11 +53,14 @@ pub mod hmptcp;
 pub mod wmptcp;
 pub mod cubic;
 pub mod lia;
+pub mod mpcubic;
+pub mod olia;
 pub mod rate;
 pub mod reno;
 #[cfg(test)]
 pub mod test_sender;
 pub mod window;
+pub mod wvegas;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
 /// only in PROBE_BW).
@@ -523,6 +528,31 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "lia",
         summary: "LIA (RFC 6356), coupled, as mptcp_coupled.c; --cc-opt form=rfc for the RFC formula",
         build: lia::build,
+    },
+    CcEntry {
+        name: "olia",
+        summary: "OLIA (Khalili et al., ToN 2013), coupled, as mptcp_olia.c",
+        build: olia::build,
+    },
+    CcEntry {
+        name: "balia",
+        summary: "BALIA (Peng et al., ToN 2016), coupled, as mptcp_balia.c",
+        build: balia::build,
+    },
+    CcEntry {
+        name: "wvegas",
+        summary: "wVegas (Cao et al., ICNP 2012), coupled delay-based, as mptcp_wvegas.c",
+        build: wvegas::build,
+    },
+    CcEntry {
+        name: "compound",
+        summary: "Compound TCP (draft-sridharan-tcpm-ctcp-02), loss + delay, uncoupled",
+        build: compound::build,
+    },
+    CcEntry {
+        name: "mpcubic",
+        summary: "MPCubic (Le et al., ICTC 2011), CUBIC per subflow coupled by delta",
+        build: mpcubic::build,
     },
     CcEntry {
         name: "coupled-bbr",
