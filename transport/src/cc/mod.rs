@@ -11,20 +11,23 @@
 //!
 //! # Order of calls made by the core (per subflow)
 //! 1. `on_sent` for every packet that counts towards inflight, after it was added.
-//! 2. On an ACK frame: the core runs loss detection and the delivery-rate sampler
-//!    (`rate.rs`) first; then, if the ACK acknowledges a packet sent after the current
-//!    recovery episode began, `on_recovery_exit`; then `on_congestion(Loss)` if a *new*
-//!    recovery episode starts (RFC 9002 §7.3.2: losses of packets sent before the episode
-//!    began do not start another one; they appear in `RateSample::newly_lost_bytes`);
-//!    then `on_ack` once per ACK frame that newly acknowledged or lost something.
+//! 2. On an ACK frame (and when the loss timer declares packets lost): the core runs loss
+//!    detection and the delivery-rate sampler (`rate.rs`) first; then `on_recovery_exit` if
+//!    the subflow's episode ended (see 4); then `on_congestion(Loss)` if a *new* fast-recovery
+//!    episode starts — losses while an episode (fast recovery or RTO-loss) is in progress do
+//!    not start another, as Linux stays in CA_Recovery/CA_Loss; they appear in
+//!    `AckEvent::newly_lost_bytes` — then `on_ack` once per ACK frame that newly
+//!    acknowledged or lost something.
 //! 3. `on_congestion(Rto { repeat })` when the retransmission timeout fires, before the
 //!    retransmission is sent. The first RTO of a loss episode has `repeat == false` and
 //!    reduces ssthresh once (Linux `tcp_enter_loss`); the backoff repeats that follow while
-//!    the subflow is still in the RTO-loss state have `repeat == true` and must not reduce
-//!    ssthresh again (only collapse cwnd to the loss window).
-//! 4. `on_recovery_exit` when a fast-recovery episode ends (an ACK covers a packet sent after
-//!    the episode began) OR when the RTO-loss state ends (everything sent before the RTO is
-//!    acknowledged: Linux leaves CA_Loss at `high_seq`). BBR restores `prior_cwnd` here.
+//!    the subflow is still in the RTO-loss state with no ACK since the previous timeout, and
+//!    a timeout during fast recovery (ssthresh was lowered when it began), have
+//!    `repeat == true` and must not reduce ssthresh again (only collapse cwnd).
+//! 4. `on_recovery_exit` when a fast-recovery episode ends OR when the RTO-loss state ends:
+//!    everything sent before the episode began (before the latest timeout) is acknowledged or,
+//!    if it was lost, delivered (Linux leaves CA_Recovery/CA_Loss when `snd_una` reaches
+//!    `high_seq`; `connection/recovery.rs`). BBR restores `prior_cwnd` here.
 //! 5. `on_idle_restart` before sending after the subflow was idle (nothing in flight) for
 //!    longer than one RTO.
 //!

@@ -216,7 +216,7 @@ impl<C: SubflowCc> TestSender<C> {
         }
         let prior_inflight = self.inflight_bytes;
         self.inflight_bytes -= p.bytes;
-        self.rate.on_packet_acked(self.now, &p.stamp, p.bytes);
+        self.rate.on_packet_delivered(self.now, &p.stamp, p.bytes);
         let rtt = self.now - p.stamp.sent_time;
         self.update_rtt(rtt);
         if let Some(start) = self.recovery_start
@@ -237,7 +237,7 @@ impl<C: SubflowCc> TestSender<C> {
             is_cwnd_limited: self.cwnd_limited,
             in_recovery: self.recovery_start.is_some(),
             largest_acked_sent_time: p.stamp.sent_time,
-            rate: self.rate.take_sample(min_rtt),
+            rate: self.rate.take_ack(self.now, min_rtt).sample,
             delivered_bytes_total: self.rate.delivered_bytes(),
             mss: self.mss,
             ..Default::default()
