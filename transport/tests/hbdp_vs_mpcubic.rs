@@ -82,13 +82,15 @@ fn hbdp_against_mpcubic_on_a_high_bdp_pair() {
     let m = run("mpcubic", &[], 9);
     let h = run("hbdp", &[], 9);
     let hp = run("hbdp", &[("delta_form", "printed")], 9);
+    let hf = run("hbdp", &[("fhat_rule", "off")], 9);
     println!(
-        "hbdp_vs_mpcubic goodput hbdp/mpcubic = {:.3}, hbdp(printed δ)/mpcubic = {:.3}",
+        "hbdp_vs_mpcubic goodput hbdp/mpcubic = {:.3}, printed δ {:.3}, no F̂ rule {:.3}",
         h.goodput / m.goodput,
-        hp.goodput / m.goodput
+        hp.goodput / m.goodput,
+        hf.goodput / m.goodput
     );
     // Both must move data on both paths; the comparison itself is reported, not asserted.
-    for o in [&m, &h, &hp] {
+    for o in [&m, &h, &hp, &hf] {
         assert!(o.fast > 1.0 && o.slow > 1.0);
     }
 }

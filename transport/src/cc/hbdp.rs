@@ -36,9 +36,11 @@
 //!   phase); α = α_min whenever diff_max ≤ diff_min.
 //! * Fig. 4 multiplies both thresholds by F̂ in either case while the prose says a flow above
 //!   its share (F̂ > F̂_max, more queueing than expected) *decreases* them; multiplying by
-//!   F̂ > 1 would increase them. Option `fhat_rule=printed|inverse`, default `inverse`
+//!   F̂ > 1 would increase them. Option `fhat_rule=printed|inverse|off`, default `inverse`
 //!   (scale by 1/F̂, the prose's direction). The scaled thresholds are clamped to 1/16..16×
 //!   their configured values so that "works continuously" cannot run away.
+//! * With one subflow (or one with an RTT sample) ρ = 1 and δ is not applied: the scheme is
+//!   then its own single-path base (δ exists to share with *other* flows' CUBIC).
 //! * RTT in `diff` is the smallest RTT sample of the last round trip (as Vegas does, which
 //!   filters ACK-timing noise); baseRTT is the smallest sample seen.
 //! * ŵ in δ is the current window; δ applies only in the logarithmic phase (as the paper
@@ -99,6 +101,8 @@ pub enum FhatRule {
     Printed,
     /// The prose's direction: divide by F̂ (a flow above its share slows down).
     Inverse,
+    /// No fairness rule: α_max and α_min stay as configured.
+    Off,
 }
 
 /// Packets queued at the bottleneck, Vegas' diff = (w/baseRTT − w/RTT)·baseRTT.
@@ -207,6 +211,7 @@ pub fn threshold_scale(fhat: Option<f64>, p: &HbdpParams) -> f64 {
         Some(f) if f > 0.0 && f.is_finite() && (f < p.fhat_min || f > p.fhat_max) => match p.fhat_rule {
             FhatRule::Printed => f,
             FhatRule::Inverse => 1.0 / f,
+            FhatRule::Off => 1.0,
         },
         _ => 1.0,
     }
@@ -261,7 +266,8 @@ impl HbdpParams {
             fhat_rule: match cfg.options.get("fhat_rule").map(|s| s.as_str()) {
                 None | Some("inverse") => FhatRule::Inverse,
                 Some("printed") => FhatRule::Printed,
-                Some(_) => return Err(bad("fhat_rule", "printed|inverse")),
+                Some("off") => FhatRule::Off,
+                Some(_) => return Err(bad("fhat_rule", "printed|inverse|off")),
             },
         };
         if p.alpha_min >= p.alpha_max {
@@ -568,5 +574,112 @@ mod math_tests {
         p.fhat_rule = FhatRule::Printed;
         assert_eq!(threshold_scale(Some(2.0), &p), 2.0);
         assert_eq!(threshold_scale(Some(0.5), &p), 0.5);
+    }
+
+    use crate::cc::coupled::testkit::{MSS, ack, view};
+    use crate::cc::{CcConfig, CongestionEvent};
+    use crate::units::{Instant, SubflowId};
+
+    /// Slow start to ⌈w/0.8⌉ packets, then a loss: HBDP's 0.8 cut leaves about w packets in
+    /// congestion avoidance.
+    fn force_ca(cc: &mut dyn CongestionController, sf: u8, w: u64, views: &[SubflowCcView]) {
+        let id = SubflowId(sf);
+        let top = (w * 5).div_ceil(4) * MSS;
+        while cc.cwnd_bytes(id) < top {
+            let need = top - cc.cwnd_bytes(id);
+            cc.on_ack(id, &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64), views);
+        }
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: top,
+        };
+        cc.on_congestion(id, Instant::ZERO, &loss, views);
+        cc.on_recovery_exit(id, Instant::ZERO);
+        assert!((cc.cwnd_bytes(id) / MSS).abs_diff(w) <= 1, "{}", cc.cwnd_bytes(id) / MSS);
+    }
+
+    fn extra(cc: &dyn CongestionController, sf: u8, key: &str) -> f64 {
+        cc.snapshot(SubflowId(sf))
+            .extra
+            .iter()
+            .find(|e| e.0 == key)
+            .unwrap_or_else(|| panic!("no {key}"))
+            .1
+    }
+
+    #[test]
+    fn loss_records_diff_max_and_cuts_by_beta() {
+        let mut cc = build(&CcConfig::default()).unwrap();
+        let views = [view(0, 100, 100)];
+        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
+        force_ca(cc.as_mut(), 0, 100, &views);
+        // The loss above recorded diff_max = 0 (no queue yet), which is ≤ diff_min.
+        assert_eq!(extra(cc.as_ref(), 0, "hbdp_diff_max_pkts"), 0.0);
+        // Base RTT 100 ms, then a round at 110 ms: 100 packets → 9.09 queued.
+        let mut a = ack(1, MSS, 100);
+        a.round_start = true;
+        cc.on_ack(SubflowId(0), &a, &views);
+        let mut a = ack(2, MSS, 110);
+        a.rtt_sample = Some(Duration::from_millis(110));
+        cc.on_ack(SubflowId(0), &a, &views);
+        let mut a = ack(3, MSS, 110);
+        a.round_start = true;
+        a.rtt_sample = Some(Duration::from_millis(110));
+        cc.on_ack(SubflowId(0), &a, &views);
+        let diff = extra(cc.as_ref(), 0, "hbdp_diff_pkts");
+        assert!((diff - 9.09).abs() < 0.05, "diff {diff}");
+        assert_eq!(extra(cc.as_ref(), 0, "hbdp_phase"), 1.0);
+        // diff_max ≤ diff_min → α = α_min; alone: ρ = 1, δ not applied.
+        assert_eq!(extra(cc.as_ref(), 0, "hbdp_alpha"), 0.5);
+        assert_eq!(extra(cc.as_ref(), 0, "hbdp_rho"), 1.0);
+        assert_eq!(extra(cc.as_ref(), 0, "hbdp_delta"), 1.0);
+        let w = cc.cwnd_bytes(SubflowId(0));
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: w,
+        };
+        cc.on_congestion(SubflowId(0), Instant::ZERO, &loss, &views);
+        cc.on_recovery_exit(SubflowId(0), Instant::ZERO);
+        assert!((extra(cc.as_ref(), 0, "hbdp_diff_max_pkts") - diff).abs() < 1e-9);
+        let after = cc.cwnd_bytes(SubflowId(0)) as f64;
+        assert!((after / w as f64 - 0.8).abs() < 0.02, "{after} / {w}");
+    }
+
+    #[test]
+    fn two_subflows_get_rho_from_expected_throughput() {
+        let mut cc = build(&CcConfig::default()).unwrap();
+        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
+        cc.add_subflow(SubflowId(1), Instant::ZERO, MSS);
+        // Equal loss estimates (the floor): Th ∝ 1/RTT → ρ = (2·1/0.05, 2·1/0.1)/(sum) = (4/3, 2/3).
+        let views = [view(0, 20, 50), view(1, 10, 100)];
+        force_ca(cc.as_mut(), 0, 20, &views);
+        force_ca(cc.as_mut(), 1, 10, &views);
+        cc.on_ack(SubflowId(0), &ack(1, MSS, 50), &views);
+        cc.on_ack(SubflowId(1), &ack(1, MSS, 100), &views);
+        assert!((extra(cc.as_ref(), 0, "hbdp_rho") - 4.0 / 3.0).abs() < 1e-9);
+        assert!((extra(cc.as_ref(), 1, "hbdp_rho") - 2.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn options_are_validated() {
+        for (k, v) in [
+            ("alpha_min", "5"),
+            ("beta", "1.5"),
+            ("delta_form", "eq19"),
+            ("fhat_rule", "sometimes"),
+            ("diff_min", "-1"),
+        ] {
+            let mut cfg = CcConfig::default();
+            cfg.options.insert(k.into(), v.into());
+            let e = build(&cfg).err().expect("rejected").to_string();
+            assert!(e.contains(k), "{e}");
+        }
+        let mut cfg = CcConfig::default();
+        cfg.options.insert("delta_form".into(), "printed".into());
+        cfg.options.insert("fhat_rule".into(), "off".into());
+        let p = HbdpParams::from_cc_config(&cfg).unwrap();
+        assert_eq!((p.delta_form, p.fhat_rule), (DeltaForm::Printed, FhatRule::Off));
     }
 }
