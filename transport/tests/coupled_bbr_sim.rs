@@ -30,7 +30,12 @@ fn disjoint(cc: &str, seed: u64) -> (f64, f64) {
     let ra = route(&mut net, "p60", a, 25.0);
     let rb = route(&mut net, "p20", b, 25.0);
     net.add_flow(cfg(cc, &[]), cfg(cc, &[]), &[ra, rb]);
-    let r = run_rates(&mut net, Duration::from_secs(40), Duration::from_secs(10), |_, _| {});
+    let r = run_rates(
+        &mut net,
+        Duration::from_secs(40),
+        Duration::from_secs(10),
+        |_, _| {},
+    );
     let (x1, x2) = (r[0].path("p60").mbps, r[0].path("p20").mbps);
     println!(
         "coupled_bbr_sim disjoint 60+20 {cc}: p60 {x1:.2} p20 {x2:.2} sum {:.2} Mbit/s (goodput {:.2})",
@@ -76,7 +81,10 @@ fn shared_bottleneck_coupled_takes_at_most_1_3_of_a_bbr_flow() {
     let coupled = shared("coupled-bbr", 5);
     let uncoupled = shared("bbr", 5);
     assert!(coupled <= 1.3, "coupled-bbr / bbr goodput = {coupled:.2}");
-    assert!(uncoupled > coupled && uncoupled > 1.3, "bbr (uncoupled) ratio {uncoupled:.2}");
+    assert!(
+        uncoupled > coupled && uncoupled > 1.3,
+        "bbr (uncoupled) ratio {uncoupled:.2}"
+    );
 }
 
 #[test]
@@ -87,7 +95,12 @@ fn one_subflow_is_plain_bbr() {
         let a = bottleneck(&mut net, 30.0, 10.0, 1.0, 0.001);
         let ra = route(&mut net, "only", a, 10.0);
         net.add_flow(cfg(cc, &[]), cfg(cc, &[]), &[ra]);
-        let r = run_rates(&mut net, Duration::from_secs(15), Duration::from_secs(3), |_, _| {});
+        let r = run_rates(
+            &mut net,
+            Duration::from_secs(15),
+            Duration::from_secs(3),
+            |_, _| {},
+        );
         (r[0].goodput_mbps, r[0].lost_pkts())
     };
     let (c, b) = (run("coupled-bbr"), run("bbr"));

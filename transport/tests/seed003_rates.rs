@@ -23,7 +23,7 @@ mod seed_cc_common;
 use std::time::Duration;
 
 use mptransport::sim::Net;
-use seed_cc_common::{FlowRates, bottleneck, cfg, route, run_rates, within};
+use seed_cc_common::{bottleneck, cfg, route, run_rates, within};
 
 /// Paper Mbit/s → simulated Mbit/s.
 const SCALE: f64 = 1.0 / 16.0;
@@ -43,7 +43,12 @@ fn run_case(cc: &str, c1_paper: f64, c2_paper: f64, seed: u64) -> [f64; 3] {
     net.add_flow(cfg(cc, &[]), cfg(cc, &[]), &[r11, r12]);
     let r2 = route(&mut net, "x2", c2, ONE_WAY_MS);
     net.add_flow(cfg("reno", &[]), cfg("reno", &[]), &[r2]);
-    let r = run_rates(&mut net, Duration::from_secs(80), Duration::from_secs(20), |_, _| {});
+    let r = run_rates(
+        &mut net,
+        Duration::from_secs(80),
+        Duration::from_secs(20),
+        |_, _| {},
+    );
     let x = [
         r[0].path("x11").mbps / SCALE,
         r[0].path("x12").mbps / SCALE,

@@ -36,8 +36,8 @@ use std::time::Duration;
 
 use super::bbr::{Bbr, BbrConfig, Mode, ProbeBwCycle};
 use super::{
-    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent,
-    RegistryError, SubflowCc, SubflowCcView, SubflowInit, mix_seed,
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
+    SubflowCc, SubflowCcView, SubflowInit, mix_seed,
 };
 use crate::units::{Bandwidth, Instant, SubflowId};
 
@@ -214,9 +214,13 @@ impl CoupledBbr {
             })
             .collect();
         let all = coupling(&bw);
-        ids.iter()
-            .position(|i| *i == sf.index())
-            .map_or(Coupling { beta: 1.0, alpha: 1.0 }, |k| all[k])
+        ids.iter().position(|i| *i == sf.index()).map_or(
+            Coupling {
+                beta: 1.0,
+                alpha: 1.0,
+            },
+            |k| all[k],
+        )
     }
 }
 
@@ -236,7 +240,10 @@ impl CongestionController for CoupledBbr {
         }
         self.subs[sf.index()] = Some(Sub {
             bbr: Bbr::from_config(&self.cfg, &init),
-            coupling: Coupling { beta: 1.0, alpha: 1.0 },
+            coupling: Coupling {
+                beta: 1.0,
+                alpha: 1.0,
+            },
         });
     }
     fn remove_subflow(&mut self, sf: SubflowId) {
@@ -298,7 +305,8 @@ impl CongestionController for CoupledBbr {
             && s.coupling.alpha <= 0.0
             && s.coupling.beta < 1.0;
         snap.extra.push(("coupled_gain", s.bbr.pacing_gain()));
-        snap.extra.push(("coupled_fallback", if fallback { 1.0 } else { 0.0 }));
+        snap.extra
+            .push(("coupled_fallback", if fallback { 1.0 } else { 0.0 }));
         snap
     }
 }
@@ -314,14 +322,20 @@ mod math_tests {
     #[test]
     fn a9_vector_60_20() {
         let c = coupling(&[60.0, 20.0]);
-        assert!(close(c[0].beta, 0.9, 1e-9) && close(c[1].beta, 0.3, 1e-9), "{c:?}");
+        assert!(
+            close(c[0].beta, 0.9, 1e-9) && close(c[1].beta, 0.3, 1e-9),
+            "{c:?}"
+        );
         assert!(close(c[0].alpha, 0.8667, 1e-4) && close(c[1].alpha, 0.0667, 1e-4));
         let rates: Vec<f64> = c
             .iter()
             .zip([60.0, 20.0])
             .map(|(k, bw)| cycle_mean_rate_bytes_per_s(k.alpha, bw, Duration::from_millis(50), 1))
             .collect();
-        assert!(close(rates[0], 54.0, 1e-9) && close(rates[1], 6.0, 1e-9), "{rates:?}");
+        assert!(
+            close(rates[0], 54.0, 1e-9) && close(rates[1], 6.0, 1e-9),
+            "{rates:?}"
+        );
         assert!(close(rates.iter().sum::<f64>(), 60.0, 1e-9));
     }
 
@@ -350,7 +364,11 @@ mod math_tests {
         for (got, want) in alpha.iter().zip([0.5439, 0.1930, 0.0175]) {
             assert!(close(*got, want, 1e-4), "{alpha:?}");
         }
-        let sum: f64 = beta.iter().zip([50.0, 30.0, 20.0]).map(|(b, w)| b * w).sum();
+        let sum: f64 = beta
+            .iter()
+            .zip([50.0, 30.0, 20.0])
+            .map(|(b, w)| b * w)
+            .sum();
         assert!(close(sum, 50.0, 1e-9), "Σβ·BW = max BW, got {sum}");
         // β_i / BW_i equal across subflows (balanced congestion).
         assert!(close(beta[0] / 50.0, beta[2] / 20.0, 1e-12));

@@ -48,7 +48,9 @@ pub fn increase_per_rtt(own: WindowRtt, all: &[WindowRtt]) -> f64 {
 }
 
 /// Registry constructor of `emptcp` (the controller is shared with H-MPTCP, `cc/hmptcp.rs`).
-pub fn build(cfg: &super::CcConfig) -> Result<Box<dyn super::CongestionController>, super::RegistryError> {
+pub fn build(
+    cfg: &super::CcConfig,
+) -> Result<Box<dyn super::CongestionController>, super::RegistryError> {
     Ok(Box::new(super::hmptcp::WeightedFamily::new(
         super::hmptcp::Family::Emptcp,
         cfg,
@@ -66,8 +68,14 @@ mod tests {
     #[test]
     fn a11_vector() {
         let all = [
-            WindowRtt { w_pkts: 20.0, rtt_s: 0.05 },
-            WindowRtt { w_pkts: 10.0, rtt_s: 0.1 },
+            WindowRtt {
+                w_pkts: 20.0,
+                rtt_s: 0.05,
+            },
+            WindowRtt {
+                w_pkts: 10.0,
+                rtt_s: 0.1,
+            },
         ];
         assert!(close(increase_per_rtt(all[0], &all), 0.8));
         assert!(close(increase_per_rtt(all[1], &all), 0.2));
@@ -75,12 +83,24 @@ mod tests {
 
     #[test]
     fn one_subflow_is_reno_and_equal_rtts_sum_to_one() {
-        let one = [WindowRtt { w_pkts: 37.0, rtt_s: 0.03 }];
+        let one = [WindowRtt {
+            w_pkts: 37.0,
+            rtt_s: 0.03,
+        }];
         assert!(close(increase_per_rtt(one[0], &one), 1.0));
         let all = [
-            WindowRtt { w_pkts: 30.0, rtt_s: 0.04 },
-            WindowRtt { w_pkts: 5.0, rtt_s: 0.04 },
-            WindowRtt { w_pkts: 65.0, rtt_s: 0.04 },
+            WindowRtt {
+                w_pkts: 30.0,
+                rtt_s: 0.04,
+            },
+            WindowRtt {
+                w_pkts: 5.0,
+                rtt_s: 0.04,
+            },
+            WindowRtt {
+                w_pkts: 65.0,
+                rtt_s: 0.04,
+            },
         ];
         let sum: f64 = all.iter().map(|s| increase_per_rtt(*s, &all)).sum();
         assert!(close(sum, 1.0), "{sum}");

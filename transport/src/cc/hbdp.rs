@@ -114,10 +114,18 @@ pub fn queue_diff(w_pkts: f64, base_rtt_s: f64, rtt_s: f64) -> f64 {
 }
 
 /// (c1, c2) of the logarithmic phase for Δ = diff_max − diff_min.
-pub fn log_phase_constants(diff_min: f64, diff_max: f64, alpha_max: f64, alpha_min: f64) -> (f64, f64) {
+pub fn log_phase_constants(
+    diff_min: f64,
+    diff_max: f64,
+    alpha_max: f64,
+    alpha_min: f64,
+) -> (f64, f64) {
     let span = diff_max - diff_min;
     let denom = alpha_max - alpha_min;
-    (span * alpha_max * alpha_min / denom, span * alpha_min / denom - diff_min)
+    (
+        span * alpha_max * alpha_min / denom,
+        span * alpha_min / denom - diff_min,
+    )
 }
 
 /// Which growth phase a diff falls in.
@@ -208,11 +216,13 @@ pub fn delta(
 /// scaled, 1 inside [F̂_min, F̂_max] or when F̂ is undefined.
 pub fn threshold_scale(fhat: Option<f64>, p: &HbdpParams) -> f64 {
     match fhat {
-        Some(f) if f > 0.0 && f.is_finite() && (f < p.fhat_min || f > p.fhat_max) => match p.fhat_rule {
-            FhatRule::Printed => f,
-            FhatRule::Inverse => 1.0 / f,
-            FhatRule::Off => 1.0,
-        },
+        Some(f) if f > 0.0 && f.is_finite() && (f < p.fhat_min || f > p.fhat_max) => {
+            match p.fhat_rule {
+                FhatRule::Printed => f,
+                FhatRule::Inverse => 1.0 / f,
+                FhatRule::Off => 1.0,
+            }
+        }
         _ => 1.0,
     }
 }
@@ -248,7 +258,11 @@ impl HbdpParams {
         };
         let positive = |key: &str, dflt: f64| -> Result<f64, RegistryError> {
             let v = cfg.number(key, dflt)?;
-            if v > 0.0 { Ok(v) } else { Err(bad(key, "a number > 0")) }
+            if v > 0.0 {
+                Ok(v)
+            } else {
+                Err(bad(key, "a number > 0"))
+            }
         };
         let p = HbdpParams {
             diff_min: positive("diff_min", d.diff_min)?,
@@ -345,7 +359,13 @@ impl Hbdp {
     }
 
     /// Updates subflow `sf`'s delay and loss estimates from one ACK.
-    fn observe(&self, m: &mut Members<HbdpSub>, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
+    fn observe(
+        &self,
+        m: &mut Members<HbdpSub>,
+        sf: SubflowId,
+        ack: &AckEvent,
+        views: &[SubflowCcView],
+    ) {
         let p = &self.params;
         let member = m.get_mut(sf);
         let w_pkts = member.window.cwnd_bytes() as f64 / member.window.config().mss_bytes as f64;
@@ -359,7 +379,8 @@ impl Hbdp {
                 s.last_round_min_rtt = s.round_min_rtt.take();
             }
             if let Some(v) = view_of(views, sf) {
-                s.loss_marks.push_back((v.sent_bytes_total, v.lost_bytes_total));
+                s.loss_marks
+                    .push_back((v.sent_bytes_total, v.lost_bytes_total));
                 while s.loss_marks.len() > LOSS_WINDOW_ROUNDS + 1 {
                     s.loss_marks.pop_front();
                 }
@@ -381,7 +402,11 @@ impl Hbdp {
         if ack.round_start {
             if let Some((d0, w0)) = s.round_start_diff_w {
                 let dw = w_pkts - w0;
-                s.fhat = if dw > 0.0 { (s.diff - d0) / dw } else { f64::NAN };
+                s.fhat = if dw > 0.0 {
+                    (s.diff - d0) / dw
+                } else {
+                    f64::NAN
+                };
                 if s.diff > p.diff_min && dw > 0.0 {
                     let k = threshold_scale(Some(s.fhat), p);
                     let lo = 1.0 / THRESHOLD_SCALE_LIMIT;
@@ -396,7 +421,12 @@ impl Hbdp {
 
     /// Increase per RTT (packets) of `sf` = ρ·α·(δ in the log phase, if < 1); records the
     /// parts for the stats.
-    fn increase_per_rtt(&self, m: &mut Members<HbdpSub>, sf: SubflowId, views: &[SubflowCcView]) -> f64 {
+    fn increase_per_rtt(
+        &self,
+        m: &mut Members<HbdpSub>,
+        sf: SubflowId,
+        views: &[SubflowCcView],
+    ) -> f64 {
         let p = &self.params;
         let members = member_windows(m, views);
         let coupled = members.len() > 1 && is_member(views, sf);
@@ -412,7 +442,10 @@ impl Hbdp {
                 .iter()
                 .map(|x| expected_throughput(m.get(x.id).state.loss_rate, x.srtt.as_secs_f64()))
                 .collect();
-            let r = members.iter().position(|x| x.id == sf).expect("sf is a member");
+            let r = members
+                .iter()
+                .position(|x| x.id == sf)
+                .expect("sf is a member");
             rho = load_balancing(&th)[r];
             if phase == GrowthPhase::Logarithmic {
                 let paths: Vec<(f64, f64)> = members
@@ -455,7 +488,13 @@ impl CoupledAlgo for Hbdp {
             fhat: f64::NAN,
         }
     }
-    fn on_ack(&mut self, m: &mut Members<HbdpSub>, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
+    fn on_ack(
+        &mut self,
+        m: &mut Members<HbdpSub>,
+        sf: SubflowId,
+        ack: &AckEvent,
+        views: &[SubflowCcView],
+    ) {
         self.observe(m, sf, ack, views);
         let per_rtt = self.increase_per_rtt(m, sf, views);
         let mut rule = self.rule(per_rtt);
@@ -515,10 +554,16 @@ mod math_tests {
     #[test]
     fn a13_log_phase_constants_and_f() {
         let (c1, c2) = log_phase_constants(2.0, 20.0, 4.0, 0.5);
-        assert!(close(c1, 10.286, 1e-3) && close(c2, 0.571, 1e-3), "{c1} {c2}");
+        assert!(
+            close(c1, 10.286, 1e-3) && close(c2, 0.571, 1e-3),
+            "{c1} {c2}"
+        );
         for (d, want) in [(5.0, 1.846), (10.0, 0.973), (20.0, 0.5)] {
             let (a, ph) = increment(d, 100.0, 2.0, Some(20.0), 4.0, 0.5);
-            assert!(close(a, want, 1e-3) && ph == GrowthPhase::Logarithmic, "f({d}) = {a}");
+            assert!(
+                close(a, want, 1e-3) && ph == GrowthPhase::Logarithmic,
+                "f({d}) = {a}"
+            );
         }
         // diff = diff_min is still the multiplicative phase; c1/(c2+2) = α_max at the edge.
         assert!(close(c1 / (c2 + 2.0), 4.0, 1e-12));
@@ -535,7 +580,10 @@ mod math_tests {
     #[test]
     fn a13_load_balancing() {
         let rho = load_balancing(&[223.0, 1075.0]);
-        assert!(close(rho[0], 0.344, 1e-3) && close(rho[1], 1.656, 1e-3), "{rho:?}");
+        assert!(
+            close(rho[0], 0.344, 1e-3) && close(rho[1], 1.656, 1e-3),
+            "{rho:?}"
+        );
         // Th from loss and RTT: the seed's paths (p 0.001, RTT 0.2005 s) → 223 pkt/s.
         assert!(close(expected_throughput(0.001, 0.2005), 223.0, 0.1));
         assert!(close(expected_throughput(0.003, 0.02402), 1075.0, 0.1));
@@ -547,7 +595,10 @@ mod math_tests {
         let rho = load_balancing(&[223.0, 1075.0]);
         let d0 = delta(DeltaForm::Printed, 0, &paths, rho[0], 1.0, 0.2, 0.4);
         let d1 = delta(DeltaForm::Printed, 1, &paths, rho[1], 1.0, 0.2, 0.4);
-        assert!(close(d0, 0.073, 1e-3) && close(d1, 0.242, 1e-3), "{d0} {d1}");
+        assert!(
+            close(d0, 0.073, 1e-3) && close(d1, 0.242, 1e-3),
+            "{d0} {d1}"
+        );
     }
 
     #[test]
@@ -559,7 +610,11 @@ mod math_tests {
         let p = d * rho * alpha * beta / (50.0f64 * 50.0);
         let w_cubic = (c * (4.0 - beta) * 0.2005f64.powi(3) / (4.0 * beta * p.powi(3))).powf(0.25);
         let sum = 50.0 / 0.2005 + 200.0 / 0.02402;
-        assert!(close(w_cubic / 0.2005, sum, 1e-6 * sum), "{} vs {sum}", w_cubic / 0.2005);
+        assert!(
+            close(w_cubic / 0.2005, sum, 1e-6 * sum),
+            "{} vs {sum}",
+            w_cubic / 0.2005
+        );
     }
 
     #[test]
@@ -587,7 +642,11 @@ mod math_tests {
         let top = (w * 5).div_ceil(4) * MSS;
         while cc.cwnd_bytes(id) < top {
             let need = top - cc.cwnd_bytes(id);
-            cc.on_ack(id, &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64), views);
+            cc.on_ack(
+                id,
+                &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64),
+                views,
+            );
         }
         let loss = CongestionEvent::Loss {
             lost_bytes: MSS,
@@ -596,7 +655,11 @@ mod math_tests {
         };
         cc.on_congestion(id, Instant::ZERO, &loss, views);
         cc.on_recovery_exit(id, Instant::ZERO);
-        assert!((cc.cwnd_bytes(id) / MSS).abs_diff(w) <= 1, "{}", cc.cwnd_bytes(id) / MSS);
+        assert!(
+            (cc.cwnd_bytes(id) / MSS).abs_diff(w) <= 1,
+            "{}",
+            cc.cwnd_bytes(id) / MSS
+        );
     }
 
     fn extra(cc: &dyn CongestionController, sf: u8, key: &str) -> f64 {
@@ -680,6 +743,9 @@ mod math_tests {
         cfg.options.insert("delta_form".into(), "printed".into());
         cfg.options.insert("fhat_rule".into(), "off".into());
         let p = HbdpParams::from_cc_config(&cfg).unwrap();
-        assert_eq!((p.delta_form, p.fhat_rule), (DeltaForm::Printed, FhatRule::Off));
+        assert_eq!(
+            (p.delta_form, p.fhat_rule),
+            (DeltaForm::Printed, FhatRule::Off)
+        );
     }
 }

@@ -27,8 +27,8 @@ use super::reno::RenoRule;
 use super::window::{Increase, Window, WindowConfig, WindowRule, WindowView};
 use super::wmptcp::{self, PathWeights};
 use super::{
-    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent,
-    RegistryError, SubflowCcView,
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
+    SubflowCcView,
 };
 use crate::units::{Bandwidth, Instant, SubflowId};
 
@@ -133,7 +133,12 @@ impl WeightedFamily {
         self.subs
             .get(sf.index())
             .and_then(|s| s.as_ref())
-            .unwrap_or_else(|| panic!("{}: subflow {sf} used before add_subflow", self.family.name()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: subflow {sf} used before add_subflow",
+                    self.family.name()
+                )
+            })
     }
 
     fn sub_mut(&mut self, sf: SubflowId) -> &mut Sub {
@@ -238,7 +243,9 @@ impl CongestionController for WeightedFamily {
         ev: &CongestionEvent,
         _views: &[SubflowCcView],
     ) {
-        self.sub_mut(sf).window.on_congestion(now, ev, &mut RenoRule);
+        self.sub_mut(sf)
+            .window
+            .on_congestion(now, ev, &mut RenoRule);
     }
     fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
         self.sub_mut(sf).window.on_recovery_exit(now, &mut RenoRule);
@@ -280,7 +287,13 @@ mod tests {
     use crate::cc::coupled::testkit::{MSS, ack, force_ca, view};
 
     /// Acks `n` single packets on subflow `sf`; returns the cwnd (packets) after each.
-    fn ack_n(cc: &mut dyn CongestionController, sf: u8, n: u64, srtt_ms: u64, views: &[SubflowCcView]) -> Vec<u64> {
+    fn ack_n(
+        cc: &mut dyn CongestionController,
+        sf: u8,
+        n: u64,
+        srtt_ms: u64,
+        views: &[SubflowCcView],
+    ) -> Vec<u64> {
         (0..n)
             .map(|i| {
                 cc.on_ack(SubflowId(sf), &ack(i, MSS, srtt_ms), views);
@@ -289,7 +302,10 @@ mod tests {
             .collect()
     }
 
-    fn two_in_ca(name: &str, opts: &[(&str, &str)]) -> (Box<dyn CongestionController>, [SubflowCcView; 2]) {
+    fn two_in_ca(
+        name: &str,
+        opts: &[(&str, &str)],
+    ) -> (Box<dyn CongestionController>, [SubflowCcView; 2]) {
         let mut cfg = CcConfig::default();
         for (k, v) in opts {
             cfg.options.insert(k.to_string(), v.to_string());
@@ -306,7 +322,12 @@ mod tests {
     }
 
     /// Packets acknowledged until the window first grows by one.
-    fn acks_to_grow(cc: &mut dyn CongestionController, sf: u8, srtt_ms: u64, views: &[SubflowCcView]) -> usize {
+    fn acks_to_grow(
+        cc: &mut dyn CongestionController,
+        sf: u8,
+        srtt_ms: u64,
+        views: &[SubflowCcView],
+    ) -> usize {
         let start = cc.cwnd_bytes(SubflowId(sf)) / MSS;
         1 + ack_n(cc, sf, 200, srtt_ms, views)
             .iter()
@@ -329,13 +350,21 @@ mod tests {
             let (mut cc, views) = two_in_ca(name, &[]);
             let got = acks_to_grow(cc.as_mut(), sf, srtt, &views);
             // 25 × 0.04 may land a hair below 1.0 in floating point: allow one more packet.
-            assert!(got == want || got == want + 1, "{name} sf{sf}: +1 after {got}, want {want}");
+            assert!(
+                got == want || got == want + 1,
+                "{name} sf{sf}: +1 after {got}, want {want}"
+            );
         }
         let (mut cc, views) = two_in_ca("hmptcp", &[]);
         ack_n(cc.as_mut(), 0, 3, 50, &views);
         ack_n(cc.as_mut(), 1, 3, 100, &views);
         let extra = |cc: &dyn CongestionController, sf: u8, key: &str| {
-            cc.snapshot(SubflowId(sf)).extra.iter().find(|e| e.0 == key).unwrap().1
+            cc.snapshot(SubflowId(sf))
+                .extra
+                .iter()
+                .find(|e| e.0 == key)
+                .unwrap()
+                .1
         };
         assert!((extra(cc.as_ref(), 0, "dw_per_rtt_pkts") - 0.8).abs() < 1e-9);
         assert_eq!(extra(cc.as_ref(), 0, "hmptcp_half"), Half::Emptcp.code());
@@ -396,8 +425,14 @@ mod tests {
     #[test]
     fn a11_vector() {
         let all = [
-            WindowRtt { w_pkts: 20.0, rtt_s: 0.05 },
-            WindowRtt { w_pkts: 10.0, rtt_s: 0.1 },
+            WindowRtt {
+                w_pkts: 20.0,
+                rtt_s: 0.05,
+            },
+            WindowRtt {
+                w_pkts: 10.0,
+                rtt_s: 0.1,
+            },
         ];
         let (d0, h0) = increase_per_rtt(all[0], &all, 0.5);
         let (d1, h1) = increase_per_rtt(all[1], &all, 0.5);

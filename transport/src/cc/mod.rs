@@ -50,11 +50,10 @@ pub mod bbr;
 pub mod compound;
 pub mod coupled;
 pub mod coupled_bbr;
+pub mod cubic;
 pub mod emptcp;
 pub mod hbdp;
 pub mod hmptcp;
-pub mod wmptcp;
-pub mod cubic;
 pub mod lia;
 pub mod mpcubic;
 pub mod olia;
@@ -63,6 +62,7 @@ pub mod reno;
 #[cfg(test)]
 pub mod test_sender;
 pub mod window;
+pub mod wmptcp;
 pub mod wvegas;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
@@ -139,7 +139,7 @@ pub struct AckEvent {
     /// Inflight before this ACK.
     pub prior_inflight_bytes: u64,
     /// The sender was limited by cwnd (not by the application) during the last RTT; window
-    /// CCs grow only while this is true (ALGORITHMS.md §0).
+    /// CCs grow only while this is true (docs/algorithms/window.md).
     pub is_cwnd_limited: bool,
     /// The subflow is (still) in a recovery episode after this ACK.
     pub in_recovery: bool,
@@ -222,7 +222,7 @@ pub trait SubflowCc: Send {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SubflowCcView {
     pub id: SubflowId,
-    /// Handshake done and the subflow has an RTT sample (member of R in ALGORITHMS.md §0).
+    /// Handshake done and the subflow has an RTT sample (the coupling set R of the multipath CC papers).
     pub established: bool,
     pub cwnd_bytes: u64,
     pub srtt: Duration,
@@ -290,7 +290,7 @@ pub trait CongestionController: Send {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcConfig {
     pub mss_bytes: u64,
-    /// Initial window in packets (ALGORITHMS.md §0: IW = 10 MSS).
+    /// Initial window in packets (10 MSS, RFC 6928 as Linux).
     pub initial_window_pkts: u64,
     /// Seed for algorithms that draw random numbers (BBR's PROBE_BW start phase); combine it
     /// with the subflow id so that subflows differ but runs repeat.

@@ -89,7 +89,9 @@ pub fn increase_per_rtt(weight: f64) -> f64 {
 }
 
 /// Registry constructor of `wmptcp` (the controller is shared with H-MPTCP, `cc/hmptcp.rs`).
-pub fn build(cfg: &super::CcConfig) -> Result<Box<dyn super::CongestionController>, super::RegistryError> {
+pub fn build(
+    cfg: &super::CcConfig,
+) -> Result<Box<dyn super::CongestionController>, super::RegistryError> {
     Ok(Box::new(super::hmptcp::WeightedFamily::new(
         super::hmptcp::Family::Wmptcp,
         cfg,
@@ -126,8 +128,15 @@ mod tests {
 
     #[test]
     fn bad_weights_name_the_key() {
-        for (k, v) in [("weight.lte", "0"), ("weight.lte", "1.5"), ("weight", "x"), ("weight.", "0.5")] {
-            let e = PathWeights::from_cc_config(&cfg(&[(k, v)])).unwrap_err().to_string();
+        for (k, v) in [
+            ("weight.lte", "0"),
+            ("weight.lte", "1.5"),
+            ("weight", "x"),
+            ("weight.", "0.5"),
+        ] {
+            let e = PathWeights::from_cc_config(&cfg(&[(k, v)]))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(k), "{e}");
         }
         // Options of other algorithms are not ours to judge.
