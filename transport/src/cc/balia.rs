@@ -32,7 +32,7 @@
 //!   window machine.
 //!
 //! Stats extras: `balia_ai` (packets per +1), `balia_md_pkts`, `balia_alpha` (float α_i),
-//! `balia_rate_Bps` (x_i). Documentation: `docs/algorithms/coupled.md`.
+//! `balia_rate_Bps` (x_i). Documentation: `docs/algorithms/balia.md`.
 
 use super::coupled::{Coupled, CoupledAlgo, Members, established_count, member_windows};
 use super::window::{Increase, LossState, Reduction, WindowRule, WindowView, reno_ssthresh};
@@ -99,7 +99,9 @@ pub fn kernel_ai_md(w: &[u64], srtt_us: &[u64], mss: u64, i: usize) -> AiMd {
         shifts += 1;
     }
     if shifts > 0 {
-        sum_rate = (0..w.len()).map(|k| rate_of(k) >> (SCALE_NUM * shifts)).sum();
+        sum_rate = (0..w.len())
+            .map(|k| rate_of(k) >> (SCALE_NUM * shifts))
+            .sum();
         rate >>= SCALE_NUM * shifts;
     }
     let sum2 = sum_rate * sum_rate;
@@ -108,8 +110,7 @@ pub fn kernel_ai_md(w: &[u64], srtt_us: &[u64], mss: u64, i: usize) -> AiMd {
     if ai == 0 {
         ai = w[i] as u128;
     }
-    let md = ((w[i] as u128 >> 1)
-        * (alpha << ALPHA_SCALE).min((3u128 << ALPHA_SCALE) >> 1))
+    let md = ((w[i] as u128 >> 1) * (alpha << ALPHA_SCALE).min((3u128 << ALPHA_SCALE) >> 1))
         >> ALPHA_SCALE;
     AiMd {
         ai: ai as u64,
@@ -178,7 +179,9 @@ impl WindowRule for BaliaRule {
         if !self.coupled {
             return reno_ssthresh(w);
         }
-        let pkts = (w.cwnd_bytes / w.mss_bytes).saturating_sub(self.cached.md).max(1);
+        let pkts = (w.cwnd_bytes / w.mss_bytes)
+            .saturating_sub(self.cached.md)
+            .max(1);
         pkts * w.mss_bytes
     }
 }
@@ -238,8 +241,7 @@ impl CoupledAlgo for Balia {
 
     fn on_recovery_exit(&mut self, m: &mut Members<BaliaSub>, sf: SubflowId, now: Instant) {
         let me = m.get_mut(sf);
-        me.window
-            .on_recovery_exit(now, &mut super::reno::RenoRule);
+        me.window.on_recovery_exit(now, &mut super::reno::RenoRule);
         me.state.recalc_pending = true;
     }
 

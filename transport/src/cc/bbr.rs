@@ -1,6 +1,7 @@
 //! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` as of
 //! the 4.x kernels the seeds used, without ack-aggregation or EDT code), uncoupled: one
-//! instance per subflow is the seeds' "mpbbr" (ALGORITHMS.md A3, A4).
+//! instance per subflow is the seeds' "mpbbr". Model, choices and test vectors:
+//! `docs/algorithms/bbr.md`.
 //!
 //! # Model
 //! ```text
@@ -39,15 +40,20 @@
 //! # Loss, RTO, policers, idle
 //! * First round of recovery: packet conservation, cwnd = max(cwnd, inflight + acked); after
 //!   it cwnd grows by the acked amount. Each ACK first deducts the bytes it declared lost.
-//!   Leaving recovery: cwnd = max(cwnd, cwnd saved at entry).
+//!   Entering recovery or the RTO-loss state saves cwnd (`bbr_save_cwnd`, only when Linux
+//!   would reduce ssthresh: not on an RTO backoff repeat); leaving them restores
+//!   cwnd = max(cwnd, prior_cwnd) (`bbr_set_cwnd_to_recover_or_restore`). The loss state is
+//!   the core's (`AckEvent::in_recovery`/`in_rto_loss`): the RTO-loss state lasts until
+//!   everything sent before the RTO is acknowledged, and cwnd grows from 1 MSS meanwhile.
 //! * RTO: cwnd = 1 MSS, full_bw = 0, and the RTO ends the round (for the policer detector).
+//! * PROBE_BW's gain cycle is a per-subflow [`ProbeBwCycle`] (Coupled BBR replaces it).
 //! * Long-term ("policer") bandwidth, switch `lt_bw` (default on): after a loss, sample
 //!   intervals of 4..16 rounds; an interval ending in a loss with loss rate ≥ 50/256 gives a
 //!   rate; two consecutive rates within 1/8 (or 4 kbit/s) of each other mean a token-bucket
 //!   policer: pace at their mean with gain 1 for 48 rounds.
 //! * Restart from idle (sending with nothing in flight): in PROBE_BW pace at 1.0·BtlBw, and
-//!   do not enter PROBE_RTT until something new is delivered. [GAP] Linux also applies the
-//!   generic idle cwnd cut (slow_start_after_idle); the draft does not. [PROP] no cut
+//!   do not enter PROBE_RTT until something new is delivered. Linux also applies the
+//!   generic idle cwnd cut (slow_start_after_idle); the draft does not. Choice: no cut
 //!   (switch `idle_cwnd_cut`, default off).
 //!
 //! In PROBE_RTT (and until what was in flight then is delivered) rate samples are treated
@@ -119,7 +125,7 @@ pub struct BbrConfig {
     pub pacing_margin_percent: f64,
     /// Policer detector; option `lt_bw`.
     pub lt_bw: bool,
-    /// Option `idle_cwnd_cut`: on restart from idle, cwnd = min(cwnd, IW) ([PROP] off).
+    /// Option `idle_cwnd_cut`: on restart from idle, cwnd = min(cwnd, IW) (default off).
     pub idle_cwnd_cut: bool,
     /// Seed of the PROBE_BW start-phase draw.
     pub seed: u64,
@@ -1002,7 +1008,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_bdp_and_target_at_100mbps_50ms() {
+    fn bdp_and_target_at_100mbps_50ms() {
         let b = probe_bw_100mbps_50ms(1.0, 2);
         let bdp = b.bdp_pkts(Bandwidth::from_mbps(100.0)).unwrap();
         assert!(close(bdp, 416.67, 0.01), "BDP {bdp}");
@@ -1019,7 +1025,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_pacing_per_phase_with_and_without_the_margin() {
+    fn pacing_per_phase_with_and_without_the_margin() {
         for (idx, plain, margin) in [(0, 125.0, 123.75), (1, 75.0, 74.25), (2, 100.0, 99.0)] {
             let b = probe_bw_100mbps_50ms(0.0, idx);
             assert!(close(b.pacing_rate().unwrap().bps() / 1e6, plain, 1e-9));
@@ -1029,7 +1035,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_initial_startup_pacing_is_6_92_mbps() {
+    fn initial_startup_pacing_is_6_92_mbps() {
         for (margin, want) in [(0.0, 6.92), (1.0, 6.92 * 0.99)] {
             let mut b = bbr_with(margin);
             b.on_ack(&AckEvent {
@@ -1044,7 +1050,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_full_bw_detection_enters_drain_at_round_7() {
+    fn full_bw_detection_enters_drain_at_round_7() {
         let mut b = bbr_with(1.0);
         let mut delivered = 0;
         for (round, mbps) in [10.0, 20.0, 40.0, 50.0, 55.0, 60.0, 61.0]
@@ -1074,7 +1080,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_drain_ends_when_inflight_falls_to_the_bdp_and_never_starts_at_0_75() {
+    fn drain_ends_when_inflight_falls_to_the_bdp_and_never_starts_at_0_75() {
         for seed in 1..200u64 {
             let mut b = Bbr::new(
                 BbrConfig {
@@ -1191,7 +1197,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_probe_bw_phase_rules() {
+    fn probe_bw_phase_rules() {
         let bw = Bandwidth::from_mbps(100.0).bytes_per_s();
         let t = |x: u64| Instant::ZERO + ms(x);
         // gain 1.0: advances after one RTprop.
@@ -1235,7 +1241,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_probe_rtt_after_10_s_holds_4_packets_then_restores_cwnd() {
+    fn probe_rtt_after_10_s_holds_4_packets_then_restores_cwnd() {
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.cwnd_bytes = 800 * MSS;
         b.min_rtt_stamp = Instant::ZERO;
@@ -1276,7 +1282,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_loss_packet_conservation_then_growth_then_restore() {
+    fn loss_packet_conservation_then_growth_then_restore() {
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.cwnd_bytes = 800 * MSS;
         let t = |x: u64| Instant::ZERO + ms(x);
@@ -1352,7 +1358,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_idle_restart_paces_at_btlbw_and_defers_probe_rtt() {
+    fn idle_restart_paces_at_btlbw_and_defers_probe_rtt() {
         let t = |x: u64| Instant::ZERO + ms(x);
         let mut b = probe_bw_100mbps_50ms(1.0, 0);
         b.delivered_bytes_total = 1000 * MSS;
@@ -1370,7 +1376,7 @@ pub(crate) mod tests {
         assert_eq!(b.mode(), Mode::ProbeBw);
         b.on_ack(&no_rtt(t(10_700), MSS));
         assert_eq!(b.mode(), Mode::ProbeRtt);
-        // [PROP] no idle cwnd cut by default; the switch applies min(cwnd, IW).
+        // No idle cwnd cut by default; the switch applies min(cwnd, IW).
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.cwnd_bytes = 800 * MSS;
         b.on_idle_restart(t(0));
@@ -1381,7 +1387,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_rto_sets_one_mss_and_resets_full_bw() {
+    fn rto_sets_one_mss_and_resets_full_bw() {
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.full_bw_bytes_per_s = 1e6;
         b.on_congestion(
@@ -1397,7 +1403,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a4_btlbw_converges_to_each_paths_rate() {
+    fn btlbw_converges_to_each_paths_rate() {
         for mbps in [12.0, 48.0] {
             let bbr = Bbr::new(
                 BbrConfig {
@@ -1424,7 +1430,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_policer_detector_switch() {
+    fn policer_detector_switch() {
         // 20 Mb/s link behind a 5 Mb/s token-bucket policer (bucket 30 kB).
         for lt_bw in [true, false] {
             let cfg = BbrConfig {

@@ -26,7 +26,9 @@
 
 use std::time::Duration;
 
-use super::window::{Increase, LossState, Reduction, Window, WindowCc, WindowConfig, WindowRule, WindowView};
+use super::window::{
+    Increase, LossState, Reduction, Window, WindowCc, WindowConfig, WindowRule, WindowView,
+};
 use super::{AckEvent, CcConfig, CongestionController, RegistryError, SubflowInit, Uncoupled};
 use crate::units::Instant;
 
@@ -181,7 +183,7 @@ pub type Compound = WindowCc<CompoundRule>;
 fn params_from(cfg: &CcConfig) -> Result<CompoundParams, RegistryError> {
     let d = CompoundParams::default();
     let gamma = cfg.number("gamma", d.gamma)?;
-    if !(gamma > 0.0) {
+    if gamma <= 0.0 {
         return Err(RegistryError::BadOption {
             key: "gamma".into(),
             value: gamma.to_string(),
@@ -216,14 +218,18 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::{CongestionEvent, SubflowCc};
     use crate::cc::coupled::testkit::MSS;
+    use crate::cc::{CongestionEvent, SubflowCc};
     use crate::units::SubflowId;
 
     #[test]
     fn worked_example_round_and_loss() {
         let p = CompoundParams::default();
-        let diff = diff_pkts(100.0, Duration::from_millis(100), Duration::from_millis(110));
+        let diff = diff_pkts(
+            100.0,
+            Duration::from_millis(100),
+            Duration::from_millis(110),
+        );
         assert!((diff - 9.09).abs() < 5e-3, "{diff}");
         let d = dwnd_after_round(0.0, 100.0, diff, &p);
         assert!((d - 2.95).abs() < 5e-3, "{d}");
@@ -290,7 +296,10 @@ mod tests {
         }
         assert_eq!(c.rule.dwnd_pkts, 0.0);
         let (cw, rw) = (c.cwnd_bytes() / MSS, r.cwnd_bytes() / MSS);
-        assert!(cw == rw || cw + 1 == rw || cw == rw + 1, "compound {cw} reno {rw}");
+        assert!(
+            cw == rw || cw + 1 == rw || cw == rw + 1,
+            "compound {cw} reno {rw}"
+        );
         assert!(rw > 100);
     }
 
@@ -316,6 +325,10 @@ mod tests {
         let (reno2, dwnd2) = after_loss(win - dwnd, dwnd, &CompoundParams::default());
         assert!((c.rule.dwnd_pkts - dwnd2).abs() < 1e-9);
         let expect = ((reno2 + dwnd2) * MSS as f64) as u64;
-        assert!(c.cwnd_bytes().abs_diff(expect) <= MSS, "{} vs {expect}", c.cwnd_bytes());
+        assert!(
+            c.cwnd_bytes().abs_diff(expect) <= MSS,
+            "{} vs {expect}",
+            c.cwnd_bytes()
+        );
     }
 }

@@ -151,13 +151,7 @@ pub trait CoupledAlgo: Send + 'static {
         m.get_mut(sf).window.on_idle_restart(now, &mut RenoRule);
     }
     /// Per-subflow values for the stats (`CcSnapshot::extra`).
-    fn extra(
-        &self,
-        _m: &Members<Self::Sub>,
-        _sf: SubflowId,
-        _out: &mut Vec<(&'static str, f64)>,
-    ) {
-    }
+    fn extra(&self, _m: &Members<Self::Sub>, _sf: SubflowId, _out: &mut Vec<(&'static str, f64)>) {}
 }
 
 /// A [`CoupledAlgo`] as a [`CongestionController`].
@@ -299,12 +293,21 @@ pub mod testkit {
 
     /// Puts subflow `sf` of `cc` at `cwnd_pkts` in congestion avoidance: a loss from a
     /// window of 2·cwnd gives ssthresh = cwnd, the recovery exit sets cwnd = ssthresh.
-    pub fn force_ca(cc: &mut dyn CongestionController, sf: u8, cwnd_pkts: u64, views: &[SubflowCcView]) {
+    pub fn force_ca(
+        cc: &mut dyn CongestionController,
+        sf: u8,
+        cwnd_pkts: u64,
+        views: &[SubflowCcView],
+    ) {
         let id = SubflowId(sf);
         // Grow by slow start to 2·cwnd first.
         while cc.cwnd_bytes(id) < 2 * cwnd_pkts * MSS {
             let need = 2 * cwnd_pkts * MSS - cc.cwnd_bytes(id);
-            cc.on_ack(id, &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64), views);
+            cc.on_ack(
+                id,
+                &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64),
+                views,
+            );
         }
         let loss = CongestionEvent::Loss {
             lost_bytes: MSS,
@@ -313,6 +316,10 @@ pub mod testkit {
         };
         cc.on_congestion(id, Instant::ZERO, &loss, views);
         cc.on_recovery_exit(id, Instant::ZERO);
-        assert_eq!(cc.cwnd_bytes(id), cwnd_pkts * MSS, "force_ca({sf}, {cwnd_pkts})");
+        assert_eq!(
+            cc.cwnd_bytes(id),
+            cwnd_pkts * MSS,
+            "force_ca({sf}, {cwnd_pkts})"
+        );
     }
 }

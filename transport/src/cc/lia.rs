@@ -37,13 +37,11 @@
 //!
 //! Stats extras: `lia_alpha` (RFC α from the current windows), `lia_alpha_k` (the kernel's
 //! cached integer), `lia_acks_per_mss` (packets acknowledged per +1 packet).
-//! Documentation: `docs/algorithms/coupled.md`.
+//! Documentation: `docs/algorithms/lia.md`.
 
 use std::time::Duration;
 
-use super::coupled::{
-    Coupled, CoupledAlgo, Members, WindowRtt, established_count, member_windows,
-};
+use super::coupled::{Coupled, CoupledAlgo, Members, WindowRtt, established_count, member_windows};
 use super::window::{Increase, LossState, WindowRule, WindowView};
 use super::{
     AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
@@ -198,7 +196,13 @@ impl CoupledAlgo for Lia {
     }
     fn new_sub(&mut self, _init: &SubflowInit) {}
 
-    fn on_ack(&mut self, m: &mut Members<()>, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
+    fn on_ack(
+        &mut self,
+        m: &mut Members<()>,
+        sf: SubflowId,
+        ack: &AckEvent,
+        views: &[SubflowCcView],
+    ) {
         let coupled = established_count(views) > 1;
         let before = m.get(sf).window.view();
         let in_ca = before.state != LossState::Recovery && !before.in_slow_start();

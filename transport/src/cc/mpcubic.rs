@@ -136,7 +136,11 @@ impl WindowRule for MpCubicRule<'_> {
             Epoch {
                 start: ack.now,
                 k_s,
-                origin_pkts: if s.w_max_pkts > cwnd { s.w_max_pkts } else { cwnd },
+                origin_pkts: if s.w_max_pkts > cwnd {
+                    s.w_max_pkts
+                } else {
+                    cwnd
+                },
                 w_est_pkts: cwnd,
             }
         });
@@ -189,9 +193,7 @@ impl WindowRule for MpCubicRule<'_> {
 
     fn on_sent(&mut self, _w: &WindowView, now: Instant, was_idle: bool, _idle_for: Duration) {
         let s = &mut *self.sub;
-        if was_idle
-            && let (Some(last), Some(e)) = (s.last_sent, s.epoch.as_mut())
-        {
+        if was_idle && let (Some(last), Some(e)) = (s.last_sent, s.epoch.as_mut()) {
             e.start = (e.start + (now - last)).min(now);
         }
         s.last_sent = Some(now);
@@ -302,12 +304,11 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
         return Err(RegistryError::BadOption {
             key: "beta".into(),
             value: factor.to_string(),
-            valid: "a multiplicative factor in (0, 1), default 0.8 (original CUBIC β = 0.2)"
-                .into(),
+            valid: "a multiplicative factor in (0, 1), default 0.8 (original CUBIC β = 0.2)".into(),
         });
     }
     let c = cfg.number("c", MPCUBIC_C)?;
-    if !(c > 0.0) {
+    if c <= 0.0 {
         return Err(RegistryError::BadOption {
             key: "c".into(),
             value: c.to_string(),
@@ -341,7 +342,10 @@ mod tests {
             assert!((w_target(t, k, 100.0, 0.4, 1.0) - w).abs() < 5e-3, "t {t}");
         }
         // δ scales only the growth above W_max.
-        assert_eq!(w_target(1.0, k, 100.0, 0.4, 0.5), w_target(1.0, k, 100.0, 0.4, 1.0));
+        assert_eq!(
+            w_target(1.0, k, 100.0, 0.4, 0.5),
+            w_target(1.0, k, 100.0, 0.4, 1.0)
+        );
         let above = w_target(6.0, k, 100.0, 0.4, 0.5) - 100.0;
         assert!((above - 0.5 * 2.2667).abs() < 1e-3, "{above}");
     }
@@ -378,7 +382,10 @@ mod tests {
         let b = run_one_subflow(crate::cc::cubic::build(&cfg).unwrap().as_mut());
         for (i, (x, y)) in a.iter().zip(&b).enumerate() {
             let tol = (*y as f64 * 0.03).max(1.0);
-            assert!((*x as f64 - *y as f64).abs() <= tol, "ack {i}: mpcubic {x} cubic {y}");
+            assert!(
+                (*x as f64 - *y as f64).abs() <= tol,
+                "ack {i}: mpcubic {x} cubic {y}"
+            );
         }
         assert!(*b.last().unwrap() > 100);
     }
@@ -391,7 +398,12 @@ mod tests {
         let views = [view(0, 10, 10), view(1, 10, 100)];
         cc.on_ack(SubflowId(1), &ack(1, MSS, 100), &views);
         let snap = cc.snapshot(SubflowId(1));
-        let d = snap.extra.iter().find(|e| e.0 == "mpcubic_delta").unwrap().1;
+        let d = snap
+            .extra
+            .iter()
+            .find(|e| e.0 == "mpcubic_delta")
+            .unwrap()
+            .1;
         // Computed before the ACK grew the window: x = (1000, 100) packets/s → δ = (10/11)⁴.
         assert!((d - (1000.0f64 / 1100.0).powi(4)).abs() < 1e-9, "{d}");
     }

@@ -29,7 +29,7 @@
 //!
 //! Stats extras: `olia_epsilon`, `olia_in_max_w_set` (M), `olia_in_best_path_set` (B),
 //! `olia_interloss_bytes`, `olia_counter` (2⁻¹⁰ packets). Documentation:
-//! `docs/algorithms/coupled.md`.
+//! `docs/algorithms/olia.md`.
 
 use super::coupled::{Coupled, CoupledAlgo, Members, established_count, is_member, view_of};
 use super::reno::RenoRule;
@@ -261,7 +261,8 @@ impl CoupledAlgo for Olia {
             }
             // Not a member yet (no RTT sample): Reno's 1/w.
             None => {
-                let w = (m.get(sf).window.cwnd_bytes() / m.get(sf).window.config().mss_bytes).max(1);
+                let w =
+                    (m.get(sf).window.cwnd_bytes() / m.get(sf).window.config().mss_bytes).max(1);
                 ((1i64 << OLIA_SCALE) / w as i64).max(1)
             }
         };
@@ -373,14 +374,28 @@ mod tests {
         cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
         let views = [view(0, 10, 50)];
         let id = SubflowId(0);
-        cc.on_ack(id, &AckEvent { delivered_bytes_total: 5000, ..ack(1, MSS, 50) }, &views);
+        cc.on_ack(
+            id,
+            &AckEvent {
+                delivered_bytes_total: 5000,
+                ..ack(1, MSS, 50)
+            },
+            &views,
+        );
         let rto = |repeat| CongestionEvent::Rto {
             inflight_bytes: 10 * MSS,
             repeat,
         };
         cc.on_congestion(id, Instant::ZERO, &rto(false), &views);
         assert_eq!(cc.members.get(id).state.loss2, 5000);
-        cc.on_ack(id, &AckEvent { delivered_bytes_total: 9000, ..ack(2, MSS, 50) }, &views);
+        cc.on_ack(
+            id,
+            &AckEvent {
+                delivered_bytes_total: 9000,
+                ..ack(2, MSS, 50)
+            },
+            &views,
+        );
         cc.on_congestion(id, Instant::ZERO, &rto(true), &views);
         let s = cc.members.get(id).state;
         assert_eq!((s.loss1, s.loss2, s.loss3), (0, 5000, 9000));
@@ -426,7 +441,10 @@ mod tests {
         };
         // A window at ssthresh that loses a packet is back below ssthresh, and slow start
         // restores it on the next ACK (the kernel does the same): lower ssthresh first.
-        cc.members.get_mut(SubflowId(1)).window.set_ssthresh(10 * MSS);
+        cc.members
+            .get_mut(SubflowId(1))
+            .window
+            .set_ssthresh(10 * MSS);
         // −0.0236 per packet: about 43 packets per −1.
         for _ in 0..50 {
             cc.on_ack(SubflowId(1), &d(500), &views);

@@ -83,7 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn a1_one_ca_ack_adds_144_8_bytes_and_ten_add_one_mss() {
+    fn one_ca_ack_adds_144_8_bytes_and_ten_add_one_mss() {
         let mut r = in_ca_at_10_mss();
         r.on_ack(&ack(MSS));
         // 1448 · 1448 / 14480 = 144.8 B of progress, cwnd itself unchanged.
@@ -97,7 +97,7 @@ mod tests {
     }
 
     #[test]
-    fn a1_three_dupacks_at_flight_20_give_ssthresh_10_and_cwnd_10_after_recovery() {
+    fn three_dupacks_at_flight_20_give_ssthresh_10_and_cwnd_10_after_recovery() {
         let mut r = reno();
         r.window.set_cwnd(20 * MSS);
         let loss = CongestionEvent::Loss {
@@ -121,7 +121,7 @@ mod tests {
     }
 
     #[test]
-    fn a1_rto_sets_one_mss_then_slow_start_and_a_repeat_keeps_ssthresh() {
+    fn rto_sets_one_mss_then_slow_start_and_a_repeat_keeps_ssthresh() {
         let mut r = reno();
         r.window.set_cwnd(20 * MSS);
         let rto = |repeat| CongestionEvent::Rto {
@@ -147,6 +147,32 @@ mod tests {
         r.on_recovery_exit(Instant::ZERO);
         assert_eq!(r.cwnd_bytes(), 2 * MSS);
         assert_eq!(r.phase(), CcPhase::SlowStart);
+    }
+
+    #[test]
+    fn after_three_backoff_rtos_slow_start_regains_half_the_window_in_six_rtts() {
+        // Linux tcp_enter_loss: ssthresh = 100/2 = 50 once; the two repeats leave it. Slow
+        // start from 1 MSS doubles per RTT: 2, 4, 8, 16, 32, then 50 (capped at ssthresh;
+        // the 14 MSS acked beyond it go to the CA counter at w = 50: no increase).
+        use crate::cc::test_sender::TestSender;
+        let mut s = TestSender::new(reno(), MSS, Duration::from_millis(50));
+        s.cc.window.set_cwnd(100 * MSS);
+        s.send_window();
+        s.rto();
+        s.advance_time(Duration::from_millis(400));
+        s.send_window();
+        s.rto();
+        s.advance_time(Duration::from_millis(800));
+        s.send_window();
+        s.rto();
+        assert_eq!(s.cc.ssthresh_bytes(), Some(50 * MSS));
+        let mut cwnds = Vec::new();
+        for _ in 0..6 {
+            s.run_round_trip();
+            cwnds.push(s.cc.cwnd_bytes() / MSS);
+        }
+        assert_eq!(cwnds, vec![2, 4, 8, 16, 32, 50]);
+        assert_eq!(s.cc.phase(), CcPhase::CongestionAvoidance);
     }
 
     #[test]

@@ -26,7 +26,11 @@
 //! restart forgets everything, baseRTT included. Σ_j rate_j counts the subflows whose
 //! current round has samples (the kernel's `sampled_rtt > 0` test).
 //!
-//! With one subflow weight = 1 and α = 10: a Vegas that keeps about 10 packets queued.
+//! With one subflow weight = 1 and α = 10: a Vegas that keeps about 10 packets queued,
+//! except for the drain, which Vegas does not have. The drain fires whenever a round's
+//! queueing delay reaches twice the smallest seen since the last drain, so on a path where
+//! the queueing delay only jitters (sub-millisecond bursts) it halves the window every few
+//! rounds. `--cc-opt drain=false` leaves plain weighted Vegas.
 //!
 //! # Choices
 //! * The kernel sets q_min to q even when q = 0 and then halves the window (0 ≥ 2·0)
@@ -60,6 +64,9 @@ pub struct WvegasParams {
     pub initial_alpha: u64,
     pub total_alpha: u64,
     pub gamma: u64,
+    /// The kernel's queue drain (`--cc-opt drain=false` turns it off, leaving Vegas with
+    /// the weighted α).
+    pub drain: bool,
 }
 
 impl Default for WvegasParams {
@@ -68,6 +75,7 @@ impl Default for WvegasParams {
             initial_alpha: 2,
             total_alpha: 10,
             gamma: 1,
+            drain: true,
         }
     }
 }
@@ -84,7 +92,9 @@ pub fn instant_rate(cwnd: u64, rtt_us: u64) -> u64 {
 
 /// rate/Σrate, fixed point 2¹⁶ (`mptcp_wvegas_weight`).
 pub fn weight(own_rate: u64, total_rate: u64) -> u64 {
-    ((own_rate as u128) << WVEGAS_SCALE).checked_div(total_rate as u128).unwrap_or(0) as u64
+    ((own_rate as u128) << WVEGAS_SCALE)
+        .checked_div(total_rate as u128)
+        .unwrap_or(0) as u64
 }
 
 /// α_i = max(2, ⌊total_α · weight⌋).
@@ -257,7 +267,7 @@ impl CoupledAlgo for Wvegas {
                 if q > 0 && (s.queue_delay_us == 0 || s.queue_delay_us > q) {
                     s.queue_delay_us = q;
                 }
-                if s.queue_delay_us > 0 && q >= 2 * s.queue_delay_us {
+                if p.drain && s.queue_delay_us > 0 && q >= 2 * s.queue_delay_us {
                     cwnd = drained_cwnd(cwnd, rtt, base);
                     s.queue_delay_us = 0;
                 }
@@ -317,7 +327,8 @@ impl CoupledAlgo for Wvegas {
     }
 }
 
-/// Registry constructor: options `initial_alpha`, `total_alpha`, `gamma` (packets, ≥ 1).
+/// Registry constructor: options `initial_alpha`, `total_alpha`, `gamma` (packets, ≥ 1) and
+/// `drain` (default true).
 pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
     let d = WvegasParams::default();
     let get = |key: &str, default: u64| -> Result<u64, RegistryError> {
@@ -336,6 +347,7 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
         initial_alpha: get("initial_alpha", d.initial_alpha)?,
         total_alpha: get("total_alpha", d.total_alpha)?,
         gamma: get("gamma", d.gamma)?,
+        drain: cfg.flag("drain", d.drain)?,
     };
     Ok(Box::new(Coupled::new(Wvegas { params }, cfg)?))
 }

@@ -178,7 +178,9 @@ impl Net {
         let now = self.now;
         for li in 0..self.links.len() {
             while let Some(d) = self.links[li].pop_due(now) {
-                let flow = self.tags[li].pop_front().expect("one tag per accepted packet");
+                let flow = self.tags[li]
+                    .pop_front()
+                    .expect("one tag per accepted packet");
                 let f = &mut self.flows[flow.0];
                 // A packet travels towards the server iff this link is its flow's up link
                 // on some route (a link is never both up and down of one flow).
@@ -400,6 +402,9 @@ mod tests {
             .sum();
         // Everything the servers sent crossed link 0 (sent ≥ delivered on it; payload only
         // vs datagram bytes, so compare loosely).
-        assert!(bottleneck_out as f64 > 0.9 * sent as f64, "{bottleneck_out} vs {sent}");
+        assert!(
+            bottleneck_out as f64 > 0.9 * sent as f64,
+            "{bottleneck_out} vs {sent}"
+        );
     }
 }
