@@ -396,4 +396,27 @@ mod math_tests {
         assert!(!is_alpha_phase(0) && !is_alpha_phase(1) && is_alpha_phase(2));
         assert!(is_alpha_phase(7));
     }
+
+    #[test]
+    fn coupling_maps_onto_bbrs_probe_bw_cycle() {
+        // Alone: Linux's cycle, untouched.
+        assert_eq!(
+            probe_bw_cycle(Coupling {
+                beta: 1.0,
+                alpha: 1.0
+            }),
+            ProbeBwCycle::default()
+        );
+        // (60, 20) Mbit/s, subflow 2: α = 0.067, phases end on time, no floor.
+        let c = coupling(&[60.0, 20.0])[1];
+        let cyc = probe_bw_cycle(c);
+        assert_eq!(cyc.pacing_gains, gain_cycle(c.alpha));
+        assert!(cyc.low_gain_ends_on_time);
+        assert_eq!(cyc.min_pkts_per_rtprop, 0.0);
+        // (60, 10): α₂ < 0 → a tiny positive gain and the 4-packets-per-RTprop floor.
+        let c = coupling(&[60.0, 10.0])[1];
+        let cyc = probe_bw_cycle(c);
+        assert!(cyc.pacing_gains[2..].iter().all(|g| *g > 0.0 && *g < 0.01));
+        assert_eq!(cyc.min_pkts_per_rtprop, FALLBACK_PKTS_PER_RTT);
+    }
 }
