@@ -105,4 +105,31 @@ mod tests {
         let sum: f64 = all.iter().map(|s| increase_per_rtt(*s, &all)).sum();
         assert!(close(sum, 1.0), "{sum}");
     }
+
+    #[test]
+    fn never_grows_faster_than_one_reno_flow_on_the_best_path() {
+        // Rate growth dx_l/dt = ΔW_l/τ_l² summed over subflows is a weighted mean of 1/τ_l²,
+        // so at most 1/τ_min²: one Reno flow on the shortest-RTT path.
+        let cases = [
+            vec![(20.0, 0.05), (10.0, 0.1)],
+            vec![(1.0, 0.01), (500.0, 0.2), (30.0, 0.05)],
+            vec![(64.0, 0.02), (64.0, 0.02)],
+            vec![(3.0, 0.3), (200.0, 0.015), (50.0, 0.04), (9.0, 0.1)],
+        ];
+        for c in cases {
+            let all: Vec<WindowRtt> = c
+                .iter()
+                .map(|&(w_pkts, rtt_s)| WindowRtt { w_pkts, rtt_s })
+                .collect();
+            let growth: f64 = all
+                .iter()
+                .map(|s| increase_per_rtt(*s, &all) / (s.rtt_s * s.rtt_s))
+                .sum();
+            let best = all
+                .iter()
+                .map(|s| 1.0 / (s.rtt_s * s.rtt_s))
+                .fold(0.0, f64::max);
+            assert!(growth <= best * (1.0 + 1e-12), "{c:?}: {growth} > {best}");
+        }
+    }
 }
