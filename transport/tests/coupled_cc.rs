@@ -20,7 +20,8 @@ fn cfg(cc: &str) -> Config {
 
 /// One 2-subflow connection running `cc` and one single-path Reno flow through one
 /// 20 Mbit/s, 40 ms RTT, 1-BDP drop-tail bottleneck for 120 s of virtual time (the first
-/// 10 s are not counted). Returns (multipath goodput, single-path goodput) in bit/s.
+/// 10 s are not counted); ACKs return with 0–1 ms of random delay (`sim::ACK_JITTER`), so
+/// the seed matters. Returns (multipath goodput, single-path goodput) in bit/s.
 fn shared_bottleneck_goodputs(cc: &str, seed: u64) -> (f64, f64) {
     let mut net = shared_bottleneck(
         cfg(cc),
@@ -34,32 +35,49 @@ fn shared_bottleneck_goodputs(cc: &str, seed: u64) -> (f64, f64) {
     (r[0].goodput_bps, r[1].goodput_bps)
 }
 
+/// Seeds 1..=`n`: (median of multipath/single-path, the ratios, median total goodput).
+fn ratios(cc: &str, n: u64) -> (f64, Vec<f64>, f64) {
+    let runs: Vec<(f64, f64)> = (1..=n).map(|s| shared_bottleneck_goodputs(cc, s)).collect();
+    let ratios: Vec<f64> = runs.iter().map(|(mp, sp)| mp / sp).collect();
+    let mut totals: Vec<f64> = runs.iter().map(|(mp, sp)| mp + sp).collect();
+    (median(&ratios), ratios, median_mut(&mut totals))
+}
+
+fn median(x: &[f64]) -> f64 {
+    median_mut(&mut x.to_vec())
+}
+
+fn median_mut(x: &mut [f64]) -> f64 {
+    x.sort_by(|a, b| a.total_cmp(b));
+    x[x.len() / 2]
+}
+
+fn fmt_ratios(r: &[f64]) -> String {
+    r.iter()
+        .map(|x| format!("{x:.2}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn coupled_ccs_take_at_most_1_3x_a_reno_flow_at_a_shared_bottleneck_and_reno_takes_more() {
-    let mut lines = Vec::new();
     let mut failures = Vec::new();
     for cc in ["lia", "olia", "balia", "reno"] {
-        let (mp, sp) = shared_bottleneck_goodputs(cc, 1);
-        let ratio = mp / sp;
-        lines.push(format!(
-            "{cc:>6}: multipath {:.2} Mbit/s, single-path reno {:.2} Mbit/s, ratio {ratio:.2}",
-            mp / 1e6,
-            sp / 1e6
-        ));
-        let ok = if cc == "reno" {
-            ratio >= 1.6
-        } else {
-            ratio <= 1.3
-        };
+        let (med, all, total) = ratios(cc, 5);
+        println!(
+            "{cc:>6}: multipath / single-path Reno, median of 5 seeds {med:.2} ({}), total {:.2} Mbit/s",
+            fmt_ratios(&all),
+            total / 1e6
+        );
+        let ok = if cc == "reno" { med >= 1.6 } else { med <= 1.3 };
         if !ok {
-            failures.push(format!("{cc}: ratio {ratio:.2}"));
+            failures.push(format!("{cc}: median ratio {med:.2}"));
         }
         // The link is used: together at least 80 % of 20 Mbit/s.
-        if mp + sp < 16e6 {
-            failures.push(format!("{cc}: total {:.2} Mbit/s", (mp + sp) / 1e6));
+        if total < 16e6 {
+            failures.push(format!("{cc}: total {:.2} Mbit/s", total / 1e6));
         }
     }
-    println!("{}", lines.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("; "));
 }
 
@@ -105,20 +123,22 @@ fn coupled_ccs_put_at_least_70_percent_on_the_clean_path() {
 }
 
 /// The other new CCs (and the uncoupled ones for comparison) at the same shared
-/// bottleneck: the figures for the docs. Each must keep the link busy.
+/// bottleneck: figures for the docs (3 seeds each; a few minutes, so not part of the
+/// default run: `cargo test --release --test coupled_cc -- --ignored --nocapture`). Each
+/// must keep the link busy.
 #[test]
+#[ignore]
 fn shared_bottleneck_figures_for_the_other_ccs() {
     let mut failures = Vec::new();
     for cc in ["wvegas", "compound", "mpcubic", "cubic", "bbr"] {
-        let (mp, sp) = shared_bottleneck_goodputs(cc, 1);
+        let (med, all, total) = ratios(cc, 3);
         println!(
-            "{cc:>8}: multipath {:.2} Mbit/s, single-path reno {:.2} Mbit/s, ratio {:.2}",
-            mp / 1e6,
-            sp / 1e6,
-            mp / sp
+            "{cc:>8}: multipath / single-path Reno, median of 3 seeds {med:.2} ({}), total {:.2} Mbit/s",
+            fmt_ratios(&all),
+            total / 1e6
         );
-        if mp + sp < 14e6 {
-            failures.push(format!("{cc}: total {:.2} Mbit/s", (mp + sp) / 1e6));
+        if total < 14e6 {
+            failures.push(format!("{cc}: total {:.2} Mbit/s", total / 1e6));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("; "));
@@ -212,4 +232,55 @@ fn mpbbr_beats_balia_at_every_loss_rate_and_by_5x_from_0_1_percent() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("; "));
+}
+
+/// Every new CC puts its state into the subflow stats (`cc_extra` of the stats lines): two
+/// disjoint 20 Mbit/s paths (20 and 30 ms one way), 5 s of bulk transfer.
+#[test]
+fn every_new_cc_reports_its_state_in_the_subflow_stats() {
+    for (cc, key) in [
+        ("lia", "lia_alpha"),
+        ("olia", "olia_epsilon"),
+        ("balia", "balia_ai"),
+        ("wvegas", "wvegas_diff_pkts"),
+        ("compound", "ctcp_dwnd_pkts"),
+        ("mpcubic", "mpcubic_delta"),
+    ] {
+        let mut net = Net::new(3);
+        let rate = Bandwidth::from_mbps(20.0);
+        let mut routes = Vec::new();
+        for (name, ms) in [("a", 20), ("b", 30)] {
+            let spec = LinkSpec::bdp_queue(rate, Duration::from_millis(ms), 0.0);
+            let down = net.add_link(spec);
+            let up = net.add_link(spec);
+            routes.push(Route {
+                name: name.into(),
+                up,
+                down,
+            });
+        }
+        net.add_flow(cfg(cc), cfg(cc), &routes);
+        run_bulk(&mut net, Duration::from_secs(5), Duration::ZERO);
+        let stats = net.flows[0].server.as_ref().unwrap().subflow_stats();
+        let values: Vec<f64> = stats
+            .iter()
+            .map(|s| {
+                s.cc_snapshot
+                    .extra
+                    .iter()
+                    .find(|e| e.0 == key)
+                    .unwrap_or_else(|| panic!("{cc}: no {key} in {:?}", s.cc_snapshot.extra))
+                    .1
+            })
+            .collect();
+        println!("{cc:>8}: {key} per subflow {values:?}");
+        // The coupled quantities show the coupling: LIA's α and MPCubic's δ below 1 with two
+        // established subflows.
+        if cc == "lia" || cc == "mpcubic" {
+            assert!(
+                values.iter().all(|v| *v > 0.0 && *v < 1.0),
+                "{cc}: {values:?}"
+            );
+        }
+    }
 }

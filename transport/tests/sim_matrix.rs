@@ -77,7 +77,8 @@ fn every_cc_and_scheduler_is_byte_exact_over_lossy_paths() {
                 per_path.join(" "),
                 server.counters().reinjected_bytes_total as f64 / 1e6,
             );
-            if !r.is_byte_exact_and_clean() || r.response_bytes_received != response_bytes(cc_name) {
+            if !r.is_byte_exact_and_clean() || r.response_bytes_received != response_bytes(cc_name)
+            {
                 failures.push(format!(
                     "{cc_name}×{sched_name}: {:?} close {:?}/{:?} bytes {}",
                     r.outcome, r.client_close, r.server_close, r.response_bytes_received

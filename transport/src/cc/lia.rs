@@ -35,8 +35,9 @@
 //! * Slow start, recovery (PRR), RTO and idle restart are the base window machine's
 //!   (`window.rs`).
 //!
-//! Stats extras: `lia_alpha` (RFC α from the current windows), `lia_alpha_k` (the kernel's
-//! cached integer), `lia_acks_per_mss` (packets acknowledged per +1 packet).
+//! Stats extras: `lia_alpha` (RFC α from the windows and SRTTs at the last ACK, 1 while
+//! uncoupled), `lia_alpha_k` (the kernel's cached integer), `lia_acks_per_mss` (packets
+//! acknowledged per +1 packet).
 //! Documentation: `docs/algorithms/lia.md`.
 
 use std::time::Duration;
@@ -121,6 +122,8 @@ pub struct Lia {
     pub alpha_k: u64,
     /// Kernel `forced_update`: recompute α_k on the next CA ACK.
     pub forced_update: bool,
+    /// RFC α from the windows and SRTTs of the last ACK (for the stats; 1 uncoupled).
+    pub last_alpha: f64,
 }
 
 impl Lia {
@@ -129,6 +132,7 @@ impl Lia {
             form,
             alpha_k: 1,
             forced_update: false,
+            last_alpha: 1.0,
         }
     }
 
@@ -210,13 +214,12 @@ impl CoupledAlgo for Lia {
             self.recalc(m, views);
             self.forced_update = false;
         }
-        let (alpha, w_tot_pkts) = if self.form == LiaForm::Rfc {
+        let (alpha, w_tot_pkts) = {
             let ws = member_windows(m, views);
             let (w, r) = float_inputs(&ws);
             (alpha(&w, &r), w.iter().sum::<f64>().max(1.0))
-        } else {
-            (0.0, 0.0)
         };
+        self.last_alpha = if coupled { alpha } else { 1.0 };
         let mut rule = LiaRule {
             form: self.form,
             alpha_k: self.alpha_k,
@@ -261,18 +264,12 @@ impl CoupledAlgo for Lia {
     fn extra(&self, m: &Members<()>, sf: SubflowId, out: &mut Vec<(&'static str, f64)>) {
         let w_i = m.get(sf).window.cwnd_bytes() / m.get(sf).window.config().mss_bytes;
         out.push(("lia_alpha_k", self.alpha_k as f64));
-        out.push(("lia_alpha", self.alpha_k as f64 * w_tot_of(m) / 4096.0));
+        out.push(("lia_alpha", self.last_alpha));
         out.push((
             "lia_acks_per_mss",
             kernel_acks_per_increment(self.alpha_k, w_i) as f64,
         ));
     }
-}
-
-fn w_tot_of(m: &Members<()>) -> f64 {
-    m.iter()
-        .map(|x| x.window.cwnd_bytes() as f64 / x.window.config().mss_bytes as f64)
-        .sum()
 }
 
 /// Registry constructor: option `form` = kernel (default) | rfc.

@@ -53,6 +53,8 @@ pub struct Net {
     links: Vec<Link>,
     /// Per link, the flow of every packet in transit, in link (FIFO) order.
     tags: Vec<VecDeque<FlowId>>,
+    /// Per link, the largest random extra delay a packet waits before entering it.
+    jitter: Vec<Duration>,
     pub flows: Vec<Flow>,
     rng: Rng,
     buf: Vec<u8>,
@@ -65,6 +67,7 @@ impl Net {
             now: Instant::ZERO,
             links: Vec::new(),
             tags: Vec::new(),
+            jitter: Vec::new(),
             flows: Vec::new(),
             rng: Rng::new(seed),
             buf: vec![0u8; 65536],
@@ -73,9 +76,19 @@ impl Net {
     }
 
     pub fn add_link(&mut self, spec: LinkSpec) -> LinkId {
+        self.add_link_with_jitter(spec, Duration::ZERO)
+    }
+
+    /// A link whose packets each wait a uniform random 0..`jitter` before entering it (the
+    /// link stays FIFO). A little jitter on the ACK paths breaks the phase effects a fully
+    /// deterministic drop-tail simulation has (Floyd, Jacobson, "On traffic phase effects in
+    /// packet-switched gateways", 1992): without it, which flow loses at each overflow
+    /// depends on exact packet timing, and so do the shares.
+    pub fn add_link_with_jitter(&mut self, spec: LinkSpec, jitter: Duration) -> LinkId {
         let seed = self.rng.next_u64();
         self.links.push(Link::new(spec, seed));
         self.tags.push(VecDeque::new());
+        self.jitter.push(jitter);
         LinkId(self.links.len() - 1)
     }
 
@@ -120,6 +133,12 @@ impl Net {
     }
 
     fn send_on(&mut self, link: LinkId, flow: FlowId, at: Instant, len: usize) {
+        let jitter_ns = self.jitter[link.0].as_nanos() as u64;
+        let at = if jitter_ns > 0 {
+            at + Duration::from_nanos(self.rng.below(jitter_ns + 1))
+        } else {
+            at
+        };
         let l = &mut self.links[link.0];
         let dropped_before = l.counters.drops_random + l.counters.drops_queue;
         l.send(at, &self.buf[..len]);
@@ -296,10 +315,14 @@ pub fn run_bulk(net: &mut Net, duration: Duration, warmup: Duration) -> Vec<Flow
         .collect()
 }
 
+/// Random extra delay of the ACK links of [`shared_bottleneck`].
+pub const ACK_JITTER: Duration = Duration::from_millis(1);
+
 /// The classic shared-bottleneck set-up: one `multipath_subflows`-subflow connection running
 /// `mp_cc` and one single-path connection running `sp_cc`, all data crossing one link of
 /// `rate` with `rtt` round trip (half each way) and a drop-tail queue of one BDP; ACKs
-/// return over uncongested links with the same one-way delay.
+/// return over uncongested links with the same one-way delay plus a random 0–1 ms (see
+/// [`Net::add_link_with_jitter`]; the seed then matters).
 pub fn shared_bottleneck(
     mp_cfg: Config,
     multipath_subflows: usize,
@@ -312,12 +335,15 @@ pub fn shared_bottleneck(
     let one_way = rtt / 2;
     let bottleneck = net.add_link(LinkSpec::bdp_queue(rate, one_way, 0.0));
     let ack_link = |net: &mut Net| {
-        net.add_link(LinkSpec {
-            rate: None,
-            delay: one_way,
-            loss: 0.0,
-            queue_limit_bytes: u64::MAX,
-        })
+        net.add_link_with_jitter(
+            LinkSpec {
+                rate: None,
+                delay: one_way,
+                loss: 0.0,
+                queue_limit_bytes: u64::MAX,
+            },
+            ACK_JITTER,
+        )
     };
     let routes: Vec<Route> = (0..multipath_subflows)
         .map(|i| Route {
