@@ -320,7 +320,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a9_vector_60_20() {
+    fn bandwidths_60_20() {
         let c = coupling(&[60.0, 20.0]);
         assert!(
             close(c[0].beta, 0.9, 1e-9) && close(c[1].beta, 0.3, 1e-9),
@@ -340,7 +340,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a9_vector_60_10_falls_back_to_4_packets_per_rtt() {
+    fn bandwidths_60_10_fall_back_to_4_packets_per_rtt() {
         let c = coupling(&[60.0, 10.0]);
         assert!(close(c[1].alpha, -0.1171, 1e-4), "{c:?}");
         // 1500 B every 50 ms / 4 = 120 kB/s.
@@ -354,7 +354,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a9_vector_three_paths() {
+    fn bandwidths_50_30_20() {
         let c = coupling(&[50.0, 30.0, 20.0]);
         let beta: Vec<f64> = c.iter().map(|k| k.beta).collect();
         let alpha: Vec<f64> = c.iter().map(|k| k.alpha).collect();
@@ -375,7 +375,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a9_equal_bandwidths_give_alpha_one_third() {
+    fn equal_bandwidths_give_alpha_one_third() {
         for k in coupling(&[50.0, 50.0]) {
             assert!(close(k.alpha, 1.0 / 3.0, 1e-12) && close(k.beta, 0.5, 1e-12));
         }

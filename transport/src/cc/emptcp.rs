@@ -66,7 +66,7 @@ mod tests {
     }
 
     #[test]
-    fn a11_vector() {
+    fn example_w_20_10_tau_50_100() {
         let all = [
             WindowRtt {
                 w_pkts: 20.0,

@@ -552,7 +552,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a13_log_phase_constants_and_f() {
+    fn log_phase_constants_and_f() {
         let (c1, c2) = log_phase_constants(2.0, 20.0, 4.0, 0.5);
         assert!(
             close(c1, 10.286, 1e-3) && close(c2, 0.571, 1e-3),
@@ -570,7 +570,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a13_multiplicative_phase_and_proposed_edges() {
+    fn multiplicative_phase_and_proposed_edges() {
         let (a, ph) = increment(1.0, 100.0, 2.0, Some(20.0), 4.0, 0.5);
         assert!(close(a, 5.0, 1e-12) && ph == GrowthPhase::Multiplicative);
         assert_eq!(increment(5.0, 100.0, 2.0, None, 4.0, 0.5).0, 4.0);
@@ -578,7 +578,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a13_load_balancing() {
+    fn rho_from_expected_throughput() {
         let rho = load_balancing(&[223.0, 1075.0]);
         assert!(
             close(rho[0], 0.344, 1e-3) && close(rho[1], 1.656, 1e-3),
@@ -590,7 +590,7 @@ mod math_tests {
     }
 
     #[test]
-    fn a13_printed_delta() {
+    fn printed_delta_example() {
         let paths = [(50.0, 0.2005), (200.0, 0.02402)];
         let rho = load_balancing(&[223.0, 1075.0]);
         let d0 = delta(DeltaForm::Printed, 0, &paths, rho[0], 1.0, 0.2, 0.4);

@@ -336,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn a11_vector_through_the_controllers() {
+    fn example_through_the_controllers() {
         // W = (20, 10), τ = (50, 100) ms. Per ACK: EMPTCP (0.04, 0.02), WMPTCP (0.025, 0.05),
         // H-MPTCP (0.04, 0.05): +1 packet after 25, 50, 40, 20, 25, 20 packets.
         for (name, sf, srtt, want) in [
@@ -423,7 +423,7 @@ mod tests {
     }
 
     #[test]
-    fn a11_vector() {
+    fn example_w_20_10_tau_50_100() {
         let all = [
             WindowRtt {
                 w_pkts: 20.0,

@@ -111,7 +111,7 @@ mod tests {
     }
 
     #[test]
-    fn a11_vector_default_weight_is_one_over_s() {
+    fn default_weight_is_one_over_s() {
         let w = PathWeights::from_cc_config(&cfg(&[])).unwrap();
         assert_eq!(increase_per_rtt(w.weight(Some("wifi"), 2)), 0.5);
         assert_eq!(w.weight(None, 1), 1.0);
