@@ -35,6 +35,11 @@ use crate::cc::{CcPhase, RegistryError, check_unique};
 use crate::units::{Bandwidth, Instant, PathMask, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod arp;
+pub mod blest;
+pub mod default_oot;
+pub mod default_upstream;
+pub mod ecf;
 pub mod gr_sty;
 pub mod let_;
 pub mod lpc;
@@ -182,6 +187,11 @@ pub enum SchedEvent {
         path: SubflowId,
         now: Instant,
     },
+    /// New data waits only because the peer's receive window is full (the out-of-tree
+    /// kernel's opportunistic-retransmission trigger; BLEST's λ rises on it).
+    WindowBlocked {
+        now: Instant,
+    },
 }
 
 pub trait Scheduler: Send {
@@ -194,6 +204,11 @@ pub trait Scheduler: Send {
         paths: &[PathView],
     ) -> Selection;
     fn on_event(&mut self, _ev: &SchedEvent) {}
+    /// The scheduler's own state after its last decision, for the per-decision trace
+    /// (`--sched-trace`): name and value pairs, e.g. BLEST's λ. Only called when tracing.
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Settings shared by schedulers plus free-form options (`--sched-opt switch_on=loss`).
@@ -305,6 +320,36 @@ pub const REGISTRY: &[SchedEntry] = &[
         aliases: &[],
         summary: "throughput+RTT sticky: leave only for a larger cwnd/SRTT and lower SRTT",
         build: tr_sty::build,
+    },
+    SchedEntry {
+        name: "arp",
+        aliases: &[],
+        summary: "AR&P (Han et al., TWC 2021): redundant/non-redundant split, in-order pre-assignment by predicted arrival",
+        build: arp::build,
+    },
+    SchedEntry {
+        name: "blest",
+        aliases: &[],
+        summary: "BLEST (Ferlin et al., IFIP Networking 2016; mptcp_blest.c): skip the slow subflow when it would block the window",
+        build: blest::build,
+    },
+    SchedEntry {
+        name: "ecf",
+        aliases: &[],
+        summary: "ECF (Lim et al., CoNEXT 2017; mptcp_ecf.c): wait for the fast subflow when it completes sooner",
+        build: ecf::build,
+    },
+    SchedEntry {
+        name: "default-oot",
+        aliases: &[],
+        summary: "out-of-tree kernel default (mptcp_sched.c): lowest-SRTT available, pf, backups",
+        build: default_oot::build,
+    },
+    SchedEntry {
+        name: "default-upstream",
+        aliases: &[],
+        summary: "upstream Linux default (net/mptcp/protocol.c): shortest linger wmem/pacing rate, no cwnd test",
+        build: default_upstream::build,
     },
 ];
 
