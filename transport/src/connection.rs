@@ -245,6 +245,10 @@ pub struct Connection {
     last_pick: Option<SubflowId>,
     sched_dirty: bool,
     any_established: bool,
+    /// Per-decision scheduler trace, kept only when enabled (sched/trace.rs).
+    sched_trace: Option<Vec<crate::sched::trace::DecisionRecord>>,
+    /// New data is blocked by the peer's window and the scheduler was told.
+    window_blocked_signalled: bool,
 
     // --- send side
     send_buf: VecDeque<u8>,
@@ -348,6 +352,8 @@ impl Connection {
             last_pick: None,
             sched_dirty: true,
             any_established: false,
+            sched_trace: None,
+            window_blocked_signalled: false,
             send_buf: VecDeque::new(),
             send_base: 0,
             next_fresh: 0,
@@ -437,6 +443,18 @@ impl Connection {
     }
     pub fn sched_name(&self) -> &'static str {
         self.sched_name
+    }
+    /// Keep a record of every scheduler decision from now on (sched/trace.rs).
+    pub fn enable_sched_trace(&mut self) {
+        self.sched_trace.get_or_insert_with(Vec::new);
+    }
+    /// The decisions recorded since the last call (empty when tracing is off).
+    pub fn drain_sched_trace(&mut self) -> Vec<crate::sched::trace::DecisionRecord> {
+        self.sched_trace.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+    /// Path names by subflow id, for traces.
+    pub fn path_names(&self) -> Vec<String> {
+        self.views.iter().map(|v| v.name.clone()).collect()
     }
     pub fn is_closed(&self) -> bool {
         self.lifecycle == Lifecycle::Closed
@@ -1426,6 +1444,12 @@ impl Connection {
                 }
             }
             let reinject_head = self.reinject.front().and_then(|&d| self.chunk_index(d));
+            let data_end = self.send_base + self.send_buf.len() as u64;
+            let window_blocked = self.next_fresh < data_end && self.next_fresh >= self.peer_edge;
+            if window_blocked && !self.window_blocked_signalled {
+                self.sched.on_event(&SchedEvent::WindowBlocked { now });
+            }
+            self.window_blocked_signalled = window_blocked;
             if reinject_head.is_none() && !self.fresh_available() {
                 // Nothing to send: samples taken now are app-limited.
                 for s in &mut self.subflows {
@@ -1465,6 +1489,18 @@ impl Connection {
             };
             self.counters.sched_decisions_total += 1;
             let sel = self.sched.select(now, kind, &conn, &self.views);
+            let trace_from = (self.next_fresh, self.counters.reinjected_bytes_total);
+            let trace_dsn = reinject_head.map_or(self.next_fresh, |i| self.chunks[i].r.dsn);
+            if let Some(t) = self.sched_trace.as_mut() {
+                let state = self.sched.trace_state();
+                t.push(crate::sched::trace::DecisionRecord::new(
+                    now,
+                    kind,
+                    sel,
+                    &self.views,
+                    state,
+                ));
+            }
             match sel {
                 Selection::None => {
                     self.sched_dirty = false;
@@ -1500,7 +1536,14 @@ impl Connection {
                     }
                     self.last_pick = Some(path);
                     self.subflows[path.index()].counters.sched_picks_total += 1;
-                    if self.place(path, copies, burst_bytes.max(1), reinject_head.is_some()) == 0 {
+                    let placed =
+                        self.place(path, copies, burst_bytes.max(1), reinject_head.is_some());
+                    if let Some(r) = self.sched_trace.as_mut().and_then(|t| t.last_mut()) {
+                        r.dsn = trace_dsn;
+                        r.placed_bytes = (self.next_fresh - trace_from.0)
+                            + (self.counters.reinjected_bytes_total - trace_from.1);
+                    }
+                    if placed == 0 {
                         self.sched_dirty = false;
                         return;
                     }

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant as WallInstant};
 
 use clap::Parser;
 use mptransport::connection::Config;
-use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
+use mptransport::sched::trace::SchedTraceWriter;
+use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer_with};
 use mptransport::{Bandwidth, cc, sched};
 
 #[derive(Parser, Debug)]
@@ -36,6 +37,13 @@ struct Cli {
     request_bytes: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Scheduler option key=value, repeatable (e.g. --sched-opt predict=always).
+    #[arg(long = "sched-opt")]
+    sched_opts: Vec<String>,
+    /// Write the sender's scheduler decisions here, one JSON line each
+    /// (docs/schemas/sched-trace.schema.json); t_ns counts from the start of the run.
+    #[arg(long = "sched-trace")]
+    sched_trace: Option<std::path::PathBuf>,
 }
 
 fn parse_path(s: &str) -> Result<SimPath, String> {
@@ -77,11 +85,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cfg = Config {
+    let mut cfg = Config {
         cc: cli.cc.clone(),
         sched: cli.sched.clone(),
         seed: cli.seed,
         ..Config::default()
+    };
+    for kv in &cli.sched_opts {
+        let Some((k, v)) = kv.split_once('=') else {
+            eprintln!("mpsim: --sched-opt '{kv}' is not key=value");
+            return ExitCode::from(2);
+        };
+        cfg.sched_config.options.insert(k.into(), v.into());
+    }
+    let mut trace = match cli.sched_trace.as_deref().map(|p| SchedTraceWriter::create(p, 0)) {
+        None => None,
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
+        }
     };
     if let Err(e) = cc::build(&cfg.cc, &cfg.cc_config) {
         eprintln!("mpsim: --cc: {e}");
@@ -99,7 +122,33 @@ fn main() -> ExitCode {
         seed: cli.seed,
         ..TransferSpec::default()
     };
-    let r = run_transfer(&mut pair, &spec);
+    let mut trace_error: Option<std::io::Error> = None;
+    let r = run_transfer_with(&mut pair, &spec, |p| {
+        if let (Some(w), Some(s)) = (trace.as_mut(), p.server.as_mut()) {
+            s.enable_sched_trace();
+            let records = s.drain_sched_trace();
+            if !records.is_empty()
+                && let Err(e) = w.write(1, &s.path_names(), &records)
+            {
+                trace_error.get_or_insert(e);
+            }
+        }
+    });
+    if let Some(w) = trace.as_mut() {
+        if let Some(s) = pair.server.as_mut() {
+            let records = s.drain_sched_trace();
+            if let Err(e) = w.write(1, &s.path_names(), &records) {
+                trace_error.get_or_insert(e);
+            }
+        }
+        if let Err(e) = w.flush() {
+            trace_error.get_or_insert(e);
+        }
+    }
+    if let Some(e) = trace_error {
+        eprintln!("mpsim: --sched-trace: {e}");
+        return ExitCode::from(2);
+    }
     let per_path: serde_json::Map<String, serde_json::Value> = pair
         .server
         .as_ref()
@@ -122,9 +171,13 @@ fn main() -> ExitCode {
         "goodput_bps": r.response_goodput_bps().round(),
         "virtual_s": r.response_done.map(|d| d.as_secs_f64()),
         "wall_s": wall.elapsed().as_secs_f64(),
+        "sched_trace_lines": trace.as_ref().map(|w| w.lines_written),
         "outcome": format!("{:?}", r.outcome),
         "data_bytes_sent_per_path": per_path,
         "reinjected_bytes": pair.server.as_ref().map(|s| s.counters().reinjected_bytes_total),
+        "receiver_ofo_max_bytes": pair.client.counters().ofo_queue_max_bytes,
+        "sched_waits": pair.server.as_ref().map(|s| s.counters().sched_waits_total),
+        "redundant_bytes": pair.server.as_ref().map(|s| s.counters().redundant_bytes_total),
     });
     println!("{out}");
     if ok {

@@ -421,7 +421,7 @@ impl Scheduler for Arp {
             ("predictive", self.predictive as u8 as f64),
             ("batch", self.batch.map_or(0, |b| b.id) as f64),
             ("arrival_first_s", self.arrival_first_s),
-            ("arrival_bound_s", self.arrival_bound_s),
+            ("arrival_last_bound_s", self.arrival_bound_s),
             ("window_bytes", self.window_bytes),
             ("preassigned_bytes", self.preassigned_bytes as f64),
         ]

@@ -69,9 +69,8 @@ pub fn linux_pacing_rate(p: &PathView) -> Option<Bandwidth> {
     if let Some(r) = p.pacing_rate {
         return Some(r);
     }
-    if !p.has_rtt_sample {
-        return None;
-    }
+    // Before the first sample the SRTT is the initial guess, as Linux paces from its
+    // initial RTO-derived estimate until one arrives.
     let slow_start = p.ssthresh_bytes.is_none_or(|ss| p.cwnd_bytes < ss / 2);
     Some(window_pacing_rate(
         p.cwnd_bytes.max(p.inflight_bytes),

@@ -48,6 +48,7 @@ pub mod redundant;
 pub mod rr;
 pub mod tp_sty;
 pub mod tr_sty;
+pub mod trace;
 
 /// Read-only snapshot of one subflow at decision time.
 #[derive(Clone, Debug, PartialEq)]
