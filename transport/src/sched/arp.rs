@@ -33,7 +33,11 @@
 //! * x_i: the CC's bandwidth estimate BW_i (option `rate=bw`, default; the paper's β_i·BW_i
 //!   needs Coupled BBR's β, which the scheduler does not see), or the pacing rate
 //!   (`rate=pacing`). CCs without a bandwidth estimate use cwnd/SRTT.
-//! * r_i: SRTT. Ties go to the lower id.
+//! * r_i: the path's smallest RTT seen, BBR's RTprop (option `rtt=min_rtt`, default: the
+//!   paper has Coupled BBR measure the path), or SRTT (`rtt=srtt`). With SRTT, queueing
+//!   delay moves r_i: on RTT 50 vs 150 ms with equal rates the split sits exactly on the
+//!   utility's tie (x_j/X = 1 against 1.0) and flips with every SRTT wobble; measured in
+//!   docs/algorithms/arp.md. Ties in the ranking go to the lower id.
 //! * `predict=probe_bw` (default: the paper) or `always` (P with every CC and phase).
 //! * `copies=on` (default) or `off` (R subflows idle instead of carrying copies).
 //! * Retransmissions come from the reinjection queue and are placed by P (argmin A over N,
@@ -57,6 +61,14 @@ pub enum RateSource {
     Pacing,
 }
 
+/// Where r_i comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttSource {
+    /// The smallest RTT seen (BBR's RTprop), SRTT before there is one.
+    MinRtt,
+    Srtt,
+}
+
 /// When P-scheduling runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PredictWhen {
@@ -67,6 +79,7 @@ pub enum PredictWhen {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArpConfig {
     pub rate: RateSource,
+    pub rtt: RttSource,
     pub predict: PredictWhen,
     pub copies: bool,
     /// The AR inflight rule, in packets.
@@ -77,6 +90,7 @@ impl Default for ArpConfig {
     fn default() -> Self {
         ArpConfig {
             rate: RateSource::Bandwidth,
+            rtt: RttSource::MinRtt,
             predict: PredictWhen::ProbeBw,
             copies: true,
             min_inflight_pkts: 4,
@@ -93,10 +107,15 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
         "always" => PredictWhen::Always,
         _ => PredictWhen::ProbeBw,
     };
+    let rtt = match cfg.choice("rtt", &["min_rtt", "srtt"], "min_rtt")? {
+        "srtt" => RttSource::Srtt,
+        _ => RttSource::MinRtt,
+    };
     let copies = cfg.flag("copies", true)?;
     Ok(Box::new(Arp::new(
         ArpConfig {
             rate,
+            rtt,
             predict,
             copies,
             ..ArpConfig::default()
@@ -204,6 +223,14 @@ impl Arp {
         (self.non_redundant, self.redundant)
     }
 
+    /// r_i.
+    fn rtt(&self, p: &PathView) -> Duration {
+        match self.cfg.rtt {
+            RttSource::MinRtt if !p.min_rtt.is_zero() => p.min_rtt,
+            _ => p.srtt,
+        }
+    }
+
     /// x_i in bytes/s.
     fn rate(&self, p: &PathView) -> f64 {
         let window_rate = || p.cwnd_bytes as f64 / p.srtt.as_secs_f64().max(1e-6);
@@ -223,7 +250,7 @@ impl Arp {
         let min_rtt = paths
             .iter()
             .filter(|p| usable(p))
-            .map(|p| p.srtt)
+            .map(|p| self.rtt(p))
             .min()
             .unwrap_or(Duration::ZERO);
         let due = self
@@ -238,7 +265,7 @@ impl Arp {
             .map(|p| ArInput {
                 id: p.id,
                 x: self.rate(p),
-                r: p.srtt.as_secs_f64(),
+                r: self.rtt(p).as_secs_f64(),
                 inflight_pkts: p.inflight_bytes / p.mss.max(1),
             })
             .collect();
@@ -262,7 +289,8 @@ impl Arp {
             .fold(PathMask::EMPTY, |m, p| m.with(p.id))
     }
 
-    /// The batch for this decision: continue the current one if nothing moved.
+    /// The batch for this decision: continue the current one if nothing moved (same instant,
+/// same N, every queue of N at least what the last decision left in it).
     fn batch(&mut self, now: Instant, paths: &[PathView]) -> Batch {
         let n = self.non_redundant;
         if let Some(b) = self.batch
@@ -286,7 +314,7 @@ impl Arp {
         };
         for p in paths.iter().filter(|p| n.contains(p.id)) {
             b.rate[p.id.index()] = self.rate(p);
-            b.rtt[p.id.index()] = p.srtt.as_secs_f64();
+            b.rtt[p.id.index()] = self.rtt(p).as_secs_f64();
         }
         b
     }
@@ -294,6 +322,8 @@ impl Arp {
     /// P-scheduling pick: (subflow, bytes) or None when the scheduling window is full.
     fn predict(&mut self, now: Instant, paths: &[PathView]) -> Option<(SubflowId, u64)> {
         let mut b = self.batch(now, paths);
+        let before: Vec<(usize, u64)> =
+            paths.iter().map(|p| (p.id.index(), p.queued_bytes)).collect();
         let t0 = now.as_nanos() as f64 / 1e9;
         let members: Vec<&PathView> = paths
             .iter()
@@ -307,8 +337,8 @@ impl Arp {
         let preassigned: u64 = members.iter().map(|p| p.queued_bytes).sum();
         self.window_bytes = window;
         self.preassigned_bytes = preassigned;
-        for p in &members {
-            b.queued[p.id.index()] = p.queued_bytes;
+        for (i, q) in before {
+            b.queued[i] = q;
         }
         self.batch = Some(b);
         if preassigned as f64 >= window {
@@ -338,6 +368,11 @@ impl Arp {
         self.arrival_first_s = a_best;
         // The last segment of this run starts at most bytes − 1 after the first.
         self.arrival_bound_s = a_best + (bytes - 1) as f64 / b.rate[best.index()];
+        // The core places at least `bytes` (whole segments) unless the data runs out; a queue
+        // below that at the next decision means a segment left it: a new batch then.
+        if let Some(bt) = self.batch.as_mut() {
+            bt.queued[best.index()] += bytes;
+        }
         Some((best, bytes))
     }
 
@@ -576,6 +611,7 @@ mod tests {
         arp.select(Instant::ZERO, SendKind::Fresh, &conn, &[a.clone(), b.clone()]);
         assert_eq!(arp.sets().0, mask(&[0, 1]));
         b.srtt = Duration::from_millis(150);
+        b.min_rtt = Duration::from_millis(150);
         let soon = Instant::from_nanos(10_000_000);
         arp.select(soon, SendKind::Fresh, &conn, &[a.clone(), b.clone()]);
         assert_eq!(arp.sets().0, mask(&[0, 1]), "not yet: 10 ms < min r = 50 ms");

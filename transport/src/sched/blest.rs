@@ -19,6 +19,11 @@
 //! kernel's `retrans_flag`, set when `mptcp_rcv_buf_optimization` runs; here the connection's
 //! [`SchedEvent::WindowBlocked`]), else −0.01.
 //!
+//! Reinjections are not held back: in the kernel the subflow's own TCP retransmits a lost
+//! segment and the meta-level reinjection is an extra copy, while here the reinjection is
+//! the only resend, so a wait on it (typically: the segment was on f, so s is the unused
+//! slow subflow) could wait for an ACK that never comes.
+//!
 //! Per-packet decisions on the slow subflow: a pick of s carries one segment, so the next
 //! segment is tested with s's inflight grown; a pick of f carries its free window (capped by
 //! the burst budget). Options: `lambda` (initial, default 1.2), `lambda_min` (1.0),
@@ -197,6 +202,11 @@ impl Scheduler for Blest {
         let Some(fast) = fastest.filter(|f| f.id != best.id) else {
             return Selection::send_on(best, self.burst_cap_bytes);
         };
+        if !matches!(kind, SendKind::Fresh) {
+            // A reinjection is the only copy the core will resend: waiting could hold it
+            // forever (see the module comment).
+            return Selection::send_on(best, best.mss);
+        }
         self.update_lambda(now, best);
         let fast_bytes = fast_path_bytes(fast, linger_time(best)) as f64 * self.lambda;
         let slow_bytes = best.mss + best.inflight_bytes + best.queued_bytes;

@@ -21,6 +21,11 @@
 //! times the mean deviation and never below the 200 ms minimum RTO's share, so the kernel's δ
 //! is at least about 100 ms and ECF waits far more often than the paper's rule.
 //!
+//! Reinjections are not held back: in the kernel the subflow's own TCP retransmits a lost
+//! segment and the meta-level reinjection is an extra copy, while here the reinjection is
+//! the only resend, so a wait on it (typically: the segment was on f, so s is the unused
+//! slow subflow) could wait for an ACK that never comes.
+//!
 //! A pick of s carries one segment (per-packet decisions, as the kernel asks per skb); a pick
 //! of f its free window, capped by the burst budget.
 
@@ -144,6 +149,11 @@ impl Scheduler for Ecf {
         let Some(fast) = fastest.filter(|f| f.id != best.id) else {
             return Selection::send_on(best, self.burst_cap_bytes);
         };
+        if !matches!(kind, SendKind::Fresh) {
+            // A reinjection is the only copy the core will resend: waiting could hold it
+            // forever (see the module comment).
+            return Selection::send_on(best, best.mss);
+        }
         let delta = self.sigma(fast).max(self.sigma(best));
         self.last_delta = delta;
         if ecf_wait(fast, best, conn.unsent_bytes, delta, &mut self.waiting) {
