@@ -244,6 +244,8 @@ fn main() -> ExitCode {
                 "goodput_bps": r.response_goodput_bps().round(),
                 "virtual_s": r.response_done.map(|d| d.as_secs_f64()),
                 "outcome": format!("{:?}", r.outcome),
+                "client_close": format!("{:?}", r.client_close),
+                "server_close": format!("{:?}", r.server_close),
             }),
         ),
         (None, Some(a)) => {

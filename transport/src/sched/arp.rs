@@ -406,9 +406,7 @@ impl Scheduler for Arp {
         if self.non_redundant.is_empty() {
             // No RTT sample yet anywhere: lowest SRTT, as minRTT.
             self.predictive = false;
-            return best_available(paths, kind, by_srtt).map_or(Selection::None, |p| {
-                Selection::send_on(p, self.burst_cap_bytes)
-            });
+            return best_available(paths, kind, by_srtt).map_or(Selection::None, Selection::send_on);
         }
         self.predictive = match self.cfg.predict {
             PredictWhen::Always => true,
@@ -435,16 +433,14 @@ impl Scheduler for Arp {
             };
         }
         if !fresh {
-            return best_available(paths, kind, by_srtt).map_or(Selection::None, |p| {
-                Selection::send_on(p, self.burst_cap_bytes)
-            });
+            return best_available(paths, kind, by_srtt).map_or(Selection::None, Selection::send_on);
         }
         match self.round_robin(paths) {
             None => Selection::None,
             Some(p) => Selection::Send {
                 path: p.id,
                 copies: self.copies_for(paths, p.id),
-                burst_bytes: p.free_bytes().min(self.burst_cap_bytes).max(p.mss),
+                burst_bytes: p.mss,
             },
         }
     }
@@ -595,7 +591,7 @@ mod tests {
             Selection::Send {
                 path: SubflowId(0),
                 copies: mask(&[1]),
-                burst_bytes: 65_428
+                burst_bytes: 1448
             }
         );
     }

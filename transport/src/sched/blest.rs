@@ -24,9 +24,8 @@
 //! the only resend, so a wait on it (typically: the segment was on f, so s is the unused
 //! slow subflow) could wait for an ACK that never comes.
 //!
-//! Per-packet decisions on the slow subflow: a pick of s carries one segment, so the next
-//! segment is tested with s's inflight grown; a pick of f carries its free window (capped by
-//! the burst budget). Options: `lambda` (initial, default 1.2), `lambda_min` (1.0),
+//! One packet per decision (the kernel asks per segment), so the next segment is tested with
+//! s's inflight grown. Options: `lambda` (initial, default 1.2), `lambda_min` (1.0),
 //! `lambda_max` (1.3), `lambda_up` (0.04), `lambda_down` (0.01).
 
 use std::time::Duration;
@@ -91,13 +90,12 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
             valid: format!("at most lambda_max ({})", c.lambda_max),
         });
     }
-    Ok(Box::new(Blest::new(c, cfg.burst_bytes)))
+    Ok(Box::new(Blest::new(c)))
 }
 
 /// BLEST state: λ, the window-blocked flag, the last λ update, the last estimate (trace).
 pub struct Blest {
     cfg: BlestConfig,
-    burst_cap_bytes: u64,
     lambda: f64,
     retrans_flag: bool,
     last_lambda_update: Option<Instant>,
@@ -107,10 +105,9 @@ pub struct Blest {
 }
 
 impl Blest {
-    pub fn new(cfg: BlestConfig, burst_cap_bytes: u64) -> Blest {
+    pub fn new(cfg: BlestConfig) -> Blest {
         Blest {
             cfg,
-            burst_cap_bytes,
             lambda: cfg.lambda,
             retrans_flag: false,
             last_lambda_update: None,
@@ -200,12 +197,12 @@ impl Scheduler for Blest {
             .filter(|p| p.established && p.has_rtt_sample)
             .min_by_key(|p| (p.srtt, p.id));
         let Some(fast) = fastest.filter(|f| f.id != best.id) else {
-            return Selection::send_on(best, self.burst_cap_bytes);
+            return Selection::send_on(best);
         };
         if !matches!(kind, SendKind::Fresh) {
             // A reinjection is the only copy the core will resend: waiting could hold it
             // forever (see the module comment).
-            return Selection::send_on(best, best.mss);
+            return Selection::send_on(best);
         }
         self.update_lambda(now, best);
         let fast_bytes = fast_path_bytes(fast, linger_time(best)) as f64 * self.lambda;
@@ -219,7 +216,7 @@ impl Scheduler for Blest {
                 reason: WaitReason::WindowBlocked,
             };
         }
-        Selection::send_on(best, best.mss)
+        Selection::send_on(best)
     }
 
     fn on_event(&mut self, ev: &SchedEvent) {
@@ -271,7 +268,7 @@ mod tests {
         assert_eq!(linger_time(&s), Duration::from_millis(100));
         // n = ⌊100/25⌋ + 1 = 5; (max(10, 9) + 2)·5 = 60 packets.
         assert_eq!(fast_path_bytes(&f, linger_time(&s)), 60 * 1448);
-        let blest = Blest::new(BlestConfig::default(), 65_428);
+        let blest = Blest::new(BlestConfig::default());
         let with_lambda = fast_path_bytes(&f, linger_time(&s)) as f64 * blest.lambda();
         assert!((with_lambda - 104_256.0).abs() < 1e-6, "{with_lambda}");
     }
@@ -281,7 +278,7 @@ mod tests {
         let paths = vector_paths();
         // λ is updated on the first s ≠ f decision (1.2 − 0.01); the vector's 104 256 B uses
         // 1.2, and 1.19 gives 103 387 B: both above 100 kB − 7 240 B, both below 200 kB.
-        let mut s = Blest::new(BlestConfig::default(), 65_428);
+        let mut s = Blest::new(BlestConfig::default());
         s.last_lambda_update = Some(Instant::ZERO);
         assert_eq!(
             s.select(Instant::ZERO, SendKind::Fresh, &conn(100_000), &paths),
@@ -304,13 +301,13 @@ mod tests {
     fn the_fast_path_is_used_directly_when_available() {
         let [mut f, s] = vector_paths();
         f.inflight_bytes = 2 * 1448;
-        let mut b = Blest::new(BlestConfig::default(), 65_428);
+        let mut b = Blest::new(BlestConfig::default());
         match b.select(Instant::ZERO, SendKind::Fresh, &conn(10_000), &[f, s]) {
             Selection::Send {
                 path, burst_bytes, ..
             } => {
                 assert_eq!(path, SubflowId(0));
-                assert_eq!(burst_bytes, 8 * 1448);
+                assert_eq!(burst_bytes, 1448, "one packet per decision");
             }
             other => panic!("{other:?}"),
         }
@@ -319,7 +316,7 @@ mod tests {
     #[test]
     fn lambda_rises_after_window_blocking_and_decays_otherwise_within_bounds() {
         let paths = vector_paths();
-        let mut b = Blest::new(BlestConfig::default(), 65_428);
+        let mut b = Blest::new(BlestConfig::default());
         let min_s = paths[1].srtt_min_seen;
         let mut now = Instant::ZERO;
         let big = conn(10_000_000);

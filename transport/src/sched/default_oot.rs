@@ -16,8 +16,7 @@
 //! * If that fails, forget which subflows carried the segment and retry once: net effect, the
 //!   lowest-SRTT available subflow, even one that already carried it.
 //!
-//! Burst: the chosen subflow's free window, capped by the configured burst budget (the
-//! kernel sends as many segments as `tcp_cwnd_test` allows per pick).
+//! One packet per decision: the kernel asks per segment (`mptcp_next_segment`).
 //!
 //! # Opportunistic retransmission and penalisation (`mptcp_rcv_buf_optimization`)
 //! When the peer's receive window blocks new data, the kernel takes the oldest unacked
@@ -37,15 +36,14 @@ use crate::cc::{CcPhase, RegistryError};
 use crate::units::{Instant, PathMask, SubflowId};
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    let _ = cfg;
     Ok(Box::new(DefaultOot {
-        burst_cap_bytes: cfg.burst_bytes,
         window_blocked_episodes: 0,
     }))
 }
 
 /// The out-of-tree default: stateless apart from a counter for the trace.
 pub struct DefaultOot {
-    burst_cap_bytes: u64,
     window_blocked_episodes: u64,
 }
 
@@ -115,9 +113,7 @@ impl Scheduler for DefaultOot {
             SendKind::Fresh => PathMask::EMPTY,
             SendKind::Reinject { already_on } => already_on,
         };
-        oot_choice(paths, already_on).map_or(Selection::None, |p| {
-            Selection::send_on(p, self.burst_cap_bytes)
-        })
+        oot_choice(paths, already_on).map_or(Selection::None, Selection::send_on)
     }
 
     fn on_event(&mut self, ev: &SchedEvent) {

@@ -26,8 +26,7 @@
 //! the only resend, so a wait on it (typically: the segment was on f, so s is the unused
 //! slow subflow) could wait for an ACK that never comes.
 //!
-//! A pick of s carries one segment (per-packet decisions, as the kernel asks per skb); a pick
-//! of f its free window, capped by the burst budget.
+//! One packet per decision, as the kernel asks per segment.
 
 use std::time::Duration;
 
@@ -50,22 +49,20 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
         "kernel" => DeltaSource::Kernel,
         _ => DeltaSource::Paper,
     };
-    Ok(Box::new(Ecf::new(delta, cfg.burst_bytes)))
+    Ok(Box::new(Ecf::new(delta)))
 }
 
 /// ECF state: the waiting bit (the kernel's `switching_margin`).
 pub struct Ecf {
     delta: DeltaSource,
-    burst_cap_bytes: u64,
     waiting: bool,
     last_delta: Duration,
 }
 
 impl Ecf {
-    pub fn new(delta: DeltaSource, burst_cap_bytes: u64) -> Ecf {
+    pub fn new(delta: DeltaSource) -> Ecf {
         Ecf {
             delta,
-            burst_cap_bytes,
             waiting: false,
             last_delta: Duration::ZERO,
         }
@@ -86,7 +83,7 @@ impl Ecf {
 /// Linux's `rttvar_us`: four mean deviations, at least the 200 ms minimum RTO
 /// (`tcp_rtt_estimator`), as the connection reports it.
 fn kernel_rttvar(p: &PathView) -> Duration {
-    (p.rttvar * 4).max(Duration::from_millis(200))
+    p.rttvar_kernel
 }
 
 /// ECF's test for one decision, in microseconds and bytes as the kernel computes it. Returns
@@ -147,12 +144,12 @@ impl Scheduler for Ecf {
             .filter(|p| p.established && p.has_rtt_sample)
             .min_by_key(|p| (p.srtt, p.id));
         let Some(fast) = fastest.filter(|f| f.id != best.id) else {
-            return Selection::send_on(best, self.burst_cap_bytes);
+            return Selection::send_on(best);
         };
         if !matches!(kind, SendKind::Fresh) {
             // A reinjection is the only copy the core will resend: waiting could hold it
             // forever (see the module comment).
-            return Selection::send_on(best, best.mss);
+            return Selection::send_on(best);
         }
         let delta = self.sigma(fast).max(self.sigma(best));
         self.last_delta = delta;
@@ -161,7 +158,7 @@ impl Scheduler for Ecf {
                 reason: WaitReason::FasterPathSoon,
             };
         }
-        Selection::send_on(best, best.mss)
+        Selection::send_on(best)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
@@ -190,7 +187,7 @@ mod tests {
     }
 
     fn decide(k_pkts: u64, waiting: bool) -> (Selection, bool) {
-        let mut e = Ecf::new(DeltaSource::Paper, 65_428);
+        let mut e = Ecf::new(DeltaSource::Paper);
         e.waiting = waiting;
         let conn = ConnView {
             unsent_bytes: k_pkts * MSS,
@@ -236,9 +233,9 @@ mod tests {
     fn kernel_delta_is_half_the_kernel_rttvar_and_waits_longer() {
         let mut paths = vector_paths();
         for p in &mut paths {
-            p.rttvar = Duration::from_millis(5);
+            p.rttvar_kernel = Duration::from_millis(200);
         }
-        let mut e = Ecf::new(DeltaSource::Kernel, 65_428);
+        let mut e = Ecf::new(DeltaSource::Kernel);
         let conn = ConnView {
             unsent_bytes: 60 * MSS,
             ..ConnView::default()
@@ -248,7 +245,7 @@ mod tests {
         let sel = e.select(Instant::ZERO, SendKind::Fresh, &conn, &paths);
         assert!(matches!(sel, Selection::Wait { .. }), "{sel:?}");
         assert_eq!(e.last_delta, Duration::from_millis(100));
-        let mut p = Ecf::new(DeltaSource::Paper, 65_428);
+        let mut p = Ecf::new(DeltaSource::Paper);
         assert_eq!(
             p.select(Instant::ZERO, SendKind::Fresh, &conn, &paths),
             slow()
@@ -259,7 +256,7 @@ mod tests {
     fn the_fastest_path_is_used_when_free() {
         let [mut f, s] = vector_paths();
         f.inflight_bytes = 0;
-        let mut e = Ecf::new(DeltaSource::Paper, 65_428);
+        let mut e = Ecf::new(DeltaSource::Paper);
         let sel = e.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), &[f, s]);
         assert!(matches!(
             sel,

@@ -24,7 +24,7 @@
 //!
 //! A reinjection does not move `cur`: it goes to the lowest-SRTT available subflow that has
 //! not carried the data, else the lowest-SRTT available one (B2's net effect, as LRF).
-//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+//! One packet per decision (the out-of-tree kernel decides per segment).
 
 use super::{
     ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, WaitReason,
@@ -52,7 +52,6 @@ pub enum Congestion {
 pub struct StickyConfig {
     pub switch_test: SwitchTest,
     pub congestion: Congestion,
-    pub burst_cap_bytes: u64,
 }
 
 impl StickyConfig {
@@ -73,7 +72,6 @@ impl StickyConfig {
         Ok(StickyConfig {
             switch_test,
             congestion,
-            burst_cap_bytes: cfg.burst_bytes,
         })
     }
 }
@@ -119,7 +117,7 @@ impl<R: SwitchRule> Sticky<R> {
     }
 
     fn send_on(&self, p: &PathView) -> Selection {
-        Selection::send_on(p, self.cfg.burst_cap_bytes)
+        Selection::send_on(p)
     }
 
     fn exhausted(&self, cur: &PathView) -> bool {

@@ -6,7 +6,7 @@
 //! A reinjection prefers, by the same rule, a subflow that has not carried the data yet,
 //! and falls back to any available subflow (B2's net effect, as LRF does here).
 //!
-//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+//! One packet per decision (the out-of-tree kernel decides per segment).
 
 use std::cmp::Ordering;
 
@@ -14,15 +14,11 @@ use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, bes
 use crate::cc::RegistryError;
 use crate::units::Instant;
 
-pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Let {
-        burst_cap_bytes: cfg.burst_bytes,
-    }))
+pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    Ok(Box::new(Let))
 }
 
-pub struct Let {
-    burst_cap_bytes: u64,
-}
+pub struct Let;
 
 /// Order: higher cwnd/SRTT first, then lower SRTT, then lower id.
 fn better(a: &PathView, b: &PathView) -> Ordering {
@@ -44,9 +40,7 @@ impl Scheduler for Let {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, better).map_or(Selection::None, |p| {
-            Selection::send_on(p, self.burst_cap_bytes)
-        })
+        best_available(paths, kind, better).map_or(Selection::None, Selection::send_on)
     }
 }
 

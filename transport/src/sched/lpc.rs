@@ -6,7 +6,7 @@
 //! A reinjection prefers, by the same rule, a subflow that has not carried the data yet,
 //! and falls back to any available subflow (B2's net effect, as LRF does here).
 //!
-//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+//! One packet per decision (the out-of-tree kernel decides per segment).
 
 use std::cmp::{Ordering, Reverse};
 
@@ -14,15 +14,11 @@ use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, bes
 use crate::cc::RegistryError;
 use crate::units::Instant;
 
-pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Lpc {
-        burst_cap_bytes: cfg.burst_bytes,
-    }))
+pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    Ok(Box::new(Lpc))
 }
 
-pub struct Lpc {
-    burst_cap_bytes: u64,
-}
+pub struct Lpc;
 
 /// Order: more free window first, then lower SRTT, then lower id.
 fn more_credits(a: &PathView, b: &PathView) -> Ordering {
@@ -41,9 +37,7 @@ impl Scheduler for Lpc {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, more_credits).map_or(Selection::None, |p| {
-            Selection::send_on(p, self.burst_cap_bytes)
-        })
+        best_available(paths, kind, more_credits).map_or(Selection::None, Selection::send_on)
     }
 }
 

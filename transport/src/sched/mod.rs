@@ -13,13 +13,17 @@
 //!   (`SendKind::Fresh`). It asks again after it has placed what the last decision covered,
 //!   and after every ACK, loss or timer while data is waiting, so every [`Selection::Wait`]
 //!   is one counted decision (`sched_waits_total`), not a spin.
-//! * [`Selection::Send`]`{ path, copies, burst_bytes }`: up to `burst_bytes` (at least one
-//!   segment) are assigned to `path`'s send queue, and the same bytes to each subflow in
-//!   `copies` (redundant copies; counted in `redundant_bytes_total`). A subflow sends from its
-//!   queue when its cwnd and pacer allow. Assigning to a subflow that is not available is
-//!   allowed (pre-assignment, as AR&P does); those bytes show as `queued_bytes` in the next
-//!   views. The core stops asking while the bytes queued on all subflows exceed the sum of
-//!   their congestion windows plus one burst (bounded queues).
+//! * [`Selection::Send`]`{ path, copies, burst_bytes }`: whole chunks are assigned to
+//!   `path`'s send queue while the wire bytes assigned (datagram bytes, the unit of cwnd,
+//!   inflight and `queued_bytes`) are below `burst_bytes` — at least one, and none starting
+//!   beyond the burst — and the same chunks to each subflow in `copies` (redundant copies;
+//!   counted in `redundant_bytes_total`). [`Selection::send_on`] is a per-packet decision,
+//!   [`Selection::send_burst_on`] a burst of the free window. A subflow sends from its queue
+//!   when its cwnd and pacer allow (data it lost is retransmitted on it first, outside the
+//!   scheduler). Assigning to a subflow that is not available is allowed (pre-assignment, as
+//!   AR&P does); those bytes show as `queued_bytes` in the next views. The core stops asking
+//!   while the bytes queued on all subflows exceed the sum of their congestion windows plus
+//!   one burst (bounded queues).
 //! * [`Selection::Wait`] — deliberately send nothing although a subflow is free (STY, BLEST,
 //!   ECF, AR&P); counted. [`Selection::None`] — nothing is available; not counted.
 //!
@@ -76,12 +80,27 @@ pub struct PathView {
     pub pacing_rate: Option<Bandwidth>,
     pub bw_estimate: Option<Bandwidth>,
     pub cc_phase: CcPhase,
-    /// Assigned to this subflow but not yet sent.
+    /// Assigned to this subflow (or lost on it and awaiting retransmission) but not yet
+    /// sent, in wire bytes.
     pub queued_bytes: u64,
     pub ssthresh_bytes: Option<u64>,
     /// Smallest and largest SRTT seen (BLEST), zero before the first sample.
     pub srtt_min_seen: Duration,
     pub srtt_max_seen: Duration,
+    /// In a fast-recovery episode.
+    pub in_recovery: bool,
+    /// RTT variation as Linux keeps `rttvar_us` in `tcp_rtt_estimator` (the smoothed mean
+    /// deviation, at least the RTO floor's quarter, decayed once per RTT towards `mdev_max`),
+    /// which the kernel variant of ECF reads.
+    pub rttvar_kernel: Duration,
+    /// Latest delivery-rate sample of the subflow.
+    pub delivery_rate: Option<Bandwidth>,
+    /// Bytes sent on the subflow, retransmissions included.
+    pub sent_bytes_total: u64,
+    /// Bytes declared lost on the subflow.
+    pub lost_bytes_total: u64,
+    /// Receive window the peer offers (data-level, shared by every subflow), free part.
+    pub peer_rwnd_bytes: u64,
 }
 
 impl PathView {
@@ -418,9 +437,21 @@ pub fn by_srtt(a: &PathView, b: &PathView) -> Ordering {
 }
 
 impl Selection {
-    /// Send on `p` alone, as much as its free window takes, capped by the burst budget
-    /// (at least one MSS: a pre-assigned burst waits in the subflow's queue).
-    pub fn send_on(p: &PathView, burst_cap_bytes: u64) -> Selection {
+    /// Send one packet on `p` alone: a per-packet decision, as the out-of-tree MPTCP kernel's
+    /// schedulers make one (`mptcp_next_segment` per segment) — the next packet is decided
+    /// with views that include this one.
+    pub fn send_on(p: &PathView) -> Selection {
+        Selection::Send {
+            path: p.id,
+            copies: PathMask::EMPTY,
+            burst_bytes: p.mss,
+        }
+    }
+
+    /// Send on `p` alone as much as its free window takes, capped by `burst_cap_bytes` (at
+    /// least one packet: a pre-assigned burst waits in the subflow's queue). For schedulers
+    /// that declare a burst, as the upstream kernel's default does (`MPTCP_SEND_BURST_SIZE`).
+    pub fn send_burst_on(p: &PathView, burst_cap_bytes: u64) -> Selection {
         Selection::Send {
             path: p.id,
             copies: PathMask::EMPTY,
@@ -461,6 +492,12 @@ pub fn test_path(id: u8, srtt_ms: u64, cwnd_pkts: u64, inflight_pkts: u64) -> Pa
         ssthresh_bytes: None,
         srtt_min_seen: Duration::from_millis(srtt_ms),
         srtt_max_seen: Duration::from_millis(srtt_ms),
+        in_recovery: false,
+        rttvar_kernel: Duration::from_millis(srtt_ms / 4).max(Duration::from_millis(50)),
+        delivery_rate: None,
+        sent_bytes_total: 0,
+        lost_bytes_total: 0,
+        peer_rwnd_bytes: u64::MAX,
     }
 }
 

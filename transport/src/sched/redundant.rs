@@ -65,9 +65,8 @@ impl Scheduler for Redundant {
         paths: &[PathView],
     ) -> Selection {
         if let SendKind::Reinject { .. } = kind {
-            return best_available(paths, kind, by_srtt).map_or(Selection::None, |p| {
-                Selection::send_on(p, self.burst_cap_bytes)
-            });
+            return best_available(paths, kind, by_srtt)
+                .map_or(Selection::None, Selection::send_on);
         }
         let mut chosen = self.rotated(paths, false);
         if chosen.is_empty() {
@@ -187,7 +186,7 @@ mod tests {
             Selection::Send {
                 path: SubflowId(1),
                 copies: PathMask::EMPTY,
-                burst_bytes: 10 * 1448
+                burst_bytes: 1448
             }
         );
     }
