@@ -14,12 +14,13 @@ configured did (a multipath result that is really single-path must not be counte
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
 
 from testbed.spec import TrialSpec
-from testbed.transports import MPPROXY_BINARY, Endpoint
+from testbed.transports import MPPROXY_BINARY, SCHED_TRACE_ENV, Endpoint
 
 SERVER_LISTEN = ["10.1.2.2:4433", "10.2.2.2:4433"]
 CLIENT_PATHS = ["wifi=10.1.1.2:10.1.2.2:4433", "lte=10.2.1.2:10.2.2.2:4433"]
@@ -91,6 +92,8 @@ def mpproxy_argv(ctx, role: str) -> list[str]:  # ctx: testbed.trial.TrialContex
     binary = str(Path(ctx.repo) / MPPROXY_BINARY)
     common = ["--cc", spec.cc, "--sched", spec.sched, "--t0-ns", str(ctx.t0_ns),
               "--seed", str(spec.seed)]  # fmt: skip
+    if os.environ.get(SCHED_TRACE_ENV) == "1":
+        common += ["--sched-trace", str(Path(ctx.dir) / f"sched-trace-{role}.jsonl")]
     if role == "server":
         return [binary, "server", "--listen", ",".join(SERVER_LISTEN),
                 "--forward", f"127.0.0.1:{LOOPBACK_PORT}",
