@@ -172,7 +172,10 @@ fn blest_and_ecf_cut_the_tail_delivery_delay_of_app_limited_writes() {
     // What holds in this run (one seed; the table in docs/algorithms/blest.md and ecf.md):
     // BLEST cuts the tail with cubic once the receive window binds; ECF with bbr.
     for w in [512u64 << 10, 256 << 10] {
-        assert!(p95[&(w, "cubic", "blest")] < p95[&(w, "cubic", "lrf")], "{w}");
+        assert!(
+            p95[&(w, "cubic", "blest")] < p95[&(w, "cubic", "lrf")],
+            "{w}"
+        );
     }
     for w in [16u64 << 20, 512 << 10] {
         assert!(p95[&(w, "bbr", "ecf")] < p95[&(w, "bbr", "lrf")], "{w}");
@@ -188,7 +191,10 @@ fn every_scheduler_survives_a_path_break_byte_exact() {
     let mut dead = paths[1].up;
     dead.loss = 1.0;
     for cc in ["bbr", "cubic"] {
-        for name in NEW_SCHEDULERS.iter().chain(["lrf", "rr", "redundant"].iter()) {
+        for name in NEW_SCHEDULERS
+            .iter()
+            .chain(["lrf", "rr", "redundant"].iter())
+        {
             let mut pair = Pair::new(cfg(cc, name), cfg(cc, name), &paths, 7);
             let spec = TransferSpec {
                 response_bytes: 50_000_000,
@@ -212,7 +218,10 @@ fn every_scheduler_survives_a_path_break_byte_exact() {
             );
             assert!(broken, "the transfer ended before the break");
             assert_eq!(r.response_bytes_received, 50_000_000, "{cc} × {name}");
-            assert_eq!(r.response_sha_sent, r.response_sha_received, "{cc} × {name}");
+            assert_eq!(
+                r.response_sha_sent, r.response_sha_received,
+                "{cc} × {name}"
+            );
         }
     }
 }
@@ -276,7 +285,10 @@ impl Scheduler for ArrivalChecked {
 #[test]
 fn arp_predicted_arrival_never_decreases_within_a_batch_in_real_transfers() {
     let scenarios: [(&str, [SimPath; 2]); 3] = [
-        ("asymmetric", [path("wifi", 20.0, 25), path("lte", 20.0, 75)]),
+        (
+            "asymmetric",
+            [path("wifi", 20.0, 25), path("lte", 20.0, 75)],
+        ),
         ("equal", [path("wifi", 20.0, 25), path("lte", 20.0, 25)]),
         ("rate-skew", [path("wifi", 30.0, 10), path("lte", 8.0, 40)]),
     ];
@@ -308,8 +320,13 @@ fn arp_predicted_arrival_never_decreases_within_a_batch_in_real_transfers() {
                     }
                 });
                 assert!(r.is_byte_exact_and_clean(), "{label} {predict} {cc}: {r:?}");
-                let (c, v) = (checked.load(Ordering::Relaxed), violations.load(Ordering::Relaxed));
-                println!("arp {label} predict={predict} {cc}: {c} in-batch decisions checked, {v} violations");
+                let (c, v) = (
+                    checked.load(Ordering::Relaxed),
+                    violations.load(Ordering::Relaxed),
+                );
+                println!(
+                    "arp {label} predict={predict} {cc}: {c} in-batch decisions checked, {v} violations"
+                );
                 assert_eq!(v, 0, "{label} {predict} {cc}");
                 total_checked += c;
             }
@@ -317,5 +334,8 @@ fn arp_predicted_arrival_never_decreases_within_a_batch_in_real_transfers() {
     }
     // Most batches hold one decision (the core asks again as soon as one segment's room
     // opens); the check must still have run on many multi-decision batches.
-    assert!(total_checked > 100, "only {total_checked} in-batch decisions checked");
+    assert!(
+        total_checked > 100,
+        "only {total_checked} in-batch decisions checked"
+    );
 }

@@ -96,7 +96,8 @@ fn parse_path(s: &str) -> Result<SimPath, String> {
 
 /// `--break-path name:at_s`: the path's index and the outage start.
 fn parse_break(s: &str, paths: &[SimPath]) -> Result<(usize, Duration), String> {
-    let err = || format!("--break-path '{s}' is not name:at_s with a configured path name and at_s ≥ 0");
+    let err =
+        || format!("--break-path '{s}' is not name:at_s with a configured path name and at_s ≥ 0");
     let (name, at) = s.split_once(':').ok_or_else(err)?;
     let idx = paths.iter().position(|p| p.name == name).ok_or_else(err)?;
     let at: f64 = at.parse().map_err(|_| err())?;
@@ -132,7 +133,11 @@ fn main() -> ExitCode {
         };
         cfg.sched_config.options.insert(k.into(), v.into());
     }
-    let mut trace = match cli.sched_trace.as_deref().map(|p| SchedTraceWriter::create(p, 0)) {
+    let mut trace = match cli
+        .sched_trace
+        .as_deref()
+        .map(|p| SchedTraceWriter::create(p, 0))
+    {
         None => None,
         Some(Ok(w)) => Some(w),
         Some(Err(e)) => {
@@ -251,9 +256,15 @@ fn main() -> ExitCode {
         (None, Some(a)) => {
             let mut ms: Vec<f64> = a.delays.iter().map(|d| d.as_secs_f64() * 1e3).collect();
             ms.sort_by(|x, y| x.total_cmp(y));
-            let pct = |q: f64| ms.get(((ms.len().max(1) - 1) as f64 * q).round() as usize).copied();
+            let pct = |q: f64| {
+                ms.get(((ms.len().max(1) - 1) as f64 * q).round() as usize)
+                    .copied()
+            };
             (
-                a.outcome.is_ok() && a.bytes_read == cli.bytes.div_ceil(cli.app_write_bytes.unwrap_or(1)) * cli.app_write_bytes.unwrap_or(1),
+                a.outcome.is_ok()
+                    && a.bytes_read
+                        == cli.bytes.div_ceil(cli.app_write_bytes.unwrap_or(1))
+                            * cli.app_write_bytes.unwrap_or(1),
                 serde_json::json!({
                     "outcome": format!("{:?}", a.outcome),
                     "app_writes": a.delays.len(),

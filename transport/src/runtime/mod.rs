@@ -33,9 +33,9 @@ use serde_json::json;
 
 use crate::connection::{self, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
+use crate::sched::trace::SchedTraceWriter;
 use crate::units::{Instant, SubflowId};
 use stats::StatsLog;
-use crate::sched::trace::SchedTraceWriter;
 use sys::{Batch, Epoll, READABLE, WRITABLE};
 
 pub const STATS_INTERVAL: Duration = Duration::from_millis(100);

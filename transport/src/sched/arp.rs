@@ -196,7 +196,10 @@ fn usable(p: &PathView) -> bool {
 }
 
 fn takes_copy(p: &PathView) -> bool {
-    p.established && !p.in_rto_loss && !p.potentially_failed && p.queued_bytes < p.cwnd_bytes.max(p.mss)
+    p.established
+        && !p.in_rto_loss
+        && !p.potentially_failed
+        && p.queued_bytes < p.cwnd_bytes.max(p.mss)
 }
 
 impl Arp {
@@ -290,7 +293,7 @@ impl Arp {
     }
 
     /// The batch for this decision: continue the current one if nothing moved (same instant,
-/// same N, every queue of N at least what the last decision left in it).
+    /// same N, every queue of N at least what the last decision left in it).
     fn batch(&mut self, now: Instant, paths: &[PathView]) -> Batch {
         let n = self.non_redundant;
         if let Some(b) = self.batch
@@ -322,13 +325,12 @@ impl Arp {
     /// P-scheduling pick: (subflow, bytes) or None when the scheduling window is full.
     fn predict(&mut self, now: Instant, paths: &[PathView]) -> Option<(SubflowId, u64)> {
         let mut b = self.batch(now, paths);
-        let before: Vec<(usize, u64)> =
-            paths.iter().map(|p| (p.id.index(), p.queued_bytes)).collect();
-        let t0 = now.as_nanos() as f64 / 1e9;
-        let members: Vec<&PathView> = paths
+        let before: Vec<(usize, u64)> = paths
             .iter()
-            .filter(|p| b.n_mask.contains(p.id))
+            .map(|p| (p.id.index(), p.queued_bytes))
             .collect();
+        let t0 = now.as_nanos() as f64 / 1e9;
+        let members: Vec<&PathView> = paths.iter().filter(|p| b.n_mask.contains(p.id)).collect();
         let window: f64 = members
             .iter()
             .map(|p| b.rtt[p.id.index()])
@@ -406,7 +408,8 @@ impl Scheduler for Arp {
         if self.non_redundant.is_empty() {
             // No RTT sample yet anywhere: lowest SRTT, as minRTT.
             self.predictive = false;
-            return best_available(paths, kind, by_srtt).map_or(Selection::None, Selection::send_on);
+            return best_available(paths, kind, by_srtt)
+                .map_or(Selection::None, Selection::send_on);
         }
         self.predictive = match self.cfg.predict {
             PredictWhen::Always => true,
@@ -433,7 +436,8 @@ impl Scheduler for Arp {
             };
         }
         if !fresh {
-            return best_available(paths, kind, by_srtt).map_or(Selection::None, Selection::send_on);
+            return best_available(paths, kind, by_srtt)
+                .map_or(Selection::None, Selection::send_on);
         }
         match self.round_robin(paths) {
             None => Selection::None,
@@ -475,7 +479,8 @@ mod tests {
     }
 
     fn mask(ids: &[u8]) -> PathMask {
-        ids.iter().fold(PathMask::EMPTY, |m, i| m.with(SubflowId(*i)))
+        ids.iter()
+            .fold(PathMask::EMPTY, |m, i| m.with(SubflowId(*i)))
     }
 
     #[test]
@@ -570,7 +575,11 @@ mod tests {
             }
         }
         assert_eq!(arp.sets(), (mask(&[0, 1]), PathMask::EMPTY));
-        assert!(assigned[..76].iter().all(|&p| p == 0), "{:?}", &assigned[..80]);
+        assert!(
+            assigned[..76].iter().all(|&p| p == 0),
+            "{:?}",
+            &assigned[..80]
+        );
         assert_eq!(assigned[76], 1);
         assert_eq!(&assigned[77..83], &[0, 1, 0, 1, 0, 1]);
         // W = 80 ms × 15 MB/s = 1.2 MB = 800 segments.
@@ -584,7 +593,12 @@ mod tests {
         fast.bw_estimate = Some(Bandwidth::from_mbps(60.0));
         let mut slow = test_path(1, 150, 100, 10);
         slow.bw_estimate = Some(Bandwidth::from_mbps(20.0));
-        let sel = arp.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), &[fast, slow]);
+        let sel = arp.select(
+            Instant::ZERO,
+            SendKind::Fresh,
+            &ConnView::default(),
+            &[fast, slow],
+        );
         assert_eq!(arp.sets(), (mask(&[0]), mask(&[1])));
         assert_eq!(
             sel,
@@ -604,13 +618,22 @@ mod tests {
         let mut b = test_path(1, 80, 100, 10);
         b.bw_estimate = Some(Bandwidth::from_mbps(20.0));
         let conn = ConnView::default();
-        arp.select(Instant::ZERO, SendKind::Fresh, &conn, &[a.clone(), b.clone()]);
+        arp.select(
+            Instant::ZERO,
+            SendKind::Fresh,
+            &conn,
+            &[a.clone(), b.clone()],
+        );
         assert_eq!(arp.sets().0, mask(&[0, 1]));
         b.srtt = Duration::from_millis(150);
         b.min_rtt = Duration::from_millis(150);
         let soon = Instant::from_nanos(10_000_000);
         arp.select(soon, SendKind::Fresh, &conn, &[a.clone(), b.clone()]);
-        assert_eq!(arp.sets().0, mask(&[0, 1]), "not yet: 10 ms < min r = 50 ms");
+        assert_eq!(
+            arp.sets().0,
+            mask(&[0, 1]),
+            "not yet: 10 ms < min r = 50 ms"
+        );
         let later = Instant::from_nanos(50_000_000);
         arp.select(later, SendKind::Fresh, &conn, &[a, b]);
         assert_eq!(arp.sets(), (mask(&[0]), mask(&[1])));

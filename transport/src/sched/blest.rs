@@ -326,17 +326,17 @@ mod tests {
         b.on_event(&SchedEvent::WindowBlocked { now });
         b.select(now + min_s / 2, SendKind::Fresh, &big, &paths);
         assert!((b.lambda() - 1.19).abs() < 1e-9);
-        now = now + min_s;
+        now += min_s;
         b.select(now, SendKind::Fresh, &big, &paths);
         assert!((b.lambda() - 1.23).abs() < 1e-9, "{}", b.lambda());
         for _ in 0..20 {
             b.on_event(&SchedEvent::WindowBlocked { now });
-            now = now + min_s;
+            now += min_s;
             b.select(now, SendKind::Fresh, &big, &paths);
         }
         assert!((b.lambda() - 1.3).abs() < 1e-9, "capped at lambda_max");
         for _ in 0..100 {
-            now = now + min_s;
+            now += min_s;
             b.select(now, SendKind::Fresh, &big, &paths);
         }
         assert!((b.lambda() - 1.0).abs() < 1e-9, "floored at lambda_min");

@@ -157,11 +157,7 @@ pub fn opportunistic_retransmit(
                 p.cc_phase,
                 CcPhase::SlowStart | CcPhase::CongestionAvoidance
             );
-            if p.id != current.id
-                && head_carriers.contains(p.id)
-                && current.srtt < p.srtt
-                && open
-            {
+            if p.id != current.id && head_carriers.contains(p.id) && current.srtt < p.srtt && open {
                 penalise = penalise.with(p.id);
             }
         }
@@ -233,7 +229,11 @@ mod tests {
     fn new_data_with_full_actives_does_not_use_a_free_backup() {
         let mut c = test_path(2, 10, 10, 0);
         c.backup = true;
-        let full = [test_path(0, 20, 10, 10), test_path(1, 50, 10, 10), c.clone()];
+        let full = [
+            test_path(0, 20, 10, 10),
+            test_path(1, 50, 10, 10),
+            c.clone(),
+        ];
         assert_eq!(pick(&full, SendKind::Fresh), None);
         // With every active subflow potentially failed, the backup takes the data.
         let mut a = test_path(0, 20, 10, 0);
@@ -258,7 +258,10 @@ mod tests {
         let head_on_slow = PathMask::single(SubflowId(1));
         let d = opportunistic_retransmit(&fast, &paths, head_on_slow, None);
         assert_eq!(ids(d.penalise), vec![SubflowId(1)]);
-        assert!(d.resend_on_current, "100 ms > 4 × 20 ms: resend on the fast one");
+        assert!(
+            d.resend_on_current,
+            "100 ms > 4 × 20 ms: resend on the fast one"
+        );
         let soon = Some(Duration::from_millis(10));
         let d = opportunistic_retransmit(&fast, &paths, head_on_slow, soon);
         assert!(d.penalise.is_empty(), "within one SRTT of the last penalty");

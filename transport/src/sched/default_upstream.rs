@@ -196,12 +196,24 @@ impl Scheduler for DefaultUpstream {
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
         const AVG: [&str; MAX_SUBFLOWS] = [
-            "avg_pacing_0", "avg_pacing_1", "avg_pacing_2", "avg_pacing_3",
-            "avg_pacing_4", "avg_pacing_5", "avg_pacing_6", "avg_pacing_7",
+            "avg_pacing_0",
+            "avg_pacing_1",
+            "avg_pacing_2",
+            "avg_pacing_3",
+            "avg_pacing_4",
+            "avg_pacing_5",
+            "avg_pacing_6",
+            "avg_pacing_7",
         ];
         const LINGER: [&str; MAX_SUBFLOWS] = [
-            "linger_ms_0", "linger_ms_1", "linger_ms_2", "linger_ms_3",
-            "linger_ms_4", "linger_ms_5", "linger_ms_6", "linger_ms_7",
+            "linger_ms_0",
+            "linger_ms_1",
+            "linger_ms_2",
+            "linger_ms_3",
+            "linger_ms_4",
+            "linger_ms_5",
+            "linger_ms_6",
+            "linger_ms_7",
         ];
         let mut v = Vec::new();
         for i in 0..MAX_SUBFLOWS {
@@ -306,22 +318,63 @@ mod tests {
         let mut a = test_path(0, 50, 10, 5);
         a.pacing_rate = Some(Bandwidth::from_mbps(1.0));
         let mut s = upstream();
-        let sel = s.select(Instant::ZERO, SendKind::Fresh, &conn(), &[a.clone(), bk.clone()]);
-        assert!(matches!(sel, Selection::Send { path: SubflowId(0), .. }), "{sel:?}");
+        let sel = s.select(
+            Instant::ZERO,
+            SendKind::Fresh,
+            &conn(),
+            &[a.clone(), bk.clone()],
+        );
+        assert!(
+            matches!(
+                sel,
+                Selection::Send {
+                    path: SubflowId(0),
+                    ..
+                }
+            ),
+            "{sel:?}"
+        );
         let re = SendKind::Reinject {
             already_on: PathMask::single(SubflowId(0)),
         };
         // The active subflow is busy and not stale: not the idle backup; where new data goes.
         let sel = s.select(Instant::ZERO, re, &conn(), &[a.clone(), bk.clone()]);
-        assert!(matches!(sel, Selection::Send { path: SubflowId(0), .. }), "{sel:?}");
+        assert!(
+            matches!(
+                sel,
+                Selection::Send {
+                    path: SubflowId(0),
+                    ..
+                }
+            ),
+            "{sel:?}"
+        );
         // Stale for more than one check: the backup takes it.
         a.potentially_failed = true;
         a.in_rto_loss = true;
         let sel = s.select(Instant::ZERO, re, &conn(), &[a.clone(), bk.clone()]);
-        assert!(matches!(sel, Selection::Send { path: SubflowId(1), .. }), "{sel:?}");
+        assert!(
+            matches!(
+                sel,
+                Selection::Send {
+                    path: SubflowId(1),
+                    ..
+                }
+            ),
+            "{sel:?}"
+        );
         // An idle active subflow takes it first.
         let idle = test_path(2, 90, 10, 0);
         let sel = s.select(Instant::ZERO, re, &conn(), &[a, bk, idle]);
-        assert!(matches!(sel, Selection::Send { path: SubflowId(2), .. }), "{sel:?}");
+        assert!(
+            matches!(
+                sel,
+                Selection::Send {
+                    path: SubflowId(2),
+                    ..
+                }
+            ),
+            "{sel:?}"
+        );
     }
 }

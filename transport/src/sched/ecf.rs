@@ -95,7 +95,7 @@ pub fn ecf_wait(
     delta: Duration,
     waiting: &mut bool,
 ) -> bool {
-    let us = |d: Duration| d.as_micros() as u128;
+    let us = |d: Duration| d.as_micros();
     let mss = slow.mss.max(1) as u128;
     let cwnd_f = (fast.cwnd_bytes as u128 / fast.mss.max(1) as u128).max(1);
     let cwnd_s = (slow.cwnd_bytes as u128 / mss).max(1);
@@ -257,7 +257,12 @@ mod tests {
         let [mut f, s] = vector_paths();
         f.inflight_bytes = 0;
         let mut e = Ecf::new(DeltaSource::Paper);
-        let sel = e.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), &[f, s]);
+        let sel = e.select(
+            Instant::ZERO,
+            SendKind::Fresh,
+            &ConnView::default(),
+            &[f, s],
+        );
         assert!(matches!(
             sel,
             Selection::Send {
