@@ -75,7 +75,7 @@ struct Common {
     #[arg(long)]
     stats: Option<PathBuf>,
     /// Per-decision scheduler trace of every connection, JSON Lines
-    /// (docs/schemas/sched-trace.schema.json); none if omitted.
+    /// (docs/CONTRACTS.md §5.7); none if omitted.
     #[arg(long = "sched-trace")]
     sched_trace: Option<PathBuf>,
     /// Trial clock origin, CLOCK_MONOTONIC ns (default: $TESTBED_T0_NS, else start time).

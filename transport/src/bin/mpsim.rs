@@ -48,7 +48,7 @@ struct Cli {
     #[arg(long = "sched-opt")]
     sched_opts: Vec<String>,
     /// Write the sender's scheduler decisions here, one JSON line each
-    /// (docs/schemas/sched-trace.schema.json); t_ns counts from the start of the run.
+    /// (docs/CONTRACTS.md §5.7); t_ns counts from the start of the run.
     #[arg(long = "sched-trace")]
     sched_trace: Option<std::path::PathBuf>,
     /// Application-limited sender: write this many bytes every --app-interval-ms instead of
@@ -136,7 +136,7 @@ fn main() -> ExitCode {
     let mut trace = match cli
         .sched_trace
         .as_deref()
-        .map(|p| SchedTraceWriter::create(p, 0))
+        .map(|p| SchedTraceWriter::create(p, 0, "mpsim"))
     {
         None => None,
         Some(Ok(w)) => Some(w),

@@ -139,7 +139,7 @@ impl Proxy {
         };
         let log = StatsLog::open(cfg.stats.as_deref(), src, cfg.t0_ns)?;
         let sched_trace = match cfg.sched_trace.as_deref() {
-            Some(p) => Some(SchedTraceWriter::create(p, cfg.t0_ns)?),
+            Some(p) => Some(SchedTraceWriter::create(p, cfg.t0_ns, src)?),
             None => None,
         };
         let mut p = Proxy {

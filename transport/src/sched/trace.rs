@@ -1,7 +1,6 @@
 //! Per-decision scheduler trace (`--sched-trace FILE` of mpproxy and mpsim): one record per
 //! scheduler decision with its inputs, its outcome and the scheduler's own state, written as
-//! one JSON line each (schema: docs/schemas/sched-trace.schema.json, described in
-//! docs/CONTRACTS.md).
+//! one JSON line each (docs/CONTRACTS.md §5.7).
 //!
 //! The connection keeps records only after `enable_sched_trace`; when off, the cost is one
 //! branch per decision. The runtime drains them (`drain_sched_trace`) and writes them with
@@ -12,7 +11,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use super::{PathView, Selection, SendKind, WaitReason};
-use crate::units::{Instant, PathMask};
+use crate::units::Instant;
 
 /// One subflow's inputs to a decision.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,56 +72,94 @@ impl DecisionRecord {
         }
     }
 
-    /// The JSON line (without newline). `t_ns` is `time` minus `t0_ns`; `names` maps subflow
-    /// ids to path names.
-    pub fn to_json(&self, t0_ns: u64, names: &[String]) -> String {
-        use serde_json::{Map, Value, json};
-        let name = |id: u8| {
-            names
-                .get(id as usize)
-                .cloned()
-                .unwrap_or_else(|| format!("sf{id}"))
+    /// Appends the JSON line (without newline) to `out`. `t_ns` is `time` minus `t0_ns`;
+    /// `names` maps subflow ids to path names; `src` and `conn` identify the writer and
+    /// the connection (docs/CONTRACTS.md §5.7). Written by hand: this runs once per
+    /// decision while tracing.
+    pub fn write_json(&self, out: &mut String, t0_ns: u64, src: &str, conn: u64, names: &[String]) {
+        use std::fmt::Write as _;
+        let name = |id: u8| -> &str { names.get(id as usize).map_or("?", |n| n.as_str()) };
+        let t_ns = self.time.as_nanos() as i64 - t0_ns as i64;
+        let kind = if self.reinjection {
+            "reinjection"
+        } else {
+            "fresh"
         };
-        let mask_names = |m: PathMask| m.iter().map(|i| name(i.0)).collect::<Vec<_>>();
-        let (decision, path, copies, wait_reason) = match self.selection {
+        let _ = write!(
+            out,
+            "{{\"t_ns\":{t_ns},\"src\":\"{}\",\"event\":\"sched_decision\",\"conn\":{conn},\"kind\":\"{kind}\",",
+            json_escape(src)
+        );
+        match self.selection {
             Selection::Send { path, copies, .. } => {
-                ("send", Some(name(path.0)), mask_names(copies), None)
+                let _ = write!(
+                    out,
+                    "\"decision\":\"send\",\"path\":\"{}\",\"copies\":[",
+                    json_escape(name(path.0))
+                );
+                for (i, c) in copies.iter().enumerate() {
+                    let sep = if i > 0 { "," } else { "" };
+                    let _ = write!(out, "{sep}\"{}\"", json_escape(name(c.0)));
+                }
+                out.push_str("],\"wait_reason\":null,");
             }
-            Selection::Wait { reason } => ("wait", None, Vec::new(), Some(wait_reason(reason))),
-            Selection::None => ("none", None, Vec::new(), None),
-        };
-        let mut state = Map::new();
-        for (k, v) in &self.state {
-            state.insert(
-                (*k).to_string(),
-                if v.is_finite() { json!(v) } else { Value::Null },
-            );
+            Selection::Wait { reason } => {
+                let _ = write!(
+                    out,
+                    "\"decision\":\"wait\",\"path\":null,\"copies\":[],\"wait_reason\":\"{}\",",
+                    json_escape(&wait_reason(reason))
+                );
+            }
+            Selection::None => {
+                out.push_str(
+                    "\"decision\":\"none\",\"path\":null,\"copies\":[],\"wait_reason\":null,",
+                );
+            }
         }
-        let paths: Vec<Value> = self
-            .paths
-            .iter()
-            .map(|p| {
-                json!({
-                    "path": name(p.id), "srtt_us": p.srtt_us, "cwnd_bytes": p.cwnd_bytes,
-                    "inflight_bytes": p.inflight_bytes, "queued_bytes": p.queued_bytes,
-                    "rate_bps": p.rate_bps.map(|r| r.round()), "available": p.available,
-                })
-            })
-            .collect();
-        json!({
-            "t_ns": self.time.as_nanos() as i64 - t0_ns as i64,
-            "kind": if self.reinjection { "reinjection" } else { "fresh" },
-            "decision": decision,
-            "path": path,
-            "copies": copies,
-            "wait_reason": wait_reason,
-            "dsn": self.dsn,
-            "bytes": self.placed_bytes,
-            "paths": paths,
-            "state": state,
-        })
-        .to_string()
+        let _ = write!(
+            out,
+            "\"dsn\":{},\"bytes\":{},\"paths\":[",
+            self.dsn, self.placed_bytes
+        );
+        for (i, p) in self.paths.iter().enumerate() {
+            let sep = if i > 0 { "," } else { "" };
+            let _ = write!(
+                out,
+                "{sep}{{\"path\":\"{}\",\"srtt_us\":{},\"cwnd_bytes\":{},\"inflight_bytes\":{},\"queued_bytes\":{},\"rate_bps\":",
+                json_escape(name(p.id)),
+                p.srtt_us,
+                p.cwnd_bytes,
+                p.inflight_bytes,
+                p.queued_bytes
+            );
+            match p.rate_bps {
+                Some(r) if r.is_finite() => {
+                    let _ = write!(out, "{}", r.round() as u64);
+                }
+                _ => out.push_str("null"),
+            }
+            let _ = write!(out, ",\"available\":{}}}", p.available);
+        }
+        out.push_str("],\"state\":{");
+        for (i, (k, v)) in self.state.iter().enumerate() {
+            let sep = if i > 0 { "," } else { "" };
+            if v.is_finite() {
+                let _ = write!(out, "{sep}\"{}\":{v}", json_escape(k));
+            } else {
+                let _ = write!(out, "{sep}\"{}\":null", json_escape(k));
+            }
+        }
+        out.push_str("}}");
     }
+}
+
+/// JSON string escaping for names (path names are configured by people).
+fn json_escape(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().all(|c| c != '"' && c != '\\' && !c.is_control()) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let quoted = serde_json::to_string(s).unwrap_or_default();
+    std::borrow::Cow::Owned(quoted[1..quoted.len() - 1].to_string())
 }
 
 fn wait_reason(r: WaitReason) -> String {
@@ -139,11 +176,14 @@ fn wait_reason(r: WaitReason) -> String {
 pub struct SchedTraceWriter {
     out: BufWriter<File>,
     t0_ns: u64,
+    src: String,
+    line: String,
     pub lines_written: u64,
 }
 
 impl SchedTraceWriter {
-    pub fn create(path: &Path, t0_ns: u64) -> io::Result<SchedTraceWriter> {
+    /// `src`: the writer's name in every line (`mpproxy-server`, `mpsim`, ...).
+    pub fn create(path: &Path, t0_ns: u64, src: &str) -> io::Result<SchedTraceWriter> {
         let f = File::create(path).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -153,11 +193,13 @@ impl SchedTraceWriter {
         Ok(SchedTraceWriter {
             out: BufWriter::with_capacity(1 << 20, f),
             t0_ns,
+            src: src.to_string(),
+            line: String::with_capacity(1024),
             lines_written: 0,
         })
     }
 
-    /// Writes `records` for connection `conn` (a log id, as in the stats file).
+    /// Writes `records` of connection `conn` (a log id, as in the stats file).
     pub fn write(
         &mut self,
         conn: u64,
@@ -165,13 +207,10 @@ impl SchedTraceWriter {
         records: &[DecisionRecord],
     ) -> io::Result<()> {
         for r in records {
-            let line = r.to_json(self.t0_ns, names);
-            // Insert the connection id as the first field.
-            self.out.write_all(b"{\"conn\":")?;
-            self.out.write_all(conn.to_string().as_bytes())?;
-            self.out.write_all(b",")?;
-            self.out.write_all(&line.as_bytes()[1..])?;
-            self.out.write_all(b"\n")?;
+            self.line.clear();
+            r.write_json(&mut self.line, self.t0_ns, &self.src, conn, names);
+            self.line.push('\n');
+            self.out.write_all(self.line.as_bytes())?;
             self.lines_written += 1;
         }
         Ok(())
@@ -186,7 +225,7 @@ impl SchedTraceWriter {
 mod tests {
     use super::*;
     use crate::sched::test_path;
-    use crate::units::SubflowId;
+    use crate::units::{PathMask, SubflowId};
 
     #[test]
     fn a_record_serialises_with_inputs_outcome_and_state() {
@@ -205,13 +244,21 @@ mod tests {
         );
         r.dsn = 1000;
         r.placed_bytes = 2896;
-        let names = ["wifi".to_string(), "lte".to_string()];
-        let v: serde_json::Value = serde_json::from_str(&r.to_json(1_000_000, &names)).unwrap();
+        let names = ["wifi".to_string(), "l\"te".to_string()];
+        let json = |r: &DecisionRecord, t0| {
+            let mut line = String::new();
+            r.write_json(&mut line, t0, "mpsim", 7, &names);
+            serde_json::from_str::<serde_json::Value>(&line).expect("valid JSON")
+        };
+        let v = json(&r, 1_000_000);
+        assert_eq!(v["src"], "mpsim");
+        assert_eq!(v["event"], "sched_decision");
+        assert_eq!(v["conn"], 7);
         assert_eq!(v["t_ns"], 4_000_000);
         assert_eq!(v["kind"], "fresh");
         assert_eq!(v["decision"], "send");
         assert_eq!(v["path"], "wifi");
-        assert_eq!(v["copies"][0], "lte");
+        assert_eq!(v["copies"][0], "l\"te");
         assert_eq!(v["bytes"], 2896);
         assert_eq!(v["paths"][1]["available"], false);
         assert_eq!(v["paths"][0]["srtt_us"], 20_000);
@@ -228,7 +275,7 @@ mod tests {
             &views,
             Vec::new(),
         );
-        let v: serde_json::Value = serde_json::from_str(&w.to_json(0, &names)).unwrap();
+        let v = json(&w, 0);
         assert_eq!(v["kind"], "reinjection");
         assert_eq!(v["wait_reason"], "faster_path_soon");
     }
