@@ -1,5 +1,4 @@
-//! Scheduler behaviour (docs/algorithms: minRTT, round robin, redundant, LPC/LET, sticky),
-//! checked two ways:
+//! Scheduler behaviour (LRF, RR, redundant, LPC/LET, the sticky schedulers), checked two ways:
 //! * an invariant over random snapshots: no scheduler assigns data (or a copy) to a subflow
 //!   whose inflight has reached cwnd, or that is not established or in RTO-Loss; the
 //!   schedulers that queue ahead by design (AR&P's pre-assignment, the upstream default
@@ -169,8 +168,11 @@ fn lpc_moves_traffic_to_the_path_with_more_free_window() {
     // Equal rates; LTE's 4× longer RTT lets its window grow 4× larger. The sender may have
     // only 256 kB unacknowledged, less than both paths could carry: LRF fills Wi-Fi first,
     // LPC gives each burst to the subflow with the most free window, so LTE carries more.
+    // CUBIC is left out: as `tcp_cubic.c`, HyStart ends LTE's slow start early (its delay
+    // rises under load) and the window then grows in real time, not 4x faster with the
+    // longer RTT, so the premise does not hold for it.
     let paths = [sim_path("wifi", 20.0, 10), sim_path("lte", 20.0, 40)];
-    for cc in ["reno", "cubic", "bbr"] {
+    for cc in ["reno", "bbr"] {
         let lrf = shares(cc, "lrf", &paths, 256 << 10);
         let lpc = shares(cc, "lpc", &paths, 256 << 10);
         assert!(

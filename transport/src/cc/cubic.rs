@@ -798,6 +798,21 @@ mod tests {
     }
 
     #[test]
+    fn without_w_max_a_100_mbps_50_ms_path_refills_within_a_second() {
+        // After an RTO or a HyStart exit W_max = 0, so cnt ≤ 20: ×1.05 per RTT. From 200
+        // packets to the BDP (100 Mbit/s · 50 ms = 416.7 packets of 1500 B) takes
+        // ln(416.7/200)/ln(1.05) = 15.1 RTTs = 0.75 s. Without the cap cnt = 100·cwnd
+        // and Reno-friendliness (+0.53 packet per RTT) would need ~400 RTTs (20 s).
+        let rtt = Duration::from_millis(50);
+        let mut s = TestSender::new(in_ca_at(200), MSS, rtt);
+        s.bottleneck = Some(Bandwidth::from_mbps(100.0));
+        s.run_for(Duration::from_millis(1000));
+        let pkts = s.cc.cwnd_bytes() / MSS;
+        assert!(pkts >= 417, "cwnd {pkts} packets after 1 s");
+        assert_eq!(s.cc.rule.w_max_pkts(), 0);
+    }
+
+    #[test]
     fn cubic_fills_a_100_mbps_path_in_the_simulator() {
         let goodput = crate::cc::bbr::tests::sim_goodput_mbps("cubic", 0.0);
         println!("cubic 100 Mbit/s 25 ms: {goodput:.2} Mbit/s");

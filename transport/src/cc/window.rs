@@ -577,9 +577,11 @@ impl Window {
         }
     }
 
-    /// RFC 6937 / Linux `tcp_cwnd_reduction`, in bytes. The slow-start reduction bound's
-    /// extra MSS needs "snd_una advanced", which an ACK-range ACK does not tell apart from a
-    /// SACK: the conservative bound is used (no extra MSS).
+    /// RFC 6937 / Linux `tcp_cwnd_reduction`, in bytes. Below ssthresh Linux adds one MSS
+    /// (the slow-start reduction bound) on an ACK that advanced `snd_una` and declared no new
+    /// loss; an ACK-range ACK does not say whether the cumulative point moved, so the MSS is
+    /// added on every ACK that declared no new loss (RFC 6937's PRR-SSRB, which adds it on
+    /// every ACK).
     fn prr_step(&mut self, ack: &AckEvent) {
         let newly = ack.acked_bytes;
         if newly == 0 || self.prior_cwnd_bytes == 0 {
@@ -596,11 +598,14 @@ impl Window {
             allowed.saturating_sub(self.prr_out_bytes)
         } else {
             let deficit = ssthresh - inflight;
-            let conservative = self
+            let mut bound = self
                 .prr_delivered_bytes
                 .saturating_sub(self.prr_out_bytes)
                 .max(newly);
-            deficit.min(conservative)
+            if ack.newly_lost_bytes == 0 {
+                bound += mss;
+            }
+            deficit.min(bound)
         };
         // Force the fast retransmission when nothing was sent in the episode yet.
         let sndcnt = sndcnt.max(if self.prr_out_bytes > 0 { 0 } else { mss });
@@ -751,12 +756,25 @@ mod tests {
     }
 
     #[test]
-    fn prr_conservative_bound_when_inflight_fell_below_ssthresh() {
-        // 12 of 20 lost, one acked: inflight 7 < ssthresh 10. sndcnt = min(10 − 7,
-        // max(prr_delivered − prr_out, acked)) = min(3, 1) = 1 MSS.
+    fn prr_slow_start_bound_when_inflight_fell_below_ssthresh() {
+        // 12 of 20 lost, one acked: inflight 7 < ssthresh 10. An ACK that declares a new
+        // loss: sndcnt = min(10 − 7, max(prr_delivered − prr_out, acked)) = min(3, 1) = 1.
         let mut w = in_recovery(true, 12);
-        w.on_ack(&ack(MSS, 7 * MSS), &mut Reno);
+        w.on_ack(
+            &AckEvent {
+                newly_lost_bytes: MSS,
+                ..ack(MSS, 7 * MSS)
+            },
+            &mut Reno,
+        );
         assert_eq!(w.cwnd_bytes(), 8 * MSS);
+        w.on_sent(Instant::ZERO, MSS, 8 * MSS, &mut Reno);
+        // No new loss: one MSS more, min(10 − 7, max(2 − 1, 1) + 1) = 2 → cwnd 9.
+        w.on_ack(&ack(MSS, 7 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 9 * MSS);
+        // Capped by ssthresh − inflight: inflight 9 → min(1, …) = 1 → cwnd 10.
+        w.on_ack(&ack(MSS, 9 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
     }
 
     #[test]

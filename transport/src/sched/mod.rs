@@ -110,7 +110,7 @@ impl PathView {
             .saturating_sub(self.inflight_bytes + self.queued_bytes)
     }
 
-    /// Available (docs/algorithms/default-schedulers.md): established, not in RTO-Loss, inflight (plus what is already queued
+    /// Available: established, not in RTO-Loss, inflight (plus what is already queued
     /// on it) below cwnd.
     pub fn is_available(&self) -> bool {
         self.established
@@ -411,7 +411,7 @@ pub fn build(name: &str, cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, Regist
 
 /// The best *available* subflow by `order` (the least in that order), for the schedulers
 /// that only rank subflows (LRF, LPC, LET). A reinjection prefers the best subflow that has
-/// not carried the data yet and falls back to the best at all (the out-of-tree default's net effect, docs/algorithms/default-schedulers.md).
+/// not carried the data yet and falls back to the best at all (the kernel's reinjection: any subflow may take it, one that has not carried it first).
 pub fn best_available(
     paths: &[PathView],
     kind: SendKind,
@@ -431,7 +431,7 @@ pub fn best_available(
     }
 }
 
-/// LRF's order: lower SRTT first, ties to the lower id (a choice: seed 002 leaves ties open).
+/// LRF's order: lower SRTT first, ties to the lower id (a choice: the sources do not say).
 pub fn by_srtt(a: &PathView, b: &PathView) -> Ordering {
     (a.srtt, a.id).cmp(&(b.srtt, b.id))
 }
@@ -460,7 +460,7 @@ impl Selection {
     }
 }
 
-/// Lowest SRTT among `paths` passing `keep`; ties go to the lower id (a choice: seed 002 leaves ties open).
+/// Lowest SRTT among `paths` passing `keep`; ties go to the lower id (a choice: the sources do not say).
 pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
     paths
         .iter()
