@@ -170,7 +170,8 @@ fn blest_and_ecf_cut_the_tail_delivery_delay_of_app_limited_writes() {
         }
     }
     // What holds in this run (one seed; the table in docs/algorithms/blest.md and ecf.md):
-    // BLEST cuts the tail with cubic once the receive window binds; ECF with bbr.
+    // BLEST cuts the tail with cubic once the receive window binds; ECF with bbr; both with
+    // cubic at 256 KiB.
     for w in [512u64 << 10, 256 << 10] {
         assert!(
             p95[&(w, "cubic", "blest")] < p95[&(w, "cubic", "lrf")],
@@ -180,6 +181,9 @@ fn blest_and_ecf_cut_the_tail_delivery_delay_of_app_limited_writes() {
     for w in [16u64 << 20, 512 << 10] {
         assert!(p95[&(w, "bbr", "ecf")] < p95[&(w, "bbr", "lrf")], "{w}");
     }
+    // Both together: cubic with a 256 KiB window.
+    let w = 256 << 10;
+    assert!(p95[&(w, "cubic", "ecf")] < p95[&(w, "cubic", "lrf")]);
 }
 
 #[test]
