@@ -126,6 +126,9 @@ impl Connection {
                     .on_event(&crate::sched::SchedEvent::WindowBlocked { now });
             }
             self.window_blocked_signalled = window_blocked;
+            if window_blocked && reinject_carriers.is_none() {
+                self.opportunistic_retransmit(now);
+            }
             if reinject_carriers.is_none() && !self.fresh_available() {
                 // Nothing to send: samples taken now are app-limited.
                 for s in &mut self.subflows {
@@ -223,6 +226,35 @@ impl Connection {
                 return;
             }
         }
+    }
+
+    /// The peer's window blocks new data: the scheduler may resend the oldest undelivered
+    /// chunk on one subflow that has not carried it (out-of-tree MPTCP's
+    /// `mptcp_rcv_buf_optimization`; counted in `reinjected_bytes_total`).
+    fn opportunistic_retransmit(&mut self, now: crate::units::Instant) {
+        let Some((r, carriers)) = self.chunks.oldest_undelivered() else {
+            return;
+        };
+        self.refresh_views();
+        let Some(path) = self
+            .sched
+            .opportunistic_retransmit(now, carriers, &self.views)
+        else {
+            return;
+        };
+        let usable = self
+            .subflows
+            .get(path.index())
+            .is_some_and(|s| s.is_established());
+        if carriers.contains(path) || !usable {
+            return;
+        }
+        self.subflows[path.index()].push_queue(QueuedChunk {
+            chunk: r,
+            kind: QueuedKind::Reinject,
+        });
+        self.chunks.add_carrier(r.dsn, path);
+        self.counters.reinjected_bytes_total += r.len as u64;
     }
 
     /// Assigns whole chunks to `path` (+ redundant `copies`) while the wire bytes placed are

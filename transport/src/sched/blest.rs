@@ -30,7 +30,7 @@
 
 use std::time::Duration;
 
-use super::default_oot::oot_choice;
+use super::default_oot::{Opportunistic, oot_choice};
 use super::{
     ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, WaitReason,
 };
@@ -102,6 +102,7 @@ pub struct Blest {
     last_fast_bytes: f64,
     last_avail_bytes: f64,
     last_waited: bool,
+    opportunistic: Opportunistic,
 }
 
 impl Blest {
@@ -114,6 +115,7 @@ impl Blest {
             last_fast_bytes: 0.0,
             last_avail_bytes: 0.0,
             last_waited: false,
+            opportunistic: Opportunistic::default(),
         }
     }
 
@@ -223,6 +225,15 @@ impl Scheduler for Blest {
         if let SchedEvent::WindowBlocked { .. } = ev {
             self.retrans_flag = true;
         }
+    }
+
+    fn opportunistic_retransmit(
+        &mut self,
+        now: Instant,
+        head_carriers: PathMask,
+        paths: &[PathView],
+    ) -> Option<crate::units::SubflowId> {
+        self.opportunistic.decide(now, head_carriers, paths)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {

@@ -39,12 +39,14 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
     let _ = cfg;
     Ok(Box::new(DefaultOot {
         window_blocked_episodes: 0,
+        opportunistic: Opportunistic::default(),
     }))
 }
 
 /// The out-of-tree default: stateless apart from a counter for the trace.
 pub struct DefaultOot {
     window_blocked_episodes: u64,
+    opportunistic: Opportunistic,
 }
 
 /// Availability as the out-of-tree kernel tests it: section "Subflow for a segment" above.
@@ -122,11 +124,27 @@ impl Scheduler for DefaultOot {
         }
     }
 
+    fn opportunistic_retransmit(
+        &mut self,
+        now: Instant,
+        head_carriers: PathMask,
+        paths: &[PathView],
+    ) -> Option<SubflowId> {
+        self.opportunistic.decide(now, head_carriers, paths)
+    }
+
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
-        vec![(
-            "window_blocked_episodes",
-            self.window_blocked_episodes as f64,
-        )]
+        vec![
+            (
+                "window_blocked_episodes",
+                self.window_blocked_episodes as f64,
+            ),
+            ("opportunistic_resends", self.opportunistic.resends as f64),
+            (
+                "penalties_decided",
+                self.opportunistic.penalties_decided as f64,
+            ),
+        ]
     }
 }
 
@@ -185,6 +203,42 @@ pub fn opportunistic_retransmit(
     OpportunisticDecision {
         penalise,
         resend_on_current: resend,
+    }
+}
+
+/// State of the opportunistic retransmission shared by the out-of-tree family (default,
+/// BLEST and ECF run the same `mptcp_rcv_buf_optimization`): when each subflow last
+/// penalised, and counters for the trace. The penalties are decided and counted but not
+/// applied (the CC interface has no way to halve another subflow's cwnd).
+#[derive(Clone, Debug, Default)]
+pub struct Opportunistic {
+    last_penalty: [Option<Instant>; crate::units::MAX_SUBFLOWS],
+    pub resends: u64,
+    pub penalties_decided: u64,
+}
+
+impl Opportunistic {
+    /// The subflow to resend the oldest undelivered chunk on, if any: the subflow the
+    /// default would pick for new data, when [`opportunistic_retransmit`] says so.
+    pub fn decide(
+        &mut self,
+        now: Instant,
+        head_carriers: PathMask,
+        paths: &[PathView],
+    ) -> Option<SubflowId> {
+        let current = oot_choice(paths, PathMask::EMPTY)?;
+        let slot = &mut self.last_penalty[current.id.index()];
+        let since = slot.map(|t| now.saturating_duration_since(t));
+        let d = opportunistic_retransmit(current, paths, head_carriers, since);
+        if !d.penalise.is_empty() {
+            *slot = Some(now);
+            self.penalties_decided += 1;
+        }
+        if d.resend_on_current {
+            self.resends += 1;
+            return Some(current.id);
+        }
+        None
     }
 }
 
@@ -248,6 +302,26 @@ mod tests {
         assert_eq!(pick(&[b.clone(), a.clone()], SendKind::Fresh), Some(0));
         a.potentially_failed = true;
         assert_eq!(pick(&[a, b], SendKind::Fresh), Some(1));
+    }
+
+    #[test]
+    fn opportunistic_state_resends_on_the_new_data_choice_and_times_penalties() {
+        let fast = test_path(0, 20, 10, 0);
+        let slow = test_path(1, 100, 20, 20);
+        let paths = [fast, slow];
+        let on_slow = PathMask::single(SubflowId(1));
+        let mut o = Opportunistic::default();
+        let t0 = Instant::from_nanos(1_000_000_000);
+        assert_eq!(o.decide(t0, on_slow, &paths), Some(SubflowId(0)));
+        assert_eq!((o.resends, o.penalties_decided), (1, 1));
+        // 10 ms later, within the fast subflow's 20 ms SRTT: resend again, no new penalty.
+        let t1 = Instant::from_nanos(1_010_000_000);
+        assert_eq!(o.decide(t1, on_slow, &paths), Some(SubflowId(0)));
+        assert_eq!(o.penalties_decided, 1);
+        // Already on the fast one: nothing.
+        let t2 = Instant::from_nanos(1_050_000_000);
+        assert_eq!(o.decide(t2, on_slow.with(SubflowId(0)), &paths), None);
+        assert_eq!(o.penalties_decided, 2, "a penalty again after one SRTT");
     }
 
     #[test]

@@ -30,7 +30,7 @@
 
 use std::time::Duration;
 
-use super::default_oot::oot_choice;
+use super::default_oot::{Opportunistic, oot_choice};
 use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, WaitReason};
 use crate::cc::RegistryError;
 use crate::units::{Instant, PathMask};
@@ -57,6 +57,7 @@ pub struct Ecf {
     delta: DeltaSource,
     waiting: bool,
     last_delta: Duration,
+    opportunistic: Opportunistic,
 }
 
 impl Ecf {
@@ -65,6 +66,7 @@ impl Ecf {
             delta,
             waiting: false,
             last_delta: Duration::ZERO,
+            opportunistic: Opportunistic::default(),
         }
     }
 
@@ -159,6 +161,15 @@ impl Scheduler for Ecf {
             };
         }
         Selection::send_on(best)
+    }
+
+    fn opportunistic_retransmit(
+        &mut self,
+        now: Instant,
+        head_carriers: PathMask,
+        paths: &[PathView],
+    ) -> Option<crate::units::SubflowId> {
+        self.opportunistic.decide(now, head_carriers, paths)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {

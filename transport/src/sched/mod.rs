@@ -224,6 +224,17 @@ pub trait Scheduler: Send {
         paths: &[PathView],
     ) -> Selection;
     fn on_event(&mut self, _ev: &SchedEvent) {}
+    /// New data is blocked by the peer's window: the oldest undelivered chunk (carried by
+    /// `head_carriers`) may be resent on the subflow returned (the out-of-tree kernel's
+    /// opportunistic retransmission, docs/algorithms/default-schedulers.md). Default: never.
+    fn opportunistic_retransmit(
+        &mut self,
+        _now: Instant,
+        _head_carriers: PathMask,
+        _paths: &[PathView],
+    ) -> Option<SubflowId> {
+        None
+    }
     /// The scheduler's own state after its last decision, for the per-decision trace
     /// (`--sched-trace`): name and value pairs, e.g. BLEST's λ. Only called when tracing.
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
