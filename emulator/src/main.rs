@@ -536,9 +536,9 @@ fn run(
                 nfq.drop_packet(slots[i].queue.expect("path link"), id);
             }
         }
-        for b in path_links..links.len() {
-            links[b].advance_to(now_ns);
-            while let Some(out) = links[b].poll_output() {
+        for (b, link) in links.iter_mut().enumerate().skip(path_links) {
+            link.advance_to(now_ns);
+            while let Some(out) = link.poll_output() {
                 let (i, id) = unchain_token(out.token);
                 let f = in_flight.remove(&(i, id)).unwrap_or(InFlight {
                     bytes: 0,

@@ -557,7 +557,7 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
                 packet_bytes,
                 ..
             } => {
-                if !(rate_bps.is_finite() && *rate_bps >= 1000.0 && *rate_bps <= MAX_CBR_RATE_BPS) {
+                if !(rate_bps.is_finite() && (1000.0..=MAX_CBR_RATE_BPS).contains(rate_bps)) {
                     return Err(err(
                         &format!("{at}.rate_bps"),
                         format!("is {rate_bps}, must be in [1000, {MAX_CBR_RATE_BPS}] bit/s"),
@@ -631,7 +631,7 @@ fn validate_link(
     };
     match &link.rate {
         RateSpec::Constant { bps } => {
-            if !(bps.is_finite() && *bps >= 1000.0 && *bps <= MAX_RATE_BPS) {
+            if !(bps.is_finite() && (1000.0..=MAX_RATE_BPS).contains(bps)) {
                 return Err(err(
                     &format!("{at}.rate.bps"),
                     format!("is {bps}, must be in [1000, {MAX_RATE_BPS}] bit/s"),
@@ -732,7 +732,7 @@ fn validate_link(
                             "rate_bps can only change on a constant-rate link".to_string(),
                         ));
                     }
-                    if !(value.is_finite() && value >= 1000.0 && value <= MAX_RATE_BPS) {
+                    if !(value.is_finite() && (1000.0..=MAX_RATE_BPS).contains(&value)) {
                         return Err(err(
                             &field_at,
                             format!("is {value}, rate_bps must be in [1000, {MAX_RATE_BPS}]"),
