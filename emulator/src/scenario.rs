@@ -573,6 +573,9 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
             CrossTraffic::TcpBulk { .. } => {}
         }
     }
+    for (label, dir, link) in s.links() {
+        validate_queue(link, &format!("{}.{}", label.field_prefix(), dir.name()), &err)?;
+    }
     // Every link must also be constructible (trace files readable, ...).
     for (index, (label, dir, link)) in s.links().into_iter().enumerate() {
         crate::link::Link::new(link, 0, index as u64)
@@ -601,6 +604,34 @@ impl LinkLabel {
             LinkLabel::Bottleneck(n) => format!("bottlenecks.{n}"),
         }
     }
+}
+
+/// The queue limit of a link, checked after every link's other fields: a
+/// default queue is derived from the rate and delays, so an absurd rate or
+/// delay must be reported at its own field first.
+fn validate_queue(
+    link: &LinkSpec,
+    at: &str,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    crate::queue::QueueLimit::from_spec(&link.queue)
+        .map_err(|m| err(&format!("{at}.queue.limit"), m))?;
+    let too_big = match link.queue {
+        QueueSpec::Packets { limit } => {
+            (limit > MAX_QUEUE_PACKETS).then(|| format!("{MAX_QUEUE_PACKETS} packets"))
+        }
+        QueueSpec::Bytes { limit } => {
+            (limit > MAX_QUEUE_BYTES).then(|| format!("{MAX_QUEUE_BYTES} bytes"))
+        }
+        QueueSpec::Ms { limit } => (limit > MAX_DELAY_MS).then(|| format!("{MAX_DELAY_MS} ms")),
+    };
+    if let Some(max) = too_big {
+        return Err(err(
+            &format!("{at}.queue.limit"),
+            format!("is larger than the emulator allows ({max})"),
+        ));
+    }
+    Ok(())
 }
 
 fn validate_link(
@@ -666,23 +697,6 @@ fn validate_link(
             probability("loss.loss_in_good", *loss_in_good)?;
             probability("loss.loss_in_bad", *loss_in_bad)?;
         }
-    }
-    crate::queue::QueueLimit::from_spec(&link.queue)
-        .map_err(|m| err(&format!("{at}.queue.limit"), m))?;
-    let too_big = match link.queue {
-        QueueSpec::Packets { limit } => {
-            (limit > MAX_QUEUE_PACKETS).then(|| format!("{MAX_QUEUE_PACKETS} packets"))
-        }
-        QueueSpec::Bytes { limit } => {
-            (limit > MAX_QUEUE_BYTES).then(|| format!("{MAX_QUEUE_BYTES} bytes"))
-        }
-        QueueSpec::Ms { limit } => (limit > MAX_DELAY_MS).then(|| format!("{MAX_DELAY_MS} ms")),
-    };
-    if let Some(max) = too_big {
-        return Err(err(
-            &format!("{at}.queue.limit"),
-            format!("is larger than the emulator allows ({max})"),
-        ));
     }
     let mut previous_t_s = 0.0_f64;
     for (i, event) in link.schedule.iter().enumerate() {
