@@ -92,7 +92,7 @@ def test_emulator_chains_the_member_paths_into_the_bottleneck(tmp_path: Path) ->
 
 def test_non_utf8_input_exits_2_naming_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "latin1.toml"
-    bad.write_bytes(b'# caf\xe9\nduration_s = 60.0\n[paths.wifi]\nrate = { bps = 1e6 }\n')
+    bad.write_bytes(b"# caf\xe9\nduration_s = 60.0\n[paths.wifi]\nrate = { bps = 1e6 }\n")
     run = subprocess.run([sys.executable, "-m", "testbed.scenario", "validate", str(bad)],
                          cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert run.returncode == 2
@@ -132,34 +132,61 @@ def _corpus() -> list[tuple[str, dict, str]]:
     link = base["paths"]["wifi"]["up"]
     mutated("unknown top field", "structure", lambda d: d.update(extra=1))
     mutated("unknown link field", "structure", lambda d: d["paths"]["wifi"]["up"].update(x=1))
-    mutated("rate kind", "structure",
-            lambda d: d["paths"]["lte"]["down"].update(rate={"kind": "fast"}))  # fmt: skip
-    mutated("delay as text", "structure",
-            lambda d: d["paths"]["lte"]["down"].update(delay_ms="5"))  # fmt: skip
+    mutated(
+        "rate kind", "structure", lambda d: d["paths"]["lte"]["down"].update(rate={"kind": "fast"})
+    )
+    mutated("delay as text", "structure", lambda d: d["paths"]["lte"]["down"].update(delay_ms="5"))
     mutated("missing down", "structure", lambda d: d["paths"]["lte"].pop("down"))
-    mutated("bottleneck without paths", "structure", lambda d: d["bottlenecks"]["core"].pop("paths"))
+    mutated(
+        "bottleneck without paths", "structure", lambda d: d["bottlenecks"]["core"].pop("paths")
+    )
     mutated("cross kind", "structure", lambda d: d["cross_traffic"][0].update(kind="quic"))
     mutated("cross missing cc", "structure", lambda d: d["cross_traffic"][0].pop("cc"))
     mutated("cbr field on tcp", "structure", lambda d: d["cross_traffic"][0].update(rate_bps=1))
-    mutated("queue limit negative", "structure",
-            lambda d: d["paths"]["wifi"]["up"].update(queue={"kind": "packets", "limit": -1}))  # fmt: skip
-    mutated("zero paths", "semantic", lambda d: (d.update(paths={}), d.pop("bottlenecks"),
-                                                 d.pop("cross_traffic")))  # fmt: skip
-    mutated("nine paths", "semantic",
-            lambda d: d.update(paths={f"p{i}": {"up": link, "down": link} for i in range(9)}))  # fmt: skip
-    mutated("bottleneck unknown path", "semantic",
-            lambda d: d["bottlenecks"]["core"]["paths"].append("sat"))  # fmt: skip
-    mutated("path in two bottlenecks", "semantic",
-            lambda d: d["bottlenecks"].update(
-                edge={"paths": ["lte"], "down": d["bottlenecks"]["core"]["down"]}))  # fmt: skip
+    mutated(
+        "queue limit negative",
+        "structure",
+        lambda d: d["paths"]["wifi"]["up"].update(queue={"kind": "packets", "limit": -1}),
+    )
+    mutated(
+        "zero paths",
+        "semantic",
+        lambda d: (d.update(paths={}), d.pop("bottlenecks"), d.pop("cross_traffic")),
+    )
+    mutated(
+        "nine paths",
+        "semantic",
+        lambda d: d.update(paths={f"p{i}": {"up": link, "down": link} for i in range(9)}),
+    )
+    mutated(
+        "bottleneck unknown path",
+        "semantic",
+        lambda d: d["bottlenecks"]["core"]["paths"].append("sat"),
+    )
+    mutated(
+        "path in two bottlenecks",
+        "semantic",
+        lambda d: d["bottlenecks"].update(
+            edge={"paths": ["lte"], "down": d["bottlenecks"]["core"]["down"]}
+        ),
+    )
     mutated("cross unknown path", "semantic", lambda d: d["cross_traffic"][0].update(path="x"))
-    mutated("rate 1e30", "semantic",
-            lambda d: d["paths"]["wifi"]["up"].update(rate={"kind": "constant", "bps": 1e30}))  # fmt: skip
+    mutated(
+        "rate 1e30",
+        "semantic",
+        lambda d: d["paths"]["wifi"]["up"].update(rate={"kind": "constant", "bps": 1e30}),
+    )
     mutated("count 0", "semantic", lambda d: d["cross_traffic"][0].update(count=0))
     mutated("stop after end", "semantic", lambda d: d["cross_traffic"][0].update(stop_s=1e9))
-    mutated("valid: 8 paths", "valid",
-            lambda d: d.update(paths={f"p{i}": {"up": link, "down": link} for i in range(8)},
-                               bottlenecks={}, cross_traffic=[]))  # fmt: skip
+    mutated(
+        "valid: 8 paths",
+        "valid",
+        lambda d: d.update(
+            paths={f"p{i}": {"up": link, "down": link} for i in range(8)},
+            bottlenecks={},
+            cross_traffic=[],
+        ),
+    )
     return out
 
 
