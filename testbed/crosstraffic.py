@@ -264,7 +264,8 @@ def _send_udp(args: argparse.Namespace, log: _Log) -> dict:
         except OSError:
             pass  # a full socket buffer: the packet is lost, as on a real sender
         packets += 1
-    return {"packets": packets, "ip_bytes": packets * args.packet_bytes, "first_send_t_ns": first_ns}
+    ip_bytes = packets * args.packet_bytes
+    return {"packets": packets, "ip_bytes": ip_bytes, "first_send_t_ns": first_ns}
 
 
 def _receive(args: argparse.Namespace, log: _Log) -> dict:

@@ -4,9 +4,10 @@
     (client ns, 127.0.0.1:8080)  (every scenario path)         (server ns)    (127.0.0.1:8080)
 
 start() starts nginx on loopback in the server namespace, then `mpproxy server` on every
-path's server address (the trial's address plan) and `mpproxy client` on 127.0.0.1:8080 in the client namespace (one subflow
-per path, bound to the path's client address, so the router sends it over that path), and
-returns Endpoint("127.0.0.1", 8080). Both write transport-{client,server}.jsonl (§5.2).
+path's server address (the trial's address plan) and `mpproxy client` on 127.0.0.1:8080
+in the client namespace (one subflow per path, bound to the path's client address, so the
+router sends it over that path), and returns Endpoint("127.0.0.1", 8080). Both write
+transport-{client,server}.jsonl (§5.2).
 finish() counts the paths that carried stream data and marks the trial invalid if fewer than
 configured did (a multipath result that is really single-path must not be counted).
 """
