@@ -655,9 +655,7 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
         "name": doc.get("name", file.stem),
         "source": shown,
         "duration_s": duration_s,
-        "paths": {
-            p: {d: resolved[("paths", p)][d] for d in DIRECTIONS} for p in path_names
-        },
+        "paths": {p: {d: resolved[("paths", p)][d] for d in DIRECTIONS} for p in path_names},
     }
     if bottleneck_docs:
         result["bottlenecks"] = {
@@ -706,8 +704,10 @@ def validate_with_emulator(resolved: dict, shown: str, repo: Path) -> None:
     if not binary.is_file():
         raise ScenarioError(
             shown,
-            [f"cannot validate: {LINKEMU_BINARY} not found; build it with scripts/setup.sh "
-             "(or `cd emulator && cargo build --release`)"],  # fmt: skip
+            [
+                f"cannot validate: {LINKEMU_BINARY} not found; build it with scripts/setup.sh "
+                "(or `cd emulator && cargo build --release`)"
+            ],  # fmt: skip
         )
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="scenario-") as tmp:
         json.dump(resolved, tmp)

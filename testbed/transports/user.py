@@ -38,6 +38,8 @@ def _plan_paths(ctx) -> tuple[list[str], list[str]]:  # ctx: testbed.trial.Trial
     listen = [f"{p.server_addr}:{MPPROXY_PORT}" for p in plans.values()]
     paths = [f"{p.name}={p.client_addr}:{p.server_addr}:{MPPROXY_PORT}" for p in plans.values()]
     return listen, paths
+
+
 READY_TIMEOUT_S = 10.0
 LIST_TIMEOUT_S = 20.0
 
