@@ -84,8 +84,8 @@ def test_emulator_chains_the_member_paths_into_the_bottleneck(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == [
-        "paths.wifi/up", "paths.wifi/down", "paths.lte/up", "paths.lte/down",
-        "bottlenecks.core/down"]  # fmt: skip
+        "wifi/up", "wifi/down", "lte/up", "lte/down",
+        "bottleneck core/down"]  # fmt: skip
     assert lines[1].endswith("-> bottleneck core") and lines[3].endswith("-> bottleneck core")
     assert "bottleneck" not in lines[0] and "bottleneck" not in lines[2]
 

@@ -303,12 +303,11 @@ fn main() -> ExitCode {
                 Some(j) => format!(" -> bottleneck {}", slots[j].name()),
                 None => String::new(),
             };
-            println!(
-                "{}/{}: {}{via}",
-                slot.label.field_prefix(),
-                slot.dir.name(),
-                link.describe()
-            );
+            let label = match &slot.label {
+                LinkLabel::Path(n) => n.clone(),
+                LinkLabel::Bottleneck(n) => format!("bottleneck {n}"),
+            };
+            println!("{label}/{}: {}{via}", slot.dir.name(), link.describe());
         }
         return ExitCode::SUCCESS;
     }
