@@ -203,3 +203,41 @@ def test_python_schema_and_rust_validation_agree(tmp_path: Path) -> None:
         if (schema_ok, rust_ok) != want[expected]:
             disagreements.append(f"{label}: schema {schema_ok}, linkemu {rust_ok}, want {expected}")
     assert disagreements == []
+
+
+NEW_FIELD_FIXTURES = [
+    "bottleneck-unknown-path",
+    "bottleneck-path-in-two",
+    "cross-traffic-unknown-path",
+    "zero-paths",
+    "nine-paths",
+    "magnitude-rate-1e30",
+    "magnitude-cbr-rate",
+]
+
+
+@pytest.mark.parametrize("name", [*NEW_FIELD_FIXTURES, "non-utf8"])
+def test_run_trials_refuses_before_anything_starts(name: str, tmp_path: Path) -> None:
+    """`./run_trials.sh --scenario BAD` exits 2 naming the field; no run folder, no trial."""
+    if name == "non-utf8":
+        bad = tmp_path / "latin1.toml"
+        bad.write_bytes(b"duration_s = 60.0 # \xff\n")
+        field = "not UTF-8"
+    else:
+        bad = REPO / "tests" / "fixtures" / "bad-scenarios" / f"{name}.toml"
+        field = next(
+            line.split(":", 1)[1].strip()
+            for line in bad.read_text().splitlines()
+            if line.startswith("# expect-field:")
+        )
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "testbed", "--scenario", str(bad), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert field in done.stderr and bad.name in done.stderr
+    assert not out.exists()
