@@ -666,8 +666,37 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
         result["cross_traffic"] = [
             _resolve_cross_traffic(item, duration_s) for item in doc["cross_traffic"]
         ]
-    validate_with_emulator(result, shown, repo)
+    validate_with_emulator(result, shown, repo, _written_at(groups))
     return result
+
+
+def _written_at(
+    groups: dict[tuple[str, str], dict[str, dict[str, _Field]]],
+) -> dict[str, str]:
+    """Resolved field -> where the file wrote it, so that linkemu's errors name the
+    file's field: `paths.lte.up.rate` -> `paths.lte.rate` when [paths.lte] gave the rate
+    for both directions; `...queue.limit` -> `...queue.packets` (or bytes, ms)."""
+    out: dict[str, str] = {}
+    for (table, name), by_direction in groups.items():
+        for direction, link in by_direction.items():
+            for key, written in link.items():
+                if key == "schedule":
+                    continue  # the schedule's own rules are checked on the file's list above
+                resolved = f"{table}.{name}.{direction}.{key}"
+                out[resolved] = field_path(written.origin + [key])
+                if key == "queue" and isinstance(written.value, dict) and written.value:
+                    kind = next(iter(written.value))
+                    out[f"{resolved}.limit"] = field_path(written.origin + [key, kind])
+                if key == "rate" and isinstance(written.value, dict):
+                    out[f"{resolved}.file"] = field_path(written.origin + [key, "trace"])
+    return out
+
+
+def _as_written(field: str, written_at: dict[str, str]) -> str:
+    best = max(
+        (k for k in written_at if field == k or field.startswith(k + ".")), key=len, default=None
+    )
+    return field if best is None else written_at[best] + field[len(best) :]
 
 
 def _resolve_cross_traffic(item: dict, duration_s: float) -> dict:
@@ -695,10 +724,13 @@ def _resolve_cross_traffic(item: dict, duration_s: float) -> dict:
 _LINKEMU_ERROR = re.compile(r"field `(?P<field>[^`]*)`: (?P<message>.*)", re.S)
 
 
-def validate_with_emulator(resolved: dict, shown: str, repo: Path) -> None:
+def validate_with_emulator(
+    resolved: dict, shown: str, repo: Path, written_at: dict[str, str] | None = None
+) -> None:
     """Ask `linkemu --validate` (the owner of the rules) about a resolved scenario.
 
-    Raises ScenarioError naming the scenario file and the resolved field on a refusal.
+    Raises ScenarioError naming the scenario file and the field on a refusal: the field as
+    the file wrote it when `written_at` knows it, else the resolved field.
     """
     binary = repo / LINKEMU_BINARY
     if not binary.is_file():
@@ -726,10 +758,16 @@ def validate_with_emulator(resolved: dict, shown: str, repo: Path) -> None:
     text = done.stderr.strip().replace(tmp.name, shown)
     found = _LINKEMU_ERROR.search(text)
     if found:
-        problem = f"{found['field']}: {found['message'].strip()}"
+        field = _as_written(found["field"], written_at or {})
+        message = found["message"].strip()
+        value_and_rule = re.fullmatch(r"is (\S+), (must .*)", message, re.S)
+        if value_and_rule:  # "is -5, must be ..." -> "FIELD = -5: must be ..."
+            problem = f"{field} = {value_and_rule[1]}: {value_and_rule[2]}"
+        else:
+            problem = f"{field}: {message}"
     else:
         problem = text.removeprefix("linkemu: ").removeprefix(f"scenario {shown}: ")
-    raise ScenarioError(shown, [f"{problem} (resolved form, checked by linkemu --validate)"])
+    raise ScenarioError(shown, [f"{problem} (checked by linkemu --validate)"])
 
 
 def _unique(items: list[str]) -> list[str]:
