@@ -3,8 +3,8 @@
 The fake repository has the real scenarios and a stub emulator that stands in for
 emulator/target/release/linkemu: it removes the NFQUEUE hooks (so packets pass
 unimpaired), writes the `start` line and waits for SIGTERM; `--validate` (which
-testbed/scenario.py asks before anything runs) accepts every scenario. With STUB_EMULATOR_DIE_AFTER_S
-set it exits with status 3 after that many seconds (a crashing emulator).
+testbed/scenario.py asks before anything runs) accepts every scenario. With
+STUB_EMULATOR_DIE_AFTER_S set it exits with status 3 after that many seconds (a crashing emulator).
 """
 
 from __future__ import annotations
