@@ -353,6 +353,16 @@ pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(&schema).expect("a schema is plain JSON")
 }
 
+/// A number for an error message: huge or tiny ones in exponent form (1e30, not
+/// thirty-one digits).
+fn show(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// True if `name` matches PATH_NAME_PATTERN (no regex crate needed for it).
 pub fn is_valid_link_name(name: &str) -> bool {
     let bytes = name.as_bytes();
@@ -381,7 +391,7 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
             "duration_s",
             format!(
                 "is {}, must be a number in (0, {MAX_DURATION_S}] seconds",
-                s.duration_s
+                show(s.duration_s)
             ),
         ));
     }
@@ -560,7 +570,7 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
                 if !(rate_bps.is_finite() && (1000.0..=MAX_CBR_RATE_BPS).contains(rate_bps)) {
                     return Err(err(
                         &format!("{at}.rate_bps"),
-                        format!("is {rate_bps}, must be in [1000, {MAX_CBR_RATE_BPS}] bit/s"),
+                        format!("is {}, must be in [1000, 1e10] bit/s", show(*rate_bps)),
                     ));
                 }
                 if !(64..=1500).contains(packet_bytes) {
@@ -574,7 +584,11 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
         }
     }
     for (label, dir, link) in s.links() {
-        validate_queue(link, &format!("{}.{}", label.field_prefix(), dir.name()), &err)?;
+        validate_queue(
+            link,
+            &format!("{}.{}", label.field_prefix(), dir.name()),
+            &err,
+        )?;
     }
     // Every link must also be constructible (trace files readable, ...).
     for (index, (label, dir, link)) in s.links().into_iter().enumerate() {
@@ -646,7 +660,7 @@ fn validate_link(
         } else {
             Err(err(
                 &format!("{at}.{field}"),
-                format!("is {v}, must be a number in [0, {MAX_DELAY_MS}] ms"),
+                format!("is {}, must be a number in [0, {MAX_DELAY_MS}] ms", show(v)),
             ))
         }
     };
@@ -665,7 +679,7 @@ fn validate_link(
             if !(bps.is_finite() && (1000.0..=MAX_RATE_BPS).contains(bps)) {
                 return Err(err(
                     &format!("{at}.rate.bps"),
-                    format!("is {bps}, must be in [1000, {MAX_RATE_BPS}] bit/s"),
+                    format!("is {}, must be in [1000, 1e12] bit/s", show(*bps)),
                 ));
             }
         }
@@ -749,7 +763,7 @@ fn validate_link(
                     if !(value.is_finite() && (1000.0..=MAX_RATE_BPS).contains(&value)) {
                         return Err(err(
                             &field_at,
-                            format!("is {value}, rate_bps must be in [1000, {MAX_RATE_BPS}]"),
+                            format!("is {}, rate_bps must be in [1000, 1e12]", show(value)),
                         ));
                     }
                 }
@@ -757,7 +771,7 @@ fn validate_link(
                     if !(value.is_finite() && (0.0..=MAX_DELAY_MS).contains(&value)) {
                         return Err(err(
                             &field_at,
-                            format!("is {value}, must be in [0, {MAX_DELAY_MS}] ms"),
+                            format!("is {}, must be in [0, {MAX_DELAY_MS}] ms", show(value)),
                         ));
                     }
                 }
