@@ -293,6 +293,7 @@ def render_html(
             )
             figure = plots.timeseries_figure(intervals, samples, stalls, example)
             parts.append(_image(figure, f"{example} time series"))
+    parts.extend(_timeline_section(run_dir))
     parts.append("<h2>All trials</h2>")
     shown = [c for c in TRIAL_TABLE_COLUMNS if c in summary.columns]
     # Paths beyond wifi/lte (a three-path scenario's), after the fixed columns.
@@ -311,6 +312,31 @@ def render_html(
     parts.append(_environment_section(environments))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _timeline_section(run_dir: Path) -> list[str]:
+    """The scheduler timeline of one traced trial (run_trials.sh --sched-trace), if any."""
+    from metrics import timeline
+
+    chosen = timeline.pick_trial(trial_dirs(run_dir))
+    if chosen is None:
+        return []
+    try:
+        data = timeline.read_timeline(chosen)
+    except (ValueError, KeyError) as exc:
+        return [f"<h2>Scheduler timeline</h2><p>{_e(chosen.name)}: unreadable trace: {_e(exc)}</p>"]
+    if data is None:
+        return []
+    figure = timeline.timeline_figure(data, f"{chosen.name}: connection {data.conn_id}")
+    return [
+        f"<h2>Scheduler timeline: {_e(chosen.name)}</h2>",
+        f"<p>The first trial with a scheduler trace; its busiest connection "
+        f"({data.decisions} decisions). Per path, the data ranges the scheduler placed "
+        "(fresh, reinjection, redundant copy) at the time it placed them; the scheduler's "
+        "deliberate waits by reason; the receiver's out-of-order queue (100 ms samples). "
+        "docs/METRICS.md, Scheduler timeline.</p>",
+        _image(figure, f"{chosen.name} scheduler timeline"),
+    ]
 
 
 def _e(text: Any) -> str:

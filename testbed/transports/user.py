@@ -15,12 +15,13 @@ configured did (a multipath result that is really single-path must not be counte
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
 
 from testbed.spec import TrialSpec
-from testbed.transports import MPPROXY_BINARY, Endpoint
+from testbed.transports import MPPROXY_BINARY, SCHED_TRACE_ENV, Endpoint
 
 MPPROXY_PORT = 4433
 # The two-path plan's values (wifi, lte); a trial uses its own address plan (ctx.topo.plans).
@@ -106,6 +107,8 @@ def mpproxy_argv(ctx, role: str) -> list[str]:  # ctx: testbed.trial.TrialContex
     binary = str(Path(ctx.repo) / MPPROXY_BINARY)
     common = ["--cc", spec.cc, "--sched", spec.sched, "--t0-ns", str(ctx.t0_ns),
               "--seed", str(spec.seed)]  # fmt: skip
+    if os.environ.get(SCHED_TRACE_ENV) == "1":
+        common += ["--sched-trace", str(Path(ctx.dir) / f"sched-trace-{role}.jsonl")]
     server_listen, client_paths = _plan_paths(ctx)
     if role == "server":
         return [binary, "server", "--listen", ",".join(server_listen),
