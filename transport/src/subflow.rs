@@ -87,7 +87,6 @@ pub struct SentPacket {
     pub ack_eliciting: bool,
     pub state: PacketState,
     pub data: Option<ChunkRef>,
-    pub is_retransmission: bool,
     pub stamp: PacketRateStamp,
 }
 
@@ -302,7 +301,6 @@ impl Subflow {
         pn: u64,
         size_bytes: u64,
         data: Option<ChunkRef>,
-        is_retransmission: bool,
     ) {
         let stamp = self.rate.on_sent(now, self.inflight_bytes);
         self.sent.push_back(SentPacket {
@@ -312,7 +310,6 @@ impl Subflow {
             ack_eliciting: true,
             state: PacketState::InFlight,
             data,
-            is_retransmission,
             stamp,
         });
         self.inflight_bytes += size_bytes;
@@ -334,7 +331,6 @@ impl Subflow {
             ack_eliciting: false,
             state: PacketState::Acked,
             data: None,
-            is_retransmission: false,
             stamp: Default::default(),
         });
     }

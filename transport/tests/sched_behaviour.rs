@@ -1,4 +1,4 @@
-//! Scheduler behaviour (ALGORITHMS.md B1, B4-B7), checked two ways:
+//! Scheduler behaviour (LRF, RR, redundant, LPC/LET, the sticky schedulers), checked two ways:
 //! * an invariant over random snapshots: no scheduler assigns data (or a copy) to a subflow
 //!   whose inflight has reached cwnd, or that is not established or in RTO-Loss;
 //! * the simulator (`mptransport::sim`): LPC moves traffic to the path with more free window

@@ -127,7 +127,7 @@ pub struct AckEvent {
     /// Inflight before this ACK.
     pub prior_inflight_bytes: u64,
     /// The sender was limited by cwnd (not by the application) during the last RTT; window
-    /// CCs grow only while this is true (ALGORITHMS.md §0).
+    /// CCs grow only while this is true (`docs/algorithms/window.md`).
     pub is_cwnd_limited: bool,
     /// The subflow is (still) in a recovery episode after this ACK.
     pub in_recovery: bool,
@@ -210,7 +210,7 @@ pub trait SubflowCc: Send {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SubflowCcView {
     pub id: SubflowId,
-    /// Handshake done and the subflow has an RTT sample (member of R in ALGORITHMS.md §0).
+    /// Handshake done and the subflow has an RTT sample (a member of the set of subflows the coupled CCs sum over).
     pub established: bool,
     pub cwnd_bytes: u64,
     pub srtt: Duration,
@@ -274,7 +274,7 @@ pub trait CongestionController: Send {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcConfig {
     pub mss_bytes: u64,
-    /// Initial window in packets (ALGORITHMS.md §0: IW = 10 MSS).
+    /// Initial window in packets (IW = 10 MSS as RFC 6928 and Linux).
     pub initial_window_pkts: u64,
     /// Seed for algorithms that draw random numbers (BBR's PROBE_BW start phase); combine it
     /// with the subflow id so that subflows differ but runs repeat.

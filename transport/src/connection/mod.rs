@@ -63,6 +63,10 @@ use chunks::ChunkTable;
 /// to it); a sender assumes it until the peer's first DATA_ACK.
 pub const MIN_RECV_WINDOW_BYTES: u64 = 64 * 1024;
 
+/// A window update is sent on its own once reading has moved the window's right edge by this
+/// fraction of the receive window (otherwise it rides on the next ACK).
+const WINDOW_UPDATE_FRACTION: u64 = 4;
+
 /// Connection settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -552,7 +556,8 @@ impl Connection {
         self.recv_buf.drain(..n);
         if n > 0 {
             let edge = self.window_edge();
-            if edge >= self.advertised_edge + (self.cfg.recv_window_bytes / 4).max(1) {
+            let step = (self.cfg.recv_window_bytes / WINDOW_UPDATE_FRACTION).max(1);
+            if edge >= self.advertised_edge + step {
                 self.window_update_pending = true;
             }
         }

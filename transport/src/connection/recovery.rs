@@ -33,6 +33,10 @@ use crate::wire;
 /// (Linux `tcp_is_cwnd_limited` looks back over the last window's worth of sends).
 const CWND_LIMITED_MEMORY_SRTTS: u32 = 2;
 
+/// In slow start the sender counts as cwnd-limited once the flight reaches this fraction
+/// of cwnd (1/2, Linux `tcp_is_cwnd_limited`: cwnd < 2 · max_packets_out).
+const SLOW_START_LIMITED_FRACTION: u64 = 2;
+
 /// What one ACK frame (or loss timer) amounted to, for the CC's `AckEvent`.
 struct AckSummary {
     acked_bytes: u64,
@@ -162,7 +166,7 @@ impl Connection {
         let slow_start = matches!(self.cc.phase(id), CcPhase::SlowStart | CcPhase::Startup);
         let is_cwnd_limited = recently_limited
             || a.prior_inflight + s.mss_bytes >= cwnd
-            || (slow_start && a.prior_inflight * 2 >= cwnd);
+            || (slow_start && a.prior_inflight * SLOW_START_LIMITED_FRACTION >= cwnd);
         AckEvent {
             now,
             acked_bytes: a.acked_bytes,

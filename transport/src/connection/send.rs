@@ -185,7 +185,7 @@ impl Connection {
             self.write_ack_frames(i, now, &mut w, true);
         }
         let len = w.len();
-        self.record_sent(i, now, h.pn, len, eliciting, None, false);
+        self.record_sent(i, now, h.pn, len, eliciting, None);
         Transmit {
             path: SubflowId(i as u8),
             len,
@@ -229,7 +229,7 @@ impl Connection {
             self.sched_dirty = true;
         }
         let retrans = q.kind != QueuedKind::Fresh;
-        self.record_sent(i, now, h.pn, total, true, Some(c), retrans);
+        self.record_sent(i, now, h.pn, total, true, Some(c));
         let s = &mut self.subflows[i];
         s.counters.data_bytes_sent_total += len as u64;
         if retrans {
@@ -246,7 +246,6 @@ impl Connection {
     /// Books a sent packet: counters, the sent record, pacer, idle restart, cwnd-limited
     /// mark and the CC's `on_sent`. `data` None and not `ack_eliciting`: an untracked
     /// ACK/CLOSE.
-    #[allow(clippy::too_many_arguments)]
     fn record_sent(
         &mut self,
         i: usize,
@@ -255,7 +254,6 @@ impl Connection {
         len: usize,
         ack_eliciting: bool,
         data: Option<ChunkRef>,
-        is_retransmission: bool,
     ) {
         let id = SubflowId(i as u8);
         let rate = self.cc.pacing_rate(id);
@@ -271,7 +269,7 @@ impl Connection {
             && s.inflight_bytes == 0
             && s.last_sent
                 .is_some_and(|t| now.saturating_duration_since(t) > s.rtt.rto());
-        s.on_packet_sent(now, pn, len as u64, data, is_retransmission);
+        s.on_packet_sent(now, pn, len as u64, data);
         if data.is_some() {
             s.pacer.on_sent(now, len as u64, s.mss_bytes, rate);
         }

@@ -288,7 +288,7 @@ fn loss_detection_by_packet_and_time_threshold() {
             fin: false,
         };
         s.next_pn = pn + 1;
-        s.on_packet_sent(ms(pn * 10), pn, 1000, Some(c), false);
+        s.on_packet_sent(ms(pn * 10), pn, 1000, Some(c));
     }
     s.rtt.update(RTT, Duration::ZERO, 0, 5);
     // ACK of pn 3 and 4 at 60 ms. Packet threshold 3: pn + 3 ≤ 4 → pn 0 and 1 are lost.

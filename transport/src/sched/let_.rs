@@ -1,10 +1,12 @@
-//! LET, largest estimated throughput (ALGORITHMS.md B6, seed 002): send on the *available*
-//! subflow with the largest cwnd/SRTT, the window-based estimate of its delivery rate.
-//! [PROP] Ties go to the lower SRTT, then the lower id. If none is available, send nothing
-//! until an ACK or timer (`Selection::None`). (`let` is a Rust keyword, hence `let_.rs`.)
+//! LET, largest estimated throughput (as in the seed paper "Evaluation of MPTCP with BBR
+//! Performance on Wi-Fi/Cellular Networks for Video Streaming", Kondo et al.): send on the
+//! *available* subflow with the largest cwnd/SRTT, the window-based estimate of its delivery
+//! rate. Ties (a choice: the paper does not say) go to the lower SRTT, then the lower id. If
+//! none is available, send nothing until an ACK or timer (`Selection::None`). (`let` is a
+//! Rust keyword, hence `let_.rs`.)
 //!
 //! A reinjection prefers, by the same rule, a subflow that has not carried the data yet,
-//! and falls back to any available subflow (B2's net effect, as LRF does here).
+//! and falls back to any available subflow (the kernel's reinjection, as LRF does here).
 //!
 //! One packet per decision (the out-of-tree kernel decides per segment).
 

@@ -1,8 +1,10 @@
-//! LRF / minRTT (ALGORITHMS.md B1, seed 002): send on the *available* subflow with the
-//! lowest SRTT; ties go to the lower id. If none is available, send nothing and wait for the
-//! next ACK or timer (`Selection::None`, not a deliberate wait). A reinjection may use any
-//! available subflow, including one that already carried the data (B2's net effect), but
-//! prefers a subflow that has not carried it.
+//! LRF / minRTT (the out-of-tree kernel's default `mptcp_sched.c`; as in the seed paper
+//! "Evaluation of MPTCP with BBR Performance on Wi-Fi/Cellular Networks for Video
+//! Streaming", Kondo et al.): send on the *available* subflow with the lowest SRTT; ties go to
+//! the lower id. If none is available, send nothing and wait for the next ACK or timer
+//! (`Selection::None`, not a deliberate wait). A reinjection may use any available subflow,
+//! including one that already carried the data (the kernel's reinjection), but prefers a
+//! subflow that has not carried it.
 //!
 //! One packet per decision (the out-of-tree kernel decides per segment).
 

@@ -59,7 +59,7 @@ pub struct PathView {
     pub backup: bool,
     /// `pf`: an RTO fired and no ACK has arrived on it since (reinjection model, B*).
     pub potentially_failed: bool,
-    /// RTO-Loss state (cwnd collapsed after a timeout): not available (§0).
+    /// RTO-Loss state (cwnd collapsed after a timeout): not available.
     pub in_rto_loss: bool,
     /// SRTT; the initial RTT guess (333 ms as RFC 9002) before the first sample.
     pub srtt: Duration,
@@ -104,7 +104,7 @@ impl PathView {
             .saturating_sub(self.inflight_bytes + self.queued_bytes)
     }
 
-    /// ALGORITHMS.md §0: established, not in RTO-Loss, inflight (plus what is already queued
+    /// Available: established, not in RTO-Loss, inflight (plus what is already queued
     /// on it) below cwnd.
     pub fn is_available(&self) -> bool {
         self.established
@@ -365,7 +365,7 @@ pub fn build(name: &str, cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, Regist
 
 /// The best *available* subflow by `order` (the least in that order), for the schedulers
 /// that only rank subflows (LRF, LPC, LET). A reinjection prefers the best subflow that has
-/// not carried the data yet and falls back to the best at all (B2's net effect).
+/// not carried the data yet and falls back to the best at all (the kernel's reinjection: any subflow may take it, one that has not carried it first).
 pub fn best_available(
     paths: &[PathView],
     kind: SendKind,
@@ -385,7 +385,7 @@ pub fn best_available(
     }
 }
 
-/// LRF's order: lower SRTT first, ties to the lower id ([PROP] B1).
+/// LRF's order: lower SRTT first, ties to the lower id (a choice: the sources do not say).
 pub fn by_srtt(a: &PathView, b: &PathView) -> Ordering {
     (a.srtt, a.id).cmp(&(b.srtt, b.id))
 }
@@ -414,7 +414,7 @@ impl Selection {
     }
 }
 
-/// Lowest SRTT among `paths` passing `keep`; ties go to the lower id ([PROP] B1).
+/// Lowest SRTT among `paths` passing `keep`; ties go to the lower id (a choice: the sources do not say).
 pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
     paths
         .iter()
