@@ -31,6 +31,20 @@ impl ChunkTable {
         self.chunks.is_empty()
     }
 
+    /// The oldest chunk not yet data-acked and its carriers, unless it was delivered (what
+    /// the out-of-tree kernel's opportunistic retransmission resends).
+    pub fn oldest_undelivered(&self) -> Option<(ChunkRef, PathMask)> {
+        self.chunks
+            .front()
+            .filter(|c| !c.delivered)
+            .map(|c| (c.r, c.carriers))
+    }
+
+    /// DSN at the head of the reinjection queue (for the scheduler trace).
+    pub fn reinject_front_dsn(&self) -> Option<u64> {
+        self.reinject.front().copied()
+    }
+
     pub fn reinject_bytes(&self) -> u64 {
         self.reinject_bytes
     }

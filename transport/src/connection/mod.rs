@@ -260,6 +260,10 @@ pub struct Connection {
     last_pick: Option<SubflowId>,
     sched_dirty: bool,
     any_established: bool,
+    /// Per-decision scheduler trace, kept only when enabled (sched/trace.rs).
+    sched_trace: Option<Vec<crate::sched::trace::DecisionRecord>>,
+    /// New data is blocked by the peer's window and the scheduler was told.
+    window_blocked_signalled: bool,
 
     // --- send side
     send_buf: VecDeque<u8>,
@@ -360,6 +364,8 @@ impl Connection {
             last_pick: None,
             sched_dirty: true,
             any_established: false,
+            sched_trace: None,
+            window_blocked_signalled: false,
             send_buf: VecDeque::new(),
             send_base: 0,
             next_fresh: 0,
@@ -394,6 +400,7 @@ impl Connection {
         let mss = self.cfg.max_datagram_bytes as u64;
         let sf = Subflow::new(id, name, backup, st, mss, self.cfg.rto_form);
         self.cc.add_subflow(id, now, mss);
+        self.cc.set_subflow_name(id, name);
         self.views.push(PathView {
             id,
             name: name.to_string(),
@@ -453,6 +460,21 @@ impl Connection {
     }
     pub fn sched_name(&self) -> &'static str {
         self.sched_name
+    }
+    /// Keep a record of every scheduler decision from now on (sched/trace.rs).
+    pub fn enable_sched_trace(&mut self) {
+        self.sched_trace.get_or_insert_with(Vec::new);
+    }
+    /// The decisions recorded since the last call (empty when tracing is off).
+    pub fn drain_sched_trace(&mut self) -> Vec<crate::sched::trace::DecisionRecord> {
+        self.sched_trace
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+    /// Path names by subflow id, for traces.
+    pub fn path_names(&self) -> Vec<String> {
+        self.views.iter().map(|v| v.name.clone()).collect()
     }
     pub fn is_closed(&self) -> bool {
         self.lifecycle == Lifecycle::Closed

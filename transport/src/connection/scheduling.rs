@@ -119,6 +119,16 @@ impl Connection {
         }
         for _ in 0..MAX_DECISIONS_PER_CALL {
             let reinject_carriers = self.chunks.reinject_head();
+            let data_end = self.send_base + self.send_buf.len() as u64;
+            let window_blocked = self.next_fresh < data_end && self.next_fresh >= self.peer_edge;
+            if window_blocked && !self.window_blocked_signalled {
+                self.sched
+                    .on_event(&crate::sched::SchedEvent::WindowBlocked { now });
+            }
+            self.window_blocked_signalled = window_blocked;
+            if window_blocked && reinject_carriers.is_none() {
+                self.opportunistic_retransmit(now);
+            }
             if reinject_carriers.is_none() && !self.fresh_available() {
                 // Nothing to send: samples taken now are app-limited.
                 for s in &mut self.subflows {
@@ -155,8 +165,23 @@ impl Connection {
                 queued_bytes: queued_total,
             };
             self.counters.sched_decisions_total += 1;
-            let (path, copies, burst_bytes) = match self.sched.select(now, kind, &conn, &self.views)
-            {
+            let selection = self.sched.select(now, kind, &conn, &self.views);
+            let trace_from = (self.next_fresh, self.counters.reinjected_bytes_total);
+            if let Some(t) = self.sched_trace.as_mut() {
+                let mut r = crate::sched::trace::DecisionRecord::new(
+                    now,
+                    kind,
+                    selection,
+                    &self.views,
+                    self.sched.trace_state(),
+                );
+                r.dsn = match kind {
+                    SendKind::Fresh => self.next_fresh,
+                    SendKind::Reinject { .. } => self.chunks.reinject_front_dsn().unwrap_or(0),
+                };
+                t.push(r);
+            }
+            let (path, copies, burst_bytes) = match selection {
                 Selection::None => {
                     self.sched_dirty = false;
                     return;
@@ -192,11 +217,44 @@ impl Connection {
             self.last_pick = Some(path);
             self.subflows[path.index()].counters.sched_picks_total += 1;
             let placed = self.place(path, copies, burst_bytes.max(1), reinject_carriers);
+            if let Some(r) = self.sched_trace.as_mut().and_then(|t| t.last_mut()) {
+                r.placed_bytes = (self.next_fresh - trace_from.0)
+                    + (self.counters.reinjected_bytes_total - trace_from.1);
+            }
             if placed == 0 {
                 self.sched_dirty = false;
                 return;
             }
         }
+    }
+
+    /// The peer's window blocks new data: the scheduler may resend the oldest undelivered
+    /// chunk on one subflow that has not carried it (out-of-tree MPTCP's
+    /// `mptcp_rcv_buf_optimization`; counted in `reinjected_bytes_total`).
+    fn opportunistic_retransmit(&mut self, now: crate::units::Instant) {
+        let Some((r, carriers)) = self.chunks.oldest_undelivered() else {
+            return;
+        };
+        self.refresh_views();
+        let Some(path) = self
+            .sched
+            .opportunistic_retransmit(now, carriers, &self.views)
+        else {
+            return;
+        };
+        let usable = self
+            .subflows
+            .get(path.index())
+            .is_some_and(|s| s.is_established());
+        if carriers.contains(path) || !usable {
+            return;
+        }
+        self.subflows[path.index()].push_queue(QueuedChunk {
+            chunk: r,
+            kind: QueuedKind::Reinject,
+        });
+        self.chunks.add_carrier(r.dsn, path);
+        self.counters.reinjected_bytes_total += r.len as u64;
     }
 
     /// Assigns whole chunks to `path` (+ redundant `copies`) while the wire bytes placed are

@@ -202,6 +202,11 @@ impl<R: SwitchRule + 'static> Scheduler for Sticky<R> {
             self.cur = None;
         }
     }
+
+    /// `current_path`: the id of `cur`, null (NaN) while unset.
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        vec![("current_path", self.cur.map_or(f64::NAN, |c| c.0 as f64))]
+    }
 }
 
 /// Shared test vectors for the three sticky schedulers (worked out by hand from the rules above).

@@ -39,6 +39,11 @@ use crate::cc::{CcPhase, RegistryError, check_unique};
 use crate::units::{Bandwidth, Instant, PathMask, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod arp;
+pub mod blest;
+pub mod default_oot;
+pub mod default_upstream;
+pub mod ecf;
 pub mod gr_sty;
 pub mod let_;
 pub mod lpc;
@@ -47,6 +52,7 @@ pub mod redundant;
 pub mod rr;
 pub mod tp_sty;
 pub mod tr_sty;
+pub mod trace;
 
 /// Read-only snapshot of one subflow at decision time.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,7 +63,7 @@ pub struct PathView {
     /// Handshake done (the subflow can carry data).
     pub established: bool,
     pub backup: bool,
-    /// `pf`: an RTO fired and no ACK has arrived on it since (reinjection model, B*).
+    /// `pf`: an RTO fired and no ACK has arrived on it since (the out-of-tree kernel's `tp->pf`).
     pub potentially_failed: bool,
     /// RTO-Loss state (cwnd collapsed after a timeout): not available.
     pub in_rto_loss: bool,
@@ -201,6 +207,11 @@ pub enum SchedEvent {
         path: SubflowId,
         now: Instant,
     },
+    /// New data waits only because the peer's receive window is full (the out-of-tree
+    /// kernel's opportunistic-retransmission trigger; BLEST's λ rises on it).
+    WindowBlocked {
+        now: Instant,
+    },
 }
 
 pub trait Scheduler: Send {
@@ -213,6 +224,22 @@ pub trait Scheduler: Send {
         paths: &[PathView],
     ) -> Selection;
     fn on_event(&mut self, _ev: &SchedEvent) {}
+    /// New data is blocked by the peer's window: the oldest undelivered chunk (carried by
+    /// `head_carriers`) may be resent on the subflow returned (the out-of-tree kernel's
+    /// opportunistic retransmission, docs/algorithms/default-schedulers.md). Default: never.
+    fn opportunistic_retransmit(
+        &mut self,
+        _now: Instant,
+        _head_carriers: PathMask,
+        _paths: &[PathView],
+    ) -> Option<SubflowId> {
+        None
+    }
+    /// The scheduler's own state after its last decision, for the per-decision trace
+    /// (`--sched-trace`): name and value pairs, e.g. BLEST's λ. Only called when tracing.
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Settings shared by schedulers plus free-form options (`--sched-opt switch_on=loss`).
@@ -324,6 +351,36 @@ pub const REGISTRY: &[SchedEntry] = &[
         aliases: &[],
         summary: "throughput+RTT sticky: leave only for a larger cwnd/SRTT and lower SRTT",
         build: tr_sty::build,
+    },
+    SchedEntry {
+        name: "arp",
+        aliases: &[],
+        summary: "AR&P (Han et al., TWC 2021): redundant/non-redundant split, in-order pre-assignment by predicted arrival",
+        build: arp::build,
+    },
+    SchedEntry {
+        name: "blest",
+        aliases: &[],
+        summary: "BLEST (Ferlin et al., IFIP Networking 2016; mptcp_blest.c): skip the slow subflow when it would block the window",
+        build: blest::build,
+    },
+    SchedEntry {
+        name: "ecf",
+        aliases: &[],
+        summary: "ECF (Lim et al., CoNEXT 2017; mptcp_ecf.c): wait for the fast subflow when it completes sooner",
+        build: ecf::build,
+    },
+    SchedEntry {
+        name: "default-oot",
+        aliases: &[],
+        summary: "out-of-tree kernel default (mptcp_sched.c): lowest-SRTT available, pf, backups",
+        build: default_oot::build,
+    },
+    SchedEntry {
+        name: "default-upstream",
+        aliases: &[],
+        summary: "upstream Linux default (net/mptcp/protocol.c): shortest linger wmem/pacing rate, no cwnd test",
+        build: default_upstream::build,
     },
 ];
 
