@@ -32,6 +32,7 @@ JSONL_SOURCES = {
     "nginx": "nginx-access.jsonl",
     "control": "control.jsonl",
     "testbed": "testbed.jsonl",
+    "cpu": "cpu.jsonl",  # testbed/cpu_accounting.py
 }
 # transport-<side>.jsonl: the side (client, server) becomes a column.
 TRANSPORT_GLOB = "transport-*.jsonl"
@@ -70,6 +71,7 @@ class Trial:
     control: pd.DataFrame
     testbed: pd.DataFrame
     errors: list[str] = field(default_factory=list)  # format errors found (strict=False)
+    cpu: pd.DataFrame = field(default_factory=pd.DataFrame)  # cpu.jsonl (older trials: empty)
 
     @property
     def spec(self) -> dict[str, Any]:
