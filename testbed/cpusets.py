@@ -13,8 +13,9 @@ Mechanisms, first that works:
 1. cgroup v1 (`/sys/fs/cgroup/cpuset` and `/sys/fs/cgroup/cpuacct`, as Debian 12 with
    `systemd.unified_cgroup_hierarchy=0` or a container with v1 mounts): one `cpuset` group per
    set, with `cpuset.cpus`; `cpuacct` groups of the same names count CPU time. The `cpu`
-   controller is left alone: with RT group scheduling a child group has no real-time budget
-   and linkemu's `chrt -f` would fail in it.
+   controller holds only the player's group (its weight, `PLAYER_WEIGHT_FACTOR`): with RT
+   group scheduling a child group has no real-time budget, and linkemu's `chrt -f` would
+   fail in a testbed group there.
 2. cgroup v2 (`/sys/fs/cgroup` is `cgroup2` and offers `cpuset`): `+cpuset` in the parents'
    `cgroup.subtree_control`; `cpu.stat` (`usage_usec`) counts CPU time in every v2 group.
 3. CPU affinity (`sched_setaffinity`, what `taskset` does): where no writable cpuset
@@ -45,6 +46,11 @@ SLOT_ENV = "TESTBED_CPU_SLOT"  # 0-based slot of this trial among those running 
 JOBS_ENV = "TESTBED_JOBS"  # how many trials run side by side (matrix --jobs)
 DISABLE_ENV = "TESTBED_NO_CPU_ISOLATION"  # "1": run unpinned on purpose (recorded as such)
 TRIAL_GROUP = re.compile(r"trial-(\d+)")
+# The player's CPU weight relative to a default task or group (v1 cpu.shares 1024, v2
+# cpu.weight 100). Other programs on the machine are not moved, so on the player's CPU they
+# compete with it; 16 x the default weight lets the player take what decoding needs while
+# up to 16 busy foreign tasks share that CPU, and costs them nothing while it idles.
+PLAYER_WEIGHT_FACTOR = 16
 
 
 class CpuPlanError(ValueError):
@@ -129,6 +135,7 @@ class Mechanism:
     kind: str
     cpuset_root: Path | None = None  # the cpuset hierarchy (v1) or the v2 root
     cpuacct_root: Path | None = None  # v1 cpuacct hierarchy (None: no group accounting)
+    cpu_root: Path | None = None  # v1 cpu hierarchy, for the player's weight (None: none)
     why_not_cgroups: str = ""  # when kind is affinity/none: why no cgroup was usable
 
 
@@ -143,7 +150,9 @@ def detect(root: Path = CGROUP_ROOT) -> Mechanism:
         if _writable(v1_cpuset):
             v1_acct = root / "cpuacct"
             acct = v1_acct if (v1_acct / "cpuacct.usage").is_file() and _writable(v1_acct) else None
-            return Mechanism("cgroup-v1", v1_cpuset, acct)
+            v1_cpu = root / "cpu"
+            cpu = v1_cpu if (v1_cpu / "cpu.shares").is_file() and _writable(v1_cpu) else None
+            return Mechanism("cgroup-v1", v1_cpuset, acct, cpu)
         why = f"{v1_cpuset} is not writable (run as root)"
     elif (root / "cgroup.controllers").is_file():
         controllers = (root / "cgroup.controllers").read_text().split()
@@ -184,6 +193,8 @@ class TrialCpuSets:
     reason: str  # why unpinned, or how pinned
     cpus: TrialCpus | None = None
     groups: dict[str, dict[str, Path]] = field(default_factory=dict)  # set -> controller -> dir
+    player_weight: str | None = None  # e.g. "cpu.shares 16384 (16 x default)"
+    online: list[int] = field(default_factory=online_cpus)  # at creation, before pinning
     _created: list[Path] = field(default_factory=list)
 
     @classmethod
@@ -264,6 +275,16 @@ class TrialCpuSets:
             for name in SETS:
                 self._mkdir(acct_trial / name)
                 self.groups[name]["cpuacct"] = acct_trial / name
+        if mech.cpu_root:
+            sweep_stale(mech.cpu_root)
+            shares = str(1024 * PLAYER_WEIGHT_FACTOR)
+            cpu_trial = self._trial_dir(mech.cpu_root)
+            # Every level needs the weight: a group competes with its siblings as one entity.
+            for level in (mech.cpu_root / GROUP_PREFIX, cpu_trial, cpu_trial / "player"):
+                self._mkdir(level)
+                _write(level / "cpu.shares", shares)
+            self.groups["player"]["cpu"] = cpu_trial / "player"
+            self.player_weight = f"cpu.shares {shares} ({PLAYER_WEIGHT_FACTOR} x default)"
 
     def _make_v2(self, mech: Mechanism) -> None:
         assert mech.cpuset_root is not None and self.cpus is not None
@@ -279,6 +300,17 @@ class TrialCpuSets:
             self._mkdir(group)
             _write(group / "cpuset.cpus", format_cpus(getattr(self.cpus, name)))
             self.groups[name] = {"cpuset": group}
+        try:  # the weight needs the cpu controller, which a v2 tree may not delegate
+            weight = str(100 * PLAYER_WEIGHT_FACTOR)
+            for level in (mech.cpuset_root, top, trial):
+                control = level / "cgroup.subtree_control"
+                if "cpu" not in control.read_text().split():
+                    _write(control, "+cpu")
+            for level in (top, trial, trial / "player"):
+                _write(level / "cpu.weight", weight)
+            self.player_weight = f"cpu.weight {weight} ({PLAYER_WEIGHT_FACTOR} x default)"
+        except OSError:
+            self.player_weight = None
 
     # -- placing processes
 
@@ -361,7 +393,8 @@ class TrialCpuSets:
                 name: {ctl: str(path) for ctl, path in ctls.items()}
                 for name, ctls in self.groups.items()
             },
-            "online_cpus": format_cpus(online_cpus()),
+            "player_weight": self.player_weight,
+            "online_cpus": format_cpus(self.online),
         }
 
     def close(self) -> None:

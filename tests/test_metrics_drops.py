@@ -33,7 +33,8 @@ def session() -> tuple[list[dict], list[dict]]:
     player.sort(key=lambda line: line["t_ns"])
     cpus = [cpu(step * 0.25, 0.55) for step in range(1, 57)]
     cpus[7] = cpu(2.0, 0.99)  # the interval (1.75, 2.0]: saturated
-    cpus[51] = cpu(13.0, 0.6, wait_ms=40.0)  # 40 ms in 0.25 s = 160 ms/s of run-queue wait
+    cpus[51] = cpu(13.0, 0.98, wait_ms=40.0)  # saturated; 40 ms in 0.25 s = 160 ms/s waited
+    cpus[19] = cpu(5.0, 0.9, wait_ms=100.0)  # 400 ms/s of run-queue wait, but idle time left
     return player, cpus
 
 
@@ -42,11 +43,11 @@ def test_every_episode_gets_its_cause() -> None:
     episodes = drops.attribute_drops(player, cpus)
     assert [(e.t_s, e.frames, e.cause) for e in episodes] == [
         (2.0, 3, "cpu"),  # CPU set 99 % busy in that interval
-        (5.0, 1, "other"),  # healthy buffer, no saturation, no switch, no QoS
+        (5.0, 1, "other"),  # healthy buffer, 90 % busy is no saturation; no switch, no QoS
         (7.0, 2, "stall"),  # 0.3 s buffered
         (9.5, 1, "switch"),  # rendition changed at 9.1 s
         (11.25, 2, "qos"),  # GStreamer QoS drop at 11.1 s
-        (13.0, 2, "cpu"),  # run-queue wait 160 ms/s
+        (13.0, 2, "cpu"),  # saturated again
     ]
     assert "99% busy" in episodes[0].evidence and "load 7.5" in episodes[0].evidence
     assert "160 ms/s" in episodes[5].evidence
