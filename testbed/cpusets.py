@@ -51,6 +51,9 @@ TRIAL_GROUP = re.compile(r"trial-(\d+)")
 # compete with it; 16 x the default weight lets the player take what decoding needs while
 # up to 16 busy foreign tasks share that CPU, and costs them nothing while it idles.
 PLAYER_WEIGHT_FACTOR = 16
+# Real-time budget (µs per 1 s period) of all trials' testbed groups together, under RT group
+# scheduling: linkemu (chrt -f) needs a small fraction; the root group's default is 950000.
+RT_BUDGET_US = 500_000
 
 
 class CpuPlanError(ValueError):
@@ -194,6 +197,7 @@ class TrialCpuSets:
     cpus: TrialCpus | None = None
     groups: dict[str, dict[str, Path]] = field(default_factory=dict)  # set -> controller -> dir
     player_weight: str | None = None  # e.g. "cpu.shares 16384 (16 x default)"
+    testbed_weight: str | None = None
     online: list[int] = field(default_factory=online_cpus)  # at creation, before pinning
     _created: list[Path] = field(default_factory=list)
 
@@ -285,6 +289,30 @@ class TrialCpuSets:
                 _write(level / "cpu.shares", shares)
             self.groups["player"]["cpu"] = cpu_trial / "player"
             self.player_weight = f"cpu.shares {shares} ({PLAYER_WEIGHT_FACTOR} x default)"
+            self._weight_v1_testbed(mech.cpu_root, cpu_trial, shares)
+
+    def _weight_v1_testbed(self, cpu_root: Path, cpu_trial: Path, shares: str) -> None:
+        """The testbed's group in the cpu hierarchy too, with the same weight, so that mpproxy
+        and the orchestrator are not slowed by foreign load either. With RT group scheduling
+        (`cpu.rt_runtime_us` present) the group needs a real-time budget for linkemu's
+        `chrt -f`: the trials share `RT_BUDGET_US` of every second. Where that cannot be set,
+        the testbed stays in the root group (and its autogroup), as said in trial.json."""
+        group = cpu_trial / "testbed"
+        try:
+            self._mkdir(group)
+            _write(group / "cpu.shares", shares)
+            if (group / "cpu.rt_runtime_us").is_file():
+                jobs = max(1, int(os.environ.get(JOBS_ENV, "1")))
+                top = cpu_root / GROUP_PREFIX
+                if int((top / "cpu.rt_runtime_us").read_text()) < RT_BUDGET_US:
+                    _write(top / "cpu.rt_runtime_us", str(RT_BUDGET_US))
+                per_trial = str(RT_BUDGET_US // jobs)
+                _write(cpu_trial / "cpu.rt_runtime_us", per_trial)
+                _write(group / "cpu.rt_runtime_us", per_trial)
+            self.groups["testbed"]["cpu"] = group
+            self.testbed_weight = f"cpu.shares {shares} ({PLAYER_WEIGHT_FACTOR} x default)"
+        except OSError as exc:
+            self.testbed_weight = f"none ({exc})"
 
     def _make_v2(self, mech: Mechanism) -> None:
         assert mech.cpuset_root is not None and self.cpus is not None
@@ -394,6 +422,7 @@ class TrialCpuSets:
                 for name, ctls in self.groups.items()
             },
             "player_weight": self.player_weight,
+            "testbed_weight": self.testbed_weight,
             "online_cpus": format_cpus(self.online),
         }
 
