@@ -60,6 +60,10 @@ def test_counts_split_into_decoder_and_network() -> None:
     assert counts["dropped_frames_cpu"] == 5 and counts["dropped_frames_qos"] == 2
     assert counts["dropped_frames_other"] == 1 and counts["dropped_frames_switch"] == 1
     assert counts["dropped_frames_stall"] == 2
+    # every dropped frame is attributed: the two sides add up to the final counter
+    player, _ = session()
+    final = max(line["dropped_frames"] for line in player if line["event"] == "sample")
+    assert counts["dropped_frames_decoder"] + counts["dropped_frames_network"] == final == 11
 
 
 def test_without_cpu_log_no_drop_is_decoder_side() -> None:
