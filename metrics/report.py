@@ -448,6 +448,8 @@ def _ranking_section(agg: pd.DataFrame) -> str:
     if flags.empty:
         return ""
     weak = flags[flags["ranking"] == "not supported"]
+    if (flags["ranking"] == "single configuration").all():
+        return "<p>Ranking: one configuration in this scenario, nothing to rank.</p>"
     if weak.empty:
         return (
             "<p>Ranking: for QoE, stalls and network-attributable drops, every configuration's "
