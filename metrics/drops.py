@@ -218,3 +218,39 @@ def decoder_side_reason(episodes: list[DropEpisode]) -> str | None:
         f"{DECODER_DROP_TOLERANCE_FRAMES}); largest {worst.frames} at t={worst.t_s:.2f}s with "
         f"{worst.buffer_s} s buffered, evidence: {worst.evidence}"
     )
+
+
+def where_cpu_went(cpu_lines: list[dict], t_s: float) -> dict[str, Any]:
+    """Where the CPU went around t_s: each component's CPU rate (CPU s per s) between the two
+    once-a-second component samples around it, and each CPU's busy fraction in the 250 ms
+    interval holding t_s (`python -m metrics drops TRIAL` prints it for every episode)."""
+    with_components = [
+        ln
+        for ln in cpu_lines
+        if isinstance(ln.get("components_cpu_s"), dict) and _num(ln.get("t_ns")) is not None
+    ]
+    out: dict[str, Any] = {"t_s": t_s, "components_cpu_per_s": {}, "cpu_busy": None}
+    before = [ln for ln in with_components if ln["t_ns"] / NS_PER_S <= t_s]
+    after = [ln for ln in with_components if ln["t_ns"] / NS_PER_S > t_s]
+    if before and after:
+        first, last = before[-1], after[0]
+        span = (last["t_ns"] - first["t_ns"]) / NS_PER_S
+        out["window_s"] = [round(first["t_ns"] / NS_PER_S, 2), round(last["t_ns"] / NS_PER_S, 2)]
+        out["components_cpu_per_s"] = {
+            name: round((value - first["components_cpu_s"].get(name, 0.0)) / span, 3)
+            for name, value in sorted(last["components_cpu_s"].items())
+            if span > 0
+        }
+        if isinstance(first.get("groups_cpu_s"), dict) and isinstance(
+            last.get("groups_cpu_s"), dict
+        ):
+            out["groups_cpu_per_s"] = {
+                name: round((value - first["groups_cpu_s"].get(name, 0.0)) / span, 3)
+                for name, value in last["groups_cpu_s"].items()
+                if span > 0
+            }
+    for begin, end, line in _cpu_intervals(cpu_lines):
+        if begin < t_s <= end:
+            out["cpu_busy"] = line.get("cpu_busy")
+            out["loadavg"] = line.get("loadavg")
+    return out
