@@ -40,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
         "drops", help="every dropped-frame episode of a trial: cause, evidence, where the CPU went"
     )
     drops.add_argument("trial_dir", type=Path)
+    tolerance = commands.add_parser(
+        "control-drops",
+        help="decoder-side drops over a run's control sessions (the tolerance's source)",
+    )
+    tolerance.add_argument("run_dir", type=Path)
     args = parser.parse_args(argv)
 
     if args.command == "report":
@@ -102,6 +107,21 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         row = summary_table([trial]).iloc[0].to_dict()
         print(json.dumps(row, indent=2, default=str))
+        return 0
+    if args.command == "control-drops":
+        from metrics.drops import control_distribution
+        from metrics.report import SUMMARY_CSV
+
+        summary_csv = args.run_dir / SUMMARY_CSV
+        if not summary_csv.is_file():
+            print(
+                f"metrics control-drops: {summary_csv}: none (run `report` first)", file=sys.stderr
+            )
+            return EXIT_BAD_INPUT
+        import pandas as pd
+
+        rows = pd.read_csv(summary_csv).to_dict("records")
+        print(json.dumps(control_distribution(rows), indent=1))
         return 0
     if args.command == "drops":
         from metrics.drops import attribute_drops, where_cpu_went

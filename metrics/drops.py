@@ -254,3 +254,36 @@ def where_cpu_went(cpu_lines: list[dict], t_s: float) -> dict[str, Any]:
             out["cpu_busy"] = line.get("cpu_busy")
             out["loadavg"] = line.get("loadavg")
     return out
+
+
+def control_distribution(summary_rows: list[dict]) -> dict[str, Any]:
+    """The distribution the tolerance comes from: decoder-side dropped frames per finished
+    `control` session (summary.csv rows), with stalls and the load average beside them.
+    `p95` is the nearest-rank 95th percentile (the 19th of 20 sorted values)."""
+    rows = [
+        r
+        for r in summary_rows
+        if r.get("scenario") == "control" and r.get("status") == "ok" and r.get("player") != "none"
+    ]
+    decoder = sorted(int(_num(r.get("dropped_frames_decoder")) or 0) for r in rows)
+    out: dict[str, Any] = {"sessions": len(rows)}
+    if not rows:
+        return out
+    rank = max(1, math.ceil(0.95 * len(decoder)))
+    loads = [_num(r.get("loadavg_1m_max")) for r in rows]
+    known = [x for x in loads if x is not None]
+    out |= {
+        "decoder_side_drops_sorted": decoder,
+        "decoder_side_drops_min": decoder[0],
+        "decoder_side_drops_median": decoder[len(decoder) // 2],
+        "decoder_side_drops_p95": decoder[rank - 1],
+        "decoder_side_drops_max": decoder[-1],
+        "network_attributable_drops": sum(
+            int(_num(r.get("dropped_frames_network")) or 0) for r in rows
+        ),
+        "sessions_with_stalls": sum(1 for r in rows if (_num(r.get("stalls")) or 0) > 0),
+        "stalls": sum(int(_num(r.get("stalls")) or 0) for r in rows),
+        "loadavg_1m_max_range": [min(known), max(known)] if known else None,
+        "total_frames": sum(int(_num(r.get("total_frames")) or 0) for r in rows),
+    }
+    return out

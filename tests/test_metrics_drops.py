@@ -88,3 +88,27 @@ def test_window_reaches_back_to_the_previous_sample_and_margin() -> None:
     player = [sample(2.75, 0), sample(3.0, 4)]
     assert drops.attribute_drops(player, [cpu(2.5, 0.99)])[0].cause == "cpu"
     assert drops.attribute_drops(player, [cpu(2.0, 0.99)])[0].cause == "other"
+
+
+def test_control_distribution_by_hand() -> None:
+    rows = [
+        {
+            "scenario": "control",
+            "status": "ok",
+            "player": "dashjs",
+            "stalls": 0,
+            "dropped_frames_decoder": d,
+            "dropped_frames_network": 0,
+            "loadavg_1m_max": 1.0 + d,
+            "total_frames": 1800,
+        }  # fmt: skip
+        for d in [0] * 17 + [2, 5, 9]
+    ]
+    rows.append(
+        {"scenario": "B1", "status": "ok", "player": "dashjs", "dropped_frames_decoder": 99}
+    )
+    out = drops.control_distribution(rows)
+    assert out["sessions"] == 20
+    assert out["decoder_side_drops_p95"] == 5  # 19th of 20 sorted values
+    assert out["decoder_side_drops_max"] == 9 and out["decoder_side_drops_median"] == 0
+    assert out["loadavg_1m_max_range"] == [1.0, 10.0] and out["total_frames"] == 36000
