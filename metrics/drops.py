@@ -26,11 +26,11 @@ Every other episode is **network-attributable**, with the circumstance recorded:
   re-initialises on a resolution change, which the ABR made because of the network);
 * `other`: none of the above and no machine evidence.
 
-`DECODER_DROP_TOLERANCE_FRAMES` is the flagging threshold: a trial whose decoder-side drops
-exceed it is invalid (its stalls and drops measure the machine). It comes from the
-distribution over control sessions (docs/PLAYER.md, "Decoder-side drops in control
-sessions"): the largest decoder-side count seen in a clean session on a machine without
-foreign load.
+`DECODER_DROP_TOLERANCE` is the flagging threshold, a fraction of the session's frames: a
+trial whose decoder-side drops exceed it is invalid (its stalls and drops measure the
+machine). It comes from the distribution over control sessions (docs/PLAYER.md,
+"Decoder-side drops in control sessions"; `python -m metrics control-drops RUN`): the
+95th percentile of the per-session fraction.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ EVIDENCE_MARGIN_S = 0.5
 CPU_BUSY_SATURATED = 0.97
 LOW_BUFFER_S = 1.0  # as the players' decode-overload rule (player/web/lib/overload.mjs)
 SWITCH_WINDOW_S = 1.0
-DECODER_DROP_TOLERANCE_FRAMES = 0
+DECODER_DROP_TOLERANCE = 0.0  # fraction of total frames; see docs/PLAYER.md
 
 DECODER_CAUSES = ("cpu", "qos")
 NETWORK_CAUSES = ("stall", "switch", "other")
@@ -206,17 +206,21 @@ def drop_counts(episodes: list[DropEpisode]) -> dict[str, int]:
     return counts
 
 
-def decoder_side_reason(episodes: list[DropEpisode]) -> str | None:
-    """invalid_reason text when decoder-side drops exceed the tolerance, else None."""
+def decoder_side_reason(
+    episodes: list[DropEpisode], total_frames: float, tolerance: float = DECODER_DROP_TOLERANCE
+) -> str | None:
+    """invalid_reason text when decoder-side drops exceed tolerance x total_frames, else None."""
     decoder = [e for e in episodes if e.decoder_side]
     frames = sum(e.frames for e in decoder)
-    if frames <= DECODER_DROP_TOLERANCE_FRAMES:
+    allowed = tolerance * (total_frames or 0)
+    if frames <= allowed:
         return None
     worst = max(decoder, key=lambda e: e.frames)
     return (
         f"decoder-side drops: {frames} frames in {len(decoder)} episode(s) (tolerance "
-        f"{DECODER_DROP_TOLERANCE_FRAMES}); largest {worst.frames} at t={worst.t_s:.2f}s with "
-        f"{worst.buffer_s} s buffered, evidence: {worst.evidence}"
+        f"{tolerance:.2%} of {int(total_frames or 0)} frames = {allowed:.0f}); largest "
+        f"{worst.frames} at t={worst.t_s:.2f}s with {worst.buffer_s} s buffered, evidence: "
+        f"{worst.evidence}"
     )
 
 
@@ -266,10 +270,16 @@ def control_distribution(summary_rows: list[dict]) -> dict[str, Any]:
         if r.get("scenario") == "control" and r.get("status") == "ok" and r.get("player") != "none"
     ]
     decoder = sorted(int(_num(r.get("dropped_frames_decoder")) or 0) for r in rows)
+    fractions = sorted(
+        (_num(r.get("dropped_frames_decoder")) or 0) / (_num(r.get("total_frames")) or 1)
+        for r in rows
+    )
     out: dict[str, Any] = {"sessions": len(rows)}
     if not rows:
         return out
     rank = max(1, math.ceil(0.95 * len(decoder)))
+    out["decoder_side_fraction_p95"] = round(fractions[rank - 1], 5)
+    out["decoder_side_fraction_max"] = round(fractions[-1], 5)
     loads = [_num(r.get("loadavg_1m_max")) for r in rows]
     known = [x for x in loads if x is not None]
     out |= {

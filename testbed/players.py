@@ -151,7 +151,7 @@ def check_session(
             f"{errors[-1] if errors else 'no error line'}; see {log} and {stderr_path}"
         )
     cpu_lines = cpu_lines or []
-    why = decoder_side_reason(attribute_drops(lines, cpu_lines))
+    why = decoder_side_reason(attribute_drops(lines, cpu_lines), summary.get("total_frames") or 0)
     if why:
         ctx.mark_invalid(why + " (the machine could not decode in real time; not the network)")
     intervals = [

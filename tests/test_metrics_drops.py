@@ -74,12 +74,16 @@ def test_without_cpu_log_no_drop_is_decoder_side() -> None:
 
 def test_reason_names_the_cpu_evidence_above_tolerance() -> None:
     episodes = drops.attribute_drops(*session())
-    reason = drops.decoder_side_reason(episodes)
+    reason = drops.decoder_side_reason(episodes, 420, tolerance=0.0)
     assert reason is not None
     assert "decoder-side drops: 7 frames in 3 episode(s)" in reason
     assert "player CPUs 99% busy" in reason
     network_only = [e for e in episodes if not e.decoder_side]
-    assert drops.decoder_side_reason(network_only) is None
+    assert drops.decoder_side_reason(network_only, 420, tolerance=0.0) is None
+    # 7 of 420 frames = 1.67 %: within a 2 % tolerance, over a 1 % one
+    assert drops.decoder_side_reason(episodes, 420, tolerance=0.02) is None
+    reason = drops.decoder_side_reason(episodes, 420, tolerance=0.01)
+    assert reason is not None and "(tolerance 1.00% of 420 frames = 4)" in reason
 
 
 def test_window_reaches_back_to_the_previous_sample_and_margin() -> None:
@@ -112,3 +116,4 @@ def test_control_distribution_by_hand() -> None:
     assert out["decoder_side_drops_p95"] == 5  # 19th of 20 sorted values
     assert out["decoder_side_drops_max"] == 9 and out["decoder_side_drops_median"] == 0
     assert out["loadavg_1m_max_range"] == [1.0, 10.0] and out["total_frames"] == 36000
+    assert out["decoder_side_fraction_p95"] == round(5 / 1800, 5)
