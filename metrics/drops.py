@@ -52,6 +52,11 @@ SWITCH_WINDOW_S = 1.0
 # foreign load (load average 9.9-23.2), 2026-11-22; docs/PLAYER.md, "Decoder-side drops in
 # control sessions". Re-measure on your machine: `python -m metrics control-drops RUN`.
 DECODER_DROP_TOLERANCE = 0.0089
+# Waits with a full buffer (`decode_stall`) while the player's CPUs were saturated: total per
+# session above this flags the trial. The 95th percentile of the total per 60 s session over
+# the same 20 control sessions (31.1 ms; values 0 x 9, 0.8, 0.8, 2.9, 6.1, 6.6, 9.0, 17.4,
+# 18.3, 25.2, 31.1, 54.4 ms): a wait of a few ms is no visible interruption.
+DECODE_STALL_TOLERANCE_MS = 31.1
 
 DECODER_CAUSES = ("cpu", "qos")
 NETWORK_CAUSES = ("stall", "switch", "other")

@@ -89,7 +89,13 @@ def test_decode_stall_invalid_only_with_cpu_evidence() -> None:
     ctx = FakeCtx()
     players.check_session(ctx, [START, wait, summary(decode_stalls=1)], Path("p"), Path("e"), 0,
                           [cpu_line(0.99)])  # fmt: skip
-    assert len(ctx.invalid) == 1 and ctx.invalid[0].startswith("decode stall: waited 500 ms")
+    assert len(ctx.invalid) == 1
+    assert ctx.invalid[0].startswith("decode stalls: 500.0 ms in 1 wait(s)")
+    short = {**wait, "end_t_ns": int(4.02 * S), "duration_ms": 20}  # within the tolerance
+    ctx = FakeCtx()
+    players.check_session(ctx, [START, short, summary(decode_stalls=1)], Path("p"), Path("e"), 0,
+                          [cpu_line(0.99)])  # fmt: skip
+    assert ctx.invalid == []
     ctx = FakeCtx()
     players.check_session(ctx, [START, wait, summary(decode_stalls=1)], Path("p"), Path("e"), 0,
                           [cpu_line(0.3)])  # fmt: skip
