@@ -33,6 +33,7 @@ JSONL_SOURCES = {
     "control": "control.jsonl",
     "testbed": "testbed.jsonl",
     "cpu": "cpu.jsonl",  # testbed/cpu_accounting.py
+    "cross": "cross-traffic.jsonl",
 }
 # transport-<side>.jsonl: the side (client, server) becomes a column.
 TRANSPORT_GLOB = "transport-*.jsonl"
@@ -72,6 +73,8 @@ class Trial:
     testbed: pd.DataFrame
     errors: list[str] = field(default_factory=list)  # format errors found (strict=False)
     cpu: pd.DataFrame = field(default_factory=pd.DataFrame)  # cpu.jsonl (older trials: empty)
+    # cross-traffic.jsonl (testbed/crosstraffic.py); empty when the scenario has none.
+    cross: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"event": []}))
 
     @property
     def spec(self) -> dict[str, Any]:

@@ -254,8 +254,17 @@ def run_trial(
         cpu_sets.enter_testbed()
         trial_json["cpu_isolation"] = cpu_sets.describe()
         events.write("cpu_isolation", **trial_json["cpu_isolation"])
-        with Topology.create(trial_dir, t0_ns=t0_ns, events=events) as topo:
+        from testbed import crosstraffic
+
+        with Topology.create(
+            trial_dir,
+            t0_ns=t0_ns,
+            events=events,
+            path_names=list(scenario["paths"]),
+            cross_flows=crosstraffic.flows_per_path(scenario),
+        ) as topo:
             trial_json["namespaces"] = topo.ns.__dict__
+            trial_json["address_plan"] = topo.address_plan()
             write_json_atomically(trial_dir / "trial.json", trial_json)
             ctx = TrialContext(spec, trial_dir, repo, topo, t0_ns, scenario, content_dir, events)
             ctx.cpu_sets = cpu_sets
@@ -263,6 +272,7 @@ def run_trial(
             sampler.start()
             topo.install_nfqueue_hooks()
             emulator = start_emulator(ctx, spec.seed)
+            crosstraffic.start(ctx)
             # The timeout counts from here: content preparation before it is cached work
             # that may take minutes once (FFmpeg) and must not eat a trial's time.
             deadline = time.monotonic() + timeout_s

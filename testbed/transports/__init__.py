@@ -30,6 +30,8 @@ REGISTRY: dict[str, str] = {
     "none": "testbed.transports.none",
 }
 MPPROXY_BINARY = Path("transport/target/release/mpproxy")
+# Set to "1" by `run_trials.sh --sched-trace`: mpproxy then writes sched-trace-<role>.jsonl.
+SCHED_TRACE_ENV = "TESTBED_SCHED_TRACE"
 
 
 @dataclass(frozen=True)
