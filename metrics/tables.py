@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from metrics.cpu import CPU_COLUMNS, cpu_metrics
+from metrics.crosstraffic import cross_traffic_metrics
 from metrics.drops import attribute_drops, drop_counts
 from metrics.qoe import p1203_mode0, segment_qoe, trial_qoe
-from metrics.crosstraffic import cross_traffic_metrics
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
 SPEC_COLUMNS = [
