@@ -60,6 +60,16 @@ export const EVENT_FIELDS = {
     throughput_bps: nullable(NUM),
   },
   error: { message: STR },
+  // Live mode only (player/web/player.mjs): a catch-up seek to the live edge and the media time
+  // it skipped; a playback-rate change of the catch-up. Samples then also carry
+  // live_latency_s and playback_rate (optional fields, not checked here).
+  live_seek: {
+    from_media_time_s: NUM,
+    to_media_time_s: NUM,
+    skipped_s: NUM,
+    live_latency_s: nullable(NUM),
+  },
+  playback_rate: { rate: NUM, live_latency_s: nullable(NUM) },
   decode_overload: { dropped_frames: INT, buffer_s: NUM },
   // GStreamer: one line per QoS message that dropped a buffer (player/gst_player.py).
   qos: { element: STR, reason: STR, dropped: INT, processed: INT, jitter_ns: INT },

@@ -66,7 +66,10 @@ def player_argv(
     out: Path,
     t0_ns: int,
     timeout_s: int,
+    live_latency_s: float | None = None,
 ) -> list[str]:
+    """The player's command line; with `live_latency_s` the page plays the live stream (the
+    dynamic MPD, server/live_mpd.py) at that target latency (dashjs only)."""
     base = f"http://{host}:{port}"
     mpd_path = f"/content/{Path(content_dir).name}/manifest.mpd"
     if player == "dashjs":
@@ -74,7 +77,7 @@ def player_argv(
             "node",
             str(repo / "player" / "headless.mjs"),
             "--url",
-            base + url_path(content_dir),
+            base + url_path(content_dir, live_latency_s),
             "--out",
             str(out),
             "--t0-ns",
@@ -83,6 +86,8 @@ def player_argv(
             str(timeout_s),
         ]
     if player == "gstreamer":
+        if live_latency_s is not None:
+            raise ValueError("player gstreamer: live mode is not implemented (dashjs only)")
         return [
             "/usr/bin/python3",
             str(repo / "player" / "gst_player.py"),

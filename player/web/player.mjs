@@ -21,6 +21,17 @@ const DATA_STALL_MAX_BUFFER_S = 1.0;
 const video = document.getElementById("video");
 const params = new URLSearchParams(location.search);
 const mpd = params.get("mpd");
+// Live mode (?live_latency_s=3 with a dynamic MPD, server/live_mpd.py): dash.js keeps the
+// latency to the live edge near this target. Its catch-up (docs/PLAYER.md, "Live mode"):
+// the playback rate moves within 1 +- LIVE_RATE_DELTA while the latency differs from the target,
+// and once it drifts more than LIVE_MAX_DRIFT_S above the target dash.js seeks to the live edge,
+// discarding the media in between (logged as live_seek with the media time skipped).
+const liveLatencyS = params.has("live_latency_s") ? Number(params.get("live_latency_s")) : null;
+const LIVE_MAX_DRIFT_S = 1.5;
+const LIVE_RATE_DELTA = 0.3;
+// A forward jump shorter than this is dash.js's gap jumper stepping over a hole between
+// segments, not a catch-up (its smallGapLimit is 1.5 s; one frame at 30 fps is 0.033 s).
+const LIVE_SEEK_MIN_S = 0.1;
 
 const events = [];
 const state = {
@@ -32,6 +43,11 @@ const state = {
   ended: false,
   lastSample: null,
   errors: [],
+  // Live mode: the media time of the latest presented frame (requestVideoFrameCallback), the
+  // position a catch-up seek leaves; media time skipped in all.
+  presentedS: null,
+  skippedS: 0,
+  liveSeeks: 0,
 };
 const stalls = new StallTracker();
 // Waits with a full buffer (decoder starved of CPU), logged apart as decode_stall.
@@ -76,6 +92,28 @@ function start() {
   window.__testbed.player = player;
   document.getElementById("dashjs-version").textContent = player.getVersion();
   player.updateSettings({ debug: { logLevel: dashjs.Debug.LOG_LEVEL_WARNING } });
+  if (liveLatencyS !== null) {
+    if (!(liveLatencyS > 0)) {
+      fail(`live_latency_s=${params.get("live_latency_s")}: must be a number of seconds > 0`);
+      return;
+    }
+    player.updateSettings({
+      streaming: {
+        delay: { liveDelay: liveLatencyS },
+        liveCatchup: {
+          enabled: true,
+          mode: "liveCatchupModeDefault",
+          maxDrift: LIVE_MAX_DRIFT_S,
+          playbackRate: { min: -LIVE_RATE_DELTA, max: LIVE_RATE_DELTA },
+        },
+        // Client and server share one host clock; no time server exists inside the testbed.
+        utcSynchronization: { enabled: false },
+        // The event has an end (mediaPresentationDuration): the element gets a finite duration
+        // and fires 'ended' as in VOD.
+        buffer: { mediaSourceDurationInfinity: false },
+      },
+    });
+  }
   const ev = dashjs.MediaPlayer.events;
 
   player.on(ev.STREAM_INITIALIZED, () => {
@@ -119,6 +157,12 @@ function start() {
     if (decodeStall) emit({ event: "decode_stall", ...decodeStall, buffer_s: bufferS() });
   });
   video.addEventListener("ended", onEnded);
+  if (liveLatencyS !== null) {
+    video.addEventListener("ratechange", () =>
+      emit({ event: "playback_rate", rate: video.playbackRate, live_latency_s: liveLatency() }),
+    );
+    video.addEventListener("seeking", onLiveSeek);
+  }
   video.addEventListener("error", () => {
     const err = video.error;
     fail(`video element error ${err ? err.code : "?"}: ${err ? err.message : "unknown"}`);
@@ -197,6 +241,7 @@ function watchFrames() {
       emit({ event: "startup" });
     }
     onRendition(meta.width, meta.height);
+    state.presentedS = meta.mediaTime;
     video.requestVideoFrameCallback(onFrame);
   };
   video.requestVideoFrameCallback(onFrame);
@@ -267,6 +312,34 @@ function onSegment(e) {
   emit(seg);
 }
 
+function liveLatency() {
+  try {
+    const latency = window.__testbed.player.getCurrentLiveLatency();
+    return Number.isFinite(latency) ? latency : null;
+  } catch {
+    return null;
+  }
+}
+
+// A seek after start-up in live mode is dash.js catching up with the live edge (the page never
+// seeks by itself): the media between the last presented frame and the seek target is skipped.
+function onLiveSeek() {
+  if (state.startupMs === null || state.presentedS === null) return;
+  const from = state.presentedS;
+  const to = video.currentTime;
+  if (to - from < LIVE_SEEK_MIN_S) return;
+  state.liveSeeks += 1;
+  state.skippedS += to - from;
+  state.presentedS = to;
+  emit({
+    event: "live_seek",
+    from_media_time_s: from,
+    to_media_time_s: to,
+    skipped_s: to - from,
+    live_latency_s: liveLatency(),
+  });
+}
+
 function bufferS() {
   const player = window.__testbed.player;
   try {
@@ -310,6 +383,9 @@ function sample() {
     decoded_frames: Number.isFinite(video.webkitDecodedFrameCount)
       ? video.webkitDecodedFrameCount
       : null,
+    ...(liveLatencyS !== null
+      ? { live_latency_s: liveLatency(), playback_rate: video.playbackRate }
+      : {}),
     rep_id: rep ? rep.rep_id : null,
     bitrate_bps: rep ? rep.bitrate_bps : null,
     width: rep ? rep.width : null,
@@ -357,6 +433,15 @@ function renderOverlay() {
   if (state.startupMs !== null) set("o-startup", `${state.startupMs.toFixed(0)} ms`);
   set("o-stalls", `${stalls.count + (stalls.stalled ? 1 : 0)} (${stalls.totalMsAt(now).toFixed(0)} ms)`);
   set("o-switches", String(state.switches));
+  if (liveLatencyS !== null) {
+    const latency = liveLatency();
+    set(
+      "o-live",
+      `${latency === null ? "–" : latency.toFixed(2)} s (target ${liveLatencyS} s) · rate ` +
+        `${video.playbackRate.toFixed(2)} · skipped ${state.skippedS.toFixed(2)} s in ` +
+        `${state.liveSeeks} seek(s)`,
+    );
+  }
   const body = document.querySelector("#o-segments tbody");
   body.replaceChildren(
     ...state.segments.map((seg) => {
