@@ -14,7 +14,7 @@ from pathlib import Path
 
 from testbed import transports
 from testbed.env import kernel_caps
-from testbed.spec import NOT_APPLICABLE, PLAYERS, TRANSPORTS, TrialSpec
+from testbed.spec import NOT_APPLICABLE, PLAYERS, TRANSPORTS, VIDEO_MODES, TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,6 +68,16 @@ def _positive_int(value: str) -> int:
         raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
     if number < 1:
         raise argparse.ArgumentTypeError(f"{number} must be at least 1")
+    return number
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{number} must be > 0")
     return number
 
 
@@ -153,6 +163,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"length of the DASH clip in seconds (default: {d['video_duration_s']}; "
         "ignored with --player none)",
+    )
+    parser.add_argument(
+        "--video-mode",
+        choices=VIDEO_MODES,
+        default="vod",
+        help="vod: static MPD (default); live: dynamic MPD played at --live-latency-s behind "
+        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs only)",
+    )
+    parser.add_argument(
+        "--live-latency-s",
+        type=_positive_float,
+        default=3.0,
+        metavar="SECONDS",
+        help="live mode's target latency to the live edge (default: 3)",
     )
     parser.add_argument(
         "--reps",
@@ -312,6 +336,11 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
     if unknown:
         raise UsageError(f"--player {','.join(unknown)}: unknown; valid: {', '.join(PLAYERS)}, all")
 
+    if args.video_mode == "live" and [p for p in players if p not in ("dashjs",)]:
+        raise UsageError(
+            f"--video-mode live: player {','.join(p for p in players if p != 'dashjs')} has no "
+            "live mode (dashjs only; GStreamer's live mode is not implemented)"
+        )
     names = {t: transports.names(t, repo, caps) for t in transport_names}
     for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
         if given is not None and all(names[t][index] == [NOT_APPLICABLE] for t in names):
@@ -358,6 +387,8 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
                                     video_duration_s=args.video_duration if player != "none" else 0,
                                     rep=rep,
                                     seed=args.seed + rep,
+                                    video_mode=args.video_mode if player != "none" else "vod",
+                                    live_latency_s=args.live_latency_s,
                                 )
                             )
     # Each transport says what it cannot do (binaries missing, kernel lacks MPTCP, ...).
