@@ -136,10 +136,10 @@ function start() {
   // the element actually stops; count it only once the element really lacks data.
   player.on(ev.BUFFER_EMPTY, (e) => {
     if (e.mediaType && e.mediaType !== "video") return;
-    if (video.readyState < HAVE_FUTURE_DATA && !video.seeking) onWaiting();
+    if (video.readyState < HAVE_FUTURE_DATA && !seekingByUser()) onWaiting();
   });
   player.on(ev.PLAYBACK_WAITING, () => {
-    if (!video.seeking) onWaiting();
+    if (!seekingByUser()) onWaiting();
   });
   player.on(ev.ERROR, (e) => {
     const err = e.error || {};
@@ -147,7 +147,7 @@ function start() {
   });
 
   video.addEventListener("waiting", () => {
-    if (!video.seeking) onWaiting();
+    if (!seekingByUser()) onWaiting();
   });
   video.addEventListener("playing", () => {
     const now = performance.now();
@@ -310,6 +310,13 @@ function onSegment(e) {
   state.segments.unshift(seg);
   state.segments.length = Math.min(state.segments.length, OVERLAY_SEGMENTS);
   emit(seg);
+}
+
+// A wait during a seek is no stall in VOD (only a person seeks there). In live mode every seek
+// after start-up is dash.js jumping to the live edge, and the wait for data at the new position
+// is a stall the viewer sees (a frozen picture), so it counts.
+function seekingByUser() {
+  return video.seeking && (liveLatencyS === null || state.startupMs === null);
 }
 
 function liveLatency() {
