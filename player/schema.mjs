@@ -61,6 +61,8 @@ export const EVENT_FIELDS = {
   },
   error: { message: STR },
   decode_overload: { dropped_frames: INT, buffer_s: NUM },
+  // GStreamer: one line per QoS message that dropped a buffer (player/gst_player.py).
+  qos: { element: STR, reason: STR, dropped: INT, processed: INT, jitter_ns: INT },
   representations: { reps: ARR, duration_s: nullable(NUM) },
   screenshot: { path: STR, overlay: "object" },
   summary: {

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed import transports
+from testbed.cpu_accounting import CpuSampler
+from testbed.cpusets import TrialCpuSets
 from testbed.env import collect_env, kernel_caps
 from testbed.spec import TrialSpec
 from testbed.supervisor import EventLog, Process, terminate_all
@@ -68,6 +70,7 @@ class TrialContext:
     events: EventLog | None = None
     invalid_reasons: list[str] = field(default_factory=list)
     subflows_with_data: int | None = None  # set by transports that know (result.json)
+    cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
 
     def spawn(self, role: str, name: str, argv: list[str], **kw: object) -> Process:
         """= topo.spawn: supervised, logged to logs/<name>.*, stopped at teardown."""
@@ -219,6 +222,8 @@ def run_trial(
 
     status, reason = "failed", None
     ctx: TrialContext | None = None
+    cpu_sets: TrialCpuSets | None = None
+    sampler: CpuSampler | None = None
     try:
         from testbed.scenario import ScenarioError, load_resolved
 
@@ -243,6 +248,12 @@ def run_trial(
 
             content_dir = prepare(int(spec.video_duration_s), cache=repo / CONTENT_CACHE)
 
+        # After the content (FFmpeg may use every CPU), before anything of the trial starts:
+        # everything this process starts from now on inherits the testbed's CPU set.
+        cpu_sets = TrialCpuSets.create()
+        cpu_sets.enter_testbed()
+        trial_json["cpu_isolation"] = cpu_sets.describe()
+        events.write("cpu_isolation", **trial_json["cpu_isolation"])
         from testbed import crosstraffic
 
         with Topology.create(
@@ -256,6 +267,9 @@ def run_trial(
             trial_json["address_plan"] = topo.address_plan()
             write_json_atomically(trial_dir / "trial.json", trial_json)
             ctx = TrialContext(spec, trial_dir, repo, topo, t0_ns, scenario, content_dir, events)
+            ctx.cpu_sets = cpu_sets
+            sampler = CpuSampler(trial_dir, t0_ns, cpu_sets, lambda: list(topo.processes))
+            sampler.start()
             topo.install_nfqueue_hooks()
             emulator = start_emulator(ctx, spec.seed)
             crosstraffic.start(ctx)
@@ -288,15 +302,24 @@ def run_trial(
             code = emulator.terminate()
             if code not in (0, None):
                 ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+            sampler.stop()
         status = "ok"
     except TrialFailed as exc:
         reason = str(exc)
     except (Interrupted, KeyboardInterrupt) as exc:
         events.write("interrupted", reason=str(exc) or type(exc).__name__)
+        if sampler is not None:
+            sampler.stop()
+        if cpu_sets is not None:
+            cpu_sets.close()
         raise
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
         events.write("error", reason=reason, traceback=traceback.format_exc())
+    if sampler is not None:
+        sampler.stop()  # idempotent: a failed trial still gets its cpu_totals line
+    if cpu_sets is not None:
+        cpu_sets.close()
     if reason is not None and ctx is not None:
         # A helper that crashed first (nginx, mpproxy) often explains the failure better
         # than the error that ended the trial (the player's).
