@@ -179,6 +179,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="live mode's target latency to the live edge (default: 3)",
     )
     parser.add_argument(
+        "--interactive",
+        action="store_true",
+        help="one cell, played by you: builds the trial, prints a URL for the host's browser "
+        "(a loopback port forwarded into the client namespace), Ctrl-C ends it "
+        "(testbed/interactive.py)",
+    )
+    parser.add_argument(
+        "--interactive-port",
+        type=_positive_int,
+        default=8088,
+        metavar="PORT",
+        help="host loopback port of --interactive (the stats for the overlay use PORT+1)",
+    )
+    parser.add_argument(
         "--reps",
         type=_positive_int,
         default=d["reps"],
@@ -477,6 +491,20 @@ def _main(argv: list[str] | None, repo: Path) -> int:
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
     run_dir = matrix.run_dir_for(args.out, specs, repo)
+    if args.interactive:
+        if len(specs) != 1 or specs[0].player == "none":
+            print(f"run_trials.sh --interactive: needs exactly one cell with a player; the "
+                  f"options give {len(specs)}: {', '.join(s.trial_id() for s in specs[:4])}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        if os.geteuid() != 0:
+            print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
+            return 2
+        from testbed.interactive import run_interactive
+
+        spec = specs[0]
+        return run_interactive(spec, run_dir / "trials" / spec.trial_id(), repo,
+                               args.interactive_port)  # fmt: skip
     if args.dry_run:
         print(f"{len(specs)} trials into {run_dir}/trials/:")
         for spec in specs:

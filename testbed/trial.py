@@ -25,6 +25,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from testbed import transports
 from testbed.cpu_accounting import CpuSampler
@@ -201,9 +202,15 @@ def _trial_json(spec: TrialSpec, trial_dir: Path, repo: Path, clock: dict) -> di
 
 
 def run_trial(
-    spec: TrialSpec, trial_dir: Path, repo: Path, *, timeout_s: float | None = None
+    spec: TrialSpec,
+    trial_dir: Path,
+    repo: Path,
+    *,
+    timeout_s: float | None = None,
+    play: Any = None,
 ) -> dict:
-    """Run one trial; returns the result dict (also in result.json).
+    """Run one trial; returns the result dict (also in result.json). `play(ctx, endpoint,
+    content_dir)` replaces the player session (interactive mode, testbed/interactive.py).
 
     Raises Interrupted / KeyboardInterrupt after teardown when interrupted (no result.json).
     """
@@ -284,7 +291,7 @@ def run_trial(
                 if spec.player != "none":
                     from testbed.players import run_player
 
-                    run_player(ctx, endpoint, content_dir)
+                    (play or run_player)(ctx, endpoint, content_dir)
                 elif spec.transport == "none":
                     from testbed.probe import run_control
 

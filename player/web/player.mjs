@@ -28,6 +28,9 @@ const mpd = params.get("mpd");
 // discarding the media in between (logged as live_seek with the media time skipped).
 const liveLatencyS = params.has("live_latency_s") ? Number(params.get("live_latency_s")) : null;
 const LIVE_MAX_DRIFT_S = 1.5;
+// Interactive mode (testbed/interactive.py): ?stats=<url> of the transport's per-path rates.
+const statsUrl = params.get("stats");
+const STATS_INTERVAL_MS = 1000;
 const LIVE_RATE_DELTA = 0.3;
 // A forward jump shorter than this is dash.js's gap jumper stepping over a hole between
 // segments, not a catch-up (its smallGapLimit is 1.5 s; one frame at 30 fps is 0.033 s).
@@ -174,6 +177,22 @@ function start() {
   player.initialize(video, mpd, true);
   setInterval(sample, SAMPLE_INTERVAL_MS);
   setInterval(renderOverlay, SAMPLE_INTERVAL_MS);
+  if (statsUrl) setInterval(pollPathStats, STATS_INTERVAL_MS);
+}
+
+// The overlay's per-path throughput (what the transport's server side sent over the last
+// second, per emulated path); kept in window.__testbed.pathStats for a test to read.
+async function pollPathStats() {
+  try {
+    const stats = await (await fetch(statsUrl, { cache: "no-store" })).json();
+    window.__testbed.pathStats = stats;
+    const parts = Object.entries(stats.paths || {}).map(
+      ([path, bps]) => `${path} ${(bps / 1e6).toFixed(2)} Mbit/s`,
+    );
+    document.getElementById("o-paths").textContent = parts.length ? parts.join(" · ") : "no data yet";
+  } catch (e) {
+    document.getElementById("o-paths").textContent = `stats unavailable (${e.message})`;
+  }
 }
 
 // Is the element short of data? Little buffered ahead, and more to come (near the end of the
