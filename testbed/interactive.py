@@ -7,7 +7,8 @@ nginx), but instead of the headless player it forwards a loopback port of the ho
 client namespace and prints the page's URL: what the browser plays crosses the emulated paths,
 the CC and the scheduler. Ctrl-C (SIGINT) or SIGTERM ends the session; the trial then finishes
 and tears down as any other (result.json written, the folder stays a trial folder for metrics;
-there is no player.jsonl, the person is the player).
+there is no player.jsonl, the person is the player, so the trial is marked invalid: its
+figures stay out of the aggregates).
 
 Forwarding: a Unix socket is a file, reachable from every namespace, so two relays
 (testbed/relay.py) join the host's 127.0.0.1:PORT to the server endpoint as the client
@@ -137,6 +138,8 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
              str(sock)], stdout=subprocess.DEVNULL, stderr=host_log,
         )  # fmt: skip
         stats = stats_server(PathRates(Path(ctx.dir) / TRANSPORT_STATS), port + 1)
+        # Its network figures are real, but no player measured the session: not counted.
+        ctx.mark_invalid("interactive session: played by a person, no player.jsonl")
         previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 
         def stop(signum: int, _frame: object) -> None:
@@ -168,6 +171,7 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
                 host_relay.kill()
                 host_relay.wait()
             host_log.close()
+            sock.unlink(missing_ok=True)
 
     return play
 
