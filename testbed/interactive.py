@@ -15,7 +15,7 @@ Forwarding: a Unix socket is a file, reachable from every namespace, so two rela
 namespace sees it: one in the client namespace (supervised by the trial), one on the host.
 The page's overlay shows per-path throughput from the transport's stats: a small HTTP server
 on 127.0.0.1:PORT+1 serves `/stats.json`, the bytes the server side sent per path over the last
-second (user transport: the `subflow` lines of transport-server.jsonl).
+4 s (user transport: the `subflow` lines of transport-server.jsonl).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from server.nginx import url_path
 from testbed.spec import TrialSpec
 
 DEFAULT_PORT = 8088
-STATS_WINDOW_S = 1.0
+# Two segments' time: a player with a full buffer fetches one segment every 2 s, so a shorter
+# window shows 0 between fetches.
+STATS_WINDOW_S = 4.0
 # A session has no natural end; the trial's watchdog must not end it (one day).
 INTERACTIVE_TIMEOUT_S = 86_400
 TRANSPORT_STATS = "transport-server.jsonl"

@@ -65,8 +65,9 @@ def test_interactive_session_plays_over_both_paths_and_tears_down(tmp_path: Path
              "--screenshot-at-s", "12"],
             capture_output=True, text=True, timeout=PLAY_S + 120,
         )  # fmt: skip
-        assert played.returncode == 0, played.stderr[-2000:]
         lines = [json.loads(x) for x in player_log.read_text().splitlines()]
+        errors = [ln for ln in lines if ln["event"] == "error"]
+        assert played.returncode == 0, (errors, played.stderr[-2000:])
         summary = lines[-1]
         assert summary["event"] == "summary" and summary["played_s"] >= PLAY_S - 1
         overlay = next(ln for ln in lines if ln["event"] == "screenshot")["overlay"]

@@ -181,13 +181,14 @@ function start() {
 }
 
 // The overlay's per-path throughput (what the transport's server side sent over the last
-// second, per emulated path); kept in window.__testbed.pathStats for a test to read.
+// 4 s, per emulated path, and in all); kept in window.__testbed.pathStats for a test to read.
 async function pollPathStats() {
   try {
     const stats = await (await fetch(statsUrl, { cache: "no-store" })).json();
     window.__testbed.pathStats = stats;
     const parts = Object.entries(stats.paths || {}).map(
-      ([path, bps]) => `${path} ${(bps / 1e6).toFixed(2)} Mbit/s`,
+      ([path, bps]) =>
+        `${path} ${(bps / 1e6).toFixed(2)} Mbit/s (${((stats.bytes_total[path] || 0) / 1e6).toFixed(1)} MB)`,
     );
     document.getElementById("o-paths").textContent = parts.length ? parts.join(" · ") : "no data yet";
   } catch (e) {
