@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,26 @@ class _Stop(Exception):
     pass
 
 
+READY_TIMEOUT_S = 60
+
+
+def _wait_until_served(url: str, timeout_s: float) -> None:
+    """The URL is printed only once the whole chain answers (host relay, Unix socket, client
+    relay, the transport's client side, the paths, nginx): relays and the transport's first
+    connection take a moment, and a browser shows a reset connection, not a retry."""
+    deadline = time.monotonic() + timeout_s
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError as e:
+            last = e
+        time.sleep(0.5)
+    raise RuntimeError(f"interactive: {url} not served after {timeout_s} s (last error: {last})")
+
+
 def make_play(port: int, repo: Path, announce: Any = print) -> Any:
     """The `play` hook of run_trial: forward, print the URL, wait for Ctrl-C."""
 
@@ -154,6 +175,7 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
                 f"http://127.0.0.1:{port}{url_path(content_dir, live_latency_s)}"
                 f"&stats=http://127.0.0.1:{port + 1}/stats.json"
             )
+            _wait_until_served(url, READY_TIMEOUT_S)
             if ctx.events:
                 ctx.events.write("interactive", url=url, port=port)
             announce(f"interactive: open {url}\ninteractive: Ctrl-C ends the session")

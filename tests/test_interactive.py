@@ -34,13 +34,15 @@ pytestmark = [
 def wait_for_url(proc: subprocess.Popen, timeout_s: float = 300) -> str:
     deadline = time.monotonic() + timeout_s
     assert proc.stdout is not None
+    seen = []
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
+        seen.append(line)
         if line.startswith("interactive: open "):
             return line.removeprefix("interactive: open ").strip()
         if not line and proc.poll() is not None:
             break
-    raise AssertionError(f"no URL printed (exit {proc.poll()})")
+    raise AssertionError(f"no URL printed (exit {proc.poll()}): {''.join(seen)[-3000:]}")
 
 
 def test_interactive_session_plays_over_both_paths_and_tears_down(tmp_path: Path) -> None:
@@ -79,7 +81,8 @@ def test_interactive_session_plays_over_both_paths_and_tears_down(tmp_path: Path
         # The transport's server side sent video over both emulated paths.
         assert stats["bytes_total"]["wifi"] > 100_000 and stats["bytes_total"]["lte"] > 100_000
     finally:
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal signals the whole group
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal signals the whole group
         out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, out
     trial = next((run / "trials").iterdir())
