@@ -21,9 +21,11 @@ on 127.0.0.1:PORT+1 serves `/stats.json`, the bytes the server side sent per pat
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -148,7 +150,9 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
             live_latency_s = float(ctx.spec.live_latency_s)
             write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, time.time(),
                            live_latency_s)  # fmt: skip
-        sock = Path(ctx.dir) / "relay.sock"
+        # A Unix socket path has at most 107 bytes: a short folder of its own, not the trial's.
+        sock_dir = Path(tempfile.mkdtemp(prefix="tbx-relay-"))
+        sock = sock_dir / "s"
         relay = str(repo / "testbed" / "relay.py")
         ctx.spawn("client", "relay-client", [sys.executable, relay, "--listen-unix", str(sock),
                   "--connect-tcp", f"{endpoint.host}:{endpoint.port}"])  # fmt: skip
@@ -195,7 +199,7 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
                 host_relay.kill()
                 host_relay.wait()
             host_log.close()
-            sock.unlink(missing_ok=True)
+            shutil.rmtree(sock_dir, ignore_errors=True)
 
     return play
 

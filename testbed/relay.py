@@ -59,7 +59,8 @@ async def serve(args: argparse.Namespace) -> None:
         server = await asyncio.start_unix_server(handle, args.listen_unix)
     else:
         server = await asyncio.start_server(handle, *args.listen_tcp, reuse_address=True)
-    print("relay: listening", flush=True)
+    where = args.listen_unix or "{}:{}".format(*args.listen_tcp)
+    print("relay: listening on", where, flush=True)
     async with server:
         await server.serve_forever()
 

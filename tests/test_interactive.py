@@ -95,6 +95,8 @@ def test_interactive_session_plays_over_both_paths_and_tears_down(tmp_path: Path
     assert not [ns for ns in namespaces.values() if ns in listed]
     leftover = subprocess.run(["pgrep", "-f", str(trial)], capture_output=True, text=True)
     assert leftover.stdout == "", leftover.stdout
-    assert not (trial / "relay.sock").exists()
+    relay_sock = next(ln for ln in (trial / "logs" / "relay-client.stdout").read_text().split()
+                      if ln.startswith("/tmp/tbx-relay-"))  # fmt: skip
+    assert not Path(relay_sock).exists()
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=2)
