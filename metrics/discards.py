@@ -20,8 +20,10 @@ player does, when it jumps to the live edge. So
 
 Live latency (live mode only; NaN in VOD): `live_latency_s` of the player's `sample` lines
 (dash.js getCurrentLiveLatency(): wall clock minus the presentation time on screen, mapped with
-the MPD's availabilityStartTime), over samples taken while playing: median, 95th percentile and
-maximum; `live_latency_error_s` = median minus the target (`live_latency_s` of the trial spec).
+the MPD's availabilityStartTime), over samples taken while playing and while the event is on
+air (media time + latency <= clip length + 0.5 s; afterwards the wall clock runs on and the
+value grows without meaning): median, 95th percentile and maximum; `live_latency_error_s` =
+median minus the target (`live_latency_s` of the trial spec).
 `live_seeks` counts the catch-up seeks, `playback_rate_changes` the catch-up rate changes.
 """
 
@@ -31,6 +33,7 @@ import math
 from typing import Any
 
 FPS = 30  # the content's frame rate (server/content.py FPS)
+ON_AIR_MARGIN_S = 0.5  # the live edge may pass the clip's end by this much (sampling, rounding)
 
 DISCARD_COLUMNS = [
     "video_mode",
@@ -75,12 +78,15 @@ def discard_metrics(
     )
     skipped_frames = round(skipped_s * fps)
     dropped = int(_num(dropped_frames_network) or 0)
+    # While the event is on air: the live edge (media time + latency) within the clip. After
+    # the clip's end the wall clock runs on and dash.js's latency grows without meaning.
+    end_s = (_num(spec.get("video_duration_s")) or math.inf) + ON_AIR_MARGIN_S
     latencies = [
         latency
         for ln in lines
         if ln.get("event") == "sample" and str(ln.get("playing")) == "True"
         for latency in [_num(ln.get("live_latency_s"))]
-        if latency is not None
+        if latency is not None and (_num(ln.get("media_time_s")) or 0.0) + latency <= end_s
     ]
     target = _num(spec.get("live_latency_s")) if mode == "live" else None
     median = _quantile(latencies, 0.5) if latencies else math.nan

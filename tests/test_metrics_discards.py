@@ -23,8 +23,11 @@ def test_live_session_counts_skipped_media_and_network_drops() -> None:
         sample(5.0),
         {"event": "live_seek", "skipped_s": 2.0},
         sample(9.0, playing=False),
+        # After the clip's end (60 s): media 59 s + 40 s latency is past the edge, left out.
+        {**sample(40.0), "media_time_s": 59.0},
     ]
-    row = discard_metrics(lines, 7, {"video_mode": "live", "live_latency_s": 3.0})
+    spec = {"video_mode": "live", "live_latency_s": 3.0, "video_duration_s": 60}
+    row = discard_metrics(lines, 7, spec)
     assert row["skipped_media_s"] == pytest.approx(3.967)
     assert row["discarded_frames_skipped"] == 119  # round(3.967 s x 30 fps)
     assert row["discarded_frames_dropped"] == 7
