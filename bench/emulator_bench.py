@@ -467,7 +467,11 @@ def main() -> int:
     work = args.work / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work.mkdir(parents=True, exist_ok=False)
     results = run(work, args.tick_us, args.quick)
-    results["work_dir"] = str(work)
+    # Relative to the repository when inside it, so the committed result names no machine.
+    resolved = work.resolve()
+    results["work_dir"] = str(
+        resolved.relative_to(REPO) if resolved.is_relative_to(REPO) else resolved
+    )
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))
     print(f"\nwrote {args.out}")

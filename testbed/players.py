@@ -10,8 +10,8 @@ whose summary says `error`, fails the trial with the player's own last error mes
 session that dropped frames with a healthy buffer (`decode_overload`) or waited with a full
 buffer (`decode_stall`) is marked invalid: the machine was too slow to decode in real time, so
 its stalls and drops say nothing about the network. A `control` scenario must show 0 stalls
-and 0 dropped frames, else it is marked invalid too (DESIGN.md, "Choices that keep results
-honest").
+and 0 dropped frames, else it is marked invalid too: a stall on
+an unimpaired path can only come from the machine, and would be counted against the network.
 """
 
 from __future__ import annotations
