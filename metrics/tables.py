@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics.player_summary import summarize
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
 SPEC_COLUMNS = [
@@ -154,69 +155,19 @@ def trial_status(trial: Trial) -> dict[str, Any]:
 
 
 def player_metrics(trial: Trial) -> dict[str, Any]:
-    """Per-trial player metrics from player.jsonl events (CONTRACTS §5.4).
-
-    Definitions:
-    * stalls: number of `stall` events (a stall still open at the end counts).
-    * stall_total_ms / stall_max_ms: sum / maximum of their `duration_ms`.
-    * dropped_frames / total_frames: the last value of the cumulative counters, i.e. the
-      maximum over `sample` lines and the closing `summary` line.
-    * mean_bitrate_bps: mean `bitrate_bps` over samples taken while playing (samples are
-      every 250 ms, so this is the time-average of the bitrate on screen); the player's
-      own summary value only when there is no such sample.
-    * startup_delay_ms: from the `startup` event; quality_switches: `quality_switch` events.
-    * decode_stalls / decode_stall_total_ms: `decode_stall` events (the player waited with a
-      full buffer: the machine, not the network; player/web/player.mjs), not in `stalls`.
-    """
+    """Per-trial player metrics: metrics/player_summary.py's `summarize` of player.jsonl (the
+    one definition of start-up, stalls, drops, switches and bitrate), missing values NaN."""
     p = trial.player
     if "event" not in p.columns or p.empty:
         return dict.fromkeys(PLAYER_COLUMNS, math.nan) | {"player_end": "no player log"}
-    stalls = events(p, "stall", ["duration_ms"])
-    samples = events(
-        p, "sample", ["dropped_frames", "total_frames", "bitrate_bps", "playing", "media_time_s"]
-    )
-    summary = events(
-        p, "summary", ["reason", "dropped_frames", "total_frames", "mean_bitrate_bps", "played_s"]
-    )
-    startup = events(p, "startup", ["startup_delay_ms"])
-    counters = pd.concat([samples, summary], ignore_index=True)
-    playing = samples[samples["playing"].astype("boolean").fillna(False)]
-    mean_bitrate = playing["bitrate_bps"].astype(float).mean() if len(playing) else math.nan
-    if math.isnan(mean_bitrate) and len(summary):
-        mean_bitrate = float(summary["mean_bitrate_bps"].iloc[-1])
-    played_s = (
-        float(summary["played_s"].iloc[-1])
-        if len(summary) and pd.notna(summary["played_s"].iloc[-1])
-        else float(samples["media_time_s"].max())
-        if len(samples)
-        else math.nan
-    )
-    durations = stalls["duration_ms"].astype(float)
-    decode_stalls = events(p, "decode_stall", ["duration_ms"])["duration_ms"].astype(float)
-    return {
-        "startup_delay_ms": float(startup["startup_delay_ms"].iloc[0])
-        if len(startup)
-        else math.nan,
-        "stalls": len(stalls),
-        "stall_total_ms": float(durations.sum()),
-        "stall_max_ms": float(durations.max()) if len(durations) else 0.0,
-        "dropped_frames": _last_counter(counters["dropped_frames"]),
-        "total_frames": _last_counter(counters["total_frames"]),
-        "mean_bitrate_bps": mean_bitrate,
-        "quality_switches": int((p["event"] == "quality_switch").sum()),
-        "played_s": played_s,
-        "player_end": str(summary["reason"].iloc[-1]) if len(summary) else "no summary line",
-        "player_errors": int((p["event"] == "error").sum()),
-        "decode_overload_events": int((p["event"] == "decode_overload").sum()),
-        "decode_stalls": len(decode_stalls),
-        "decode_stall_total_ms": float(decode_stalls.sum()),
+    summary = summarize(p.to_dict("records"))
+    row = {
+        column: math.nan if summary.get(column) is None else summary[column]
+        for column in PLAYER_COLUMNS
+        if column != "player_end"
     }
-
-
-def _last_counter(values: pd.Series) -> float:
-    """Final value of a cumulative counter: its maximum (counters never decrease)."""
-    values = pd.to_numeric(values, errors="coerce").dropna()
-    return float(values.max()) if len(values) else math.nan
+    row["player_end"] = summary["end_reason"] or "no end line"
+    return row
 
 
 # ---------------------------------------------------------------- per-path tables

@@ -5,14 +5,13 @@ until it ends or times out, and checks what it logged.
   trial's nginx at the endpoint.
 * `gstreamer`: `/usr/bin/python3 player/gst_player.py` (Debian's python, which has `gi`).
 
-Both write `<trial>/player.jsonl` (§5.4). A player that exits without its summary line, or
-whose summary says `error`, fails the trial with the player's own last error message. A
-session that dropped frames with a healthy buffer (`decode_overload`) or waited with a full
-buffer (`decode_stall`) is marked invalid: the machine was too slow to decode in real time, so
-its stalls and drops say nothing about the network. A `control` scenario must show 0 stalls
-and 0 dropped frames, else it is marked invalid too: a stall on
-an unimpaired path can only come from the machine, and would be counted against the network.
-"""
+Both write `<trial>/player.jsonl` (docs/schemas/player.v1.schema.json). A player that exits
+without its `end` line, or whose `end` says `error`, fails the trial with the player's own
+last error message. A session that dropped frames with a healthy buffer (`decode_overload`) or
+waited with a full buffer (`decode_stall`) is marked invalid: the machine was too slow to
+decode in real time, so its stalls and drops say nothing about the network. A `control`
+scenario must show 0 stalls and 0 dropped frames, else it is marked invalid too: a stall on an
+unimpaired path can only come from the machine, and would be counted against the network."""
 
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from metrics.player_summary import summarize
 from server.nginx import url_path
 
 PLAYER_LOG = "player.jsonl"
@@ -90,7 +90,7 @@ def player_argv(
 
 def read_log(path: Path) -> list[dict]:
     """The player's lines; a malformed line is an error naming file and line (never skipped),
-    except a truncated last line, which a crash can leave (reported by the summary check)."""
+    except a truncated last line, which a crash can leave (reported by the end-line check)."""
     lines: list[dict] = []
     if not path.exists():
         return lines
@@ -110,21 +110,22 @@ def read_log(path: Path) -> list[dict]:
 def check_session(
     ctx: Any, lines: list[dict], log: Path, stderr_path: Path, code: int | None
 ) -> dict:
-    """Fails on a crash or error; marks the trial invalid on decode overload or a bad control."""
-    summary = lines[-1] if lines and lines[-1].get("event") == "summary" else None
+    """Fails on a crash or error; marks the trial invalid on decode overload or a bad control.
+    Returns the session summary (metrics/player_summary.py, the one definition)."""
     errors = [ln.get("message", "") for ln in lines if ln.get("event") == "error"]
-    if summary is None:
+    if not lines or lines[-1].get("event") != "end":
         raise PlayerFailed(
-            f"player crashed (exit status {code}): {log} has no summary line; "
+            f"player crashed (exit status {code}): {log} has no end line; "
             f"last error: {errors[-1] if errors else 'none logged'}; see {stderr_path}"
         )
-    if summary.get("reason") == "error" or code not in (0, None):
+    summary = summarize(lines)
+    if summary["end_reason"] == "error" or code not in (0, None):
         raise PlayerFailed(
-            f"player failed (exit status {code}, reason {summary.get('reason')}): "
+            f"player failed (exit status {code}, reason {summary['end_reason']}): "
             f"{errors[-1] if errors else 'no error line'}; see {log} and {stderr_path}"
         )
-    overload = summary.get("decode_overload_frames", 0) or 0
-    decode_stalls = summary.get("decode_stalls", 0) or 0
+    overload = summary["decode_overload_frames"]
+    decode_stalls = summary["decode_stalls"]
     if overload or decode_stalls:
         ctx.mark_invalid(
             f"decode overload: {overload} frames dropped and {decode_stalls} waits with a healthy "
@@ -137,7 +138,7 @@ def check_session(
             f"control session not clean: {summary['stalls']} stalls, "
             f"{summary['dropped_frames']} dropped frames (expected 0 and 0)"
         )
-    if summary.get("reason") == "timeout":
+    if summary["end_reason"] == "timeout":
         ctx.mark_invalid("player session timed out before the video ended")
     return summary
 

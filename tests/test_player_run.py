@@ -20,11 +20,20 @@ class FakeCtx:
         self.invalid.append(reason)
 
 
-def summary(**kw: object) -> dict:
-    base = {"t_ns": 9, "src": "player-dashjs", "event": "summary", "ended": True,
-            "reason": "ended", "stalls": 0, "dropped_frames": 0, "decode_overload_frames": 0,
-            "decode_stalls": 0}  # fmt: skip
-    return {**base, **kw}
+def end(reason: str = "ended") -> dict:
+    return {"t_ns": 99, "src": "player-dashjs", "event": "end", "reason": reason}
+
+
+def stall(ms: float) -> dict:
+    return {"t_ns": 50, "src": "player-dashjs", "event": "stall", "start_t_ns": 10,
+            "end_t_ns": 10 + int(ms * 1e6), "duration_ms": ms, "media_time_s": 1.0,
+            "open": False}  # fmt: skip
+
+
+def sample(dropped: int) -> dict:
+    return {"t_ns": 40, "src": "player-dashjs", "event": "sample", "media_time_s": 2.0,
+            "buffer_s": 5.0, "dropped_frames": dropped, "total_frames": 60, "rep_id": "1",
+            "bitrate_bps": 800000, "width": 640, "height": 360, "playing": True}  # fmt: skip
 
 
 START = {"t_ns": 1, "src": "player-dashjs", "event": "start"}
@@ -36,51 +45,54 @@ def check(ctx: FakeCtx, lines: list[dict], code: int | None = 0) -> dict:
 
 def test_clean_session_passes() -> None:
     ctx = FakeCtx()
-    assert check(ctx, [START, summary()])["reason"] == "ended"
+    assert check(ctx, [START, sample(0), end()])["end_reason"] == "ended"
     assert ctx.invalid == []
 
 
-def test_crash_without_summary_fails_with_last_error() -> None:
+def test_crash_without_end_line_fails_with_last_error() -> None:
     lines = [START, {"event": "error", "message": "Chromium disconnected"}]
-    with pytest.raises(players.PlayerFailed, match="no summary line.*Chromium disconnected"):
+    with pytest.raises(players.PlayerFailed, match="no end line.*Chromium disconnected"):
         check(FakeCtx(), lines, code=-9)
 
 
 def test_error_reason_or_nonzero_exit_fails() -> None:
     with pytest.raises(players.PlayerFailed, match="reason error"):
-        check(FakeCtx(), [START, summary(reason="error", ended=False)], code=1)
+        check(FakeCtx(), [START, end("error")], code=1)
     with pytest.raises(players.PlayerFailed, match="exit status 3"):
-        check(FakeCtx(), [START, summary()], code=3)
+        check(FakeCtx(), [START, end()], code=3)
 
 
 def test_decode_overload_marks_invalid_not_network() -> None:
     ctx = FakeCtx()
-    check(ctx, [START, summary(decode_overload_frames=12, dropped_frames=12)])
+    overload = {"t_ns": 30, "src": "player-dashjs", "event": "decode_overload",
+                "dropped_frames": 12, "buffer_s": 6.0}  # fmt: skip
+    check(ctx, [START, overload, sample(12), end()])
     assert len(ctx.invalid) == 1 and "decode overload" in ctx.invalid[0]
 
 
 def test_control_with_stalls_or_drops_is_invalid() -> None:
     ctx = FakeCtx(scenario={"name": "control"})
-    check(ctx, [START, summary(stalls=1)])
+    check(ctx, [START, stall(900.0), end()])
     assert any("control session not clean" in r for r in ctx.invalid)
     ctx = FakeCtx(scenario={"name": "A1"})
-    check(ctx, [START, summary(stalls=3)])  # stalls are results elsewhere, not invalidity
+    # Outside control, stalls are results, not invalidity.
+    check(ctx, [START, stall(1.0), stall(2.0), stall(3.0), end()])
     assert ctx.invalid == []
 
 
 def test_timeout_marks_invalid() -> None:
     ctx = FakeCtx()
-    check(ctx, [START, summary(reason="timeout", ended=False)])
+    check(ctx, [START, end("timeout")])
     assert any("timed out" in r for r in ctx.invalid)
 
 
 def test_read_log_reports_malformed_line_and_tolerates_cut_last_line(tmp_path: Path) -> None:
     log = tmp_path / "player.jsonl"
-    log.write_text(json.dumps(START) + "\n{not json\n" + json.dumps(summary()) + "\n")
+    log.write_text(json.dumps(START) + "\n{not json\n" + json.dumps(end()) + "\n")
     with pytest.raises(players.PlayerFailed, match=r"player.jsonl:2: malformed JSON"):
         players.read_log(log)
     log.write_text(json.dumps(START) + '\n{"t_ns": 5, "src"')
-    assert players.read_log(log) == [START]  # then check_session reports the missing summary
+    assert players.read_log(log) == [START]  # then check_session reports the missing end line
 
 
 def test_timeout_is_duration_plus_margin() -> None:

@@ -18,7 +18,9 @@ THIS_FILE = Path(__file__).resolve().relative_to(REPO).as_posix()
 # Each pattern names something that exists only outside the repository. The strings are
 # split so that this file does not match itself.
 OUTSIDE_REFERENCES: dict[str, re.Pattern[str]] = {
-    "path to the shared notes folder": re.compile(r"\.\./" + r"shared\b|\bshared/(docs|seeds|traces)\b"),
+    "path to the shared notes folder": re.compile(
+        r"\.\./" + r"shared\b|\bshared/(docs|seeds|traces)\b"
+    ),
     "working-notes document": re.compile(
         r"\b(ALGORITHMS|DESIGN)" + r"\.md\b|STYLE-" + r"EXAMPLES|algorithm_test_" + r"vectors"
     ),
