@@ -21,6 +21,7 @@ import pytest
 
 from kernel_config import mptcp_setup, verify
 from kernel_config.host_cc import HostAllowedCC
+from metrics import schemas
 
 pytestmark = [
     pytest.mark.netns,
@@ -216,6 +217,7 @@ def test_two_subflows_carry_data_and_bytes_match_the_wire(
     for path in ("wifi", "lte"):
         ratio = result["bytes_vs_emulator"][path]["kernel_over_emulator_in"]
         assert abs(ratio - 1) < 0.01, (path, result["bytes_vs_emulator"])
+    assert schemas.check_file(tmp_path / "kernel-subflows.jsonl") == []
     cc_names = {
         line["cc_state"]
         for line in verify.read_jsonl(tmp_path / "kernel-subflows.jsonl")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from metrics import schemas
 from testbed.topology import PATHS, Topology
 
 REPO = Path(__file__).resolve().parent.parent
@@ -174,7 +175,7 @@ def run(topo, baseline_ms):
     emu.terminate()
     assert emu.returncode == 0, emu.stderr_path.read_text()
     lines = [json.loads(x) for x in log.read_text().splitlines()]
-    return {**data, "lines": lines, "emu_start_mono_ns": emu_start_mono_ns}
+    return {**data, "lines": lines, "log": log, "emu_start_mono_ns": emu_start_mono_ns}
 
 
 def test_delay_matches_the_scenario(run, baseline_ms):
@@ -238,6 +239,7 @@ def test_schedule_step_changes_the_delay_at_its_time(run, baseline_ms):
 
 
 def test_log_lines_follow_the_contract(run):
+    assert schemas.check_file(run["log"], "emulator") == []  # docs/schemas/emulator.v1
     lines = run["lines"]
     assert lines[0]["event"] == "start" and lines[0]["backend"] == "nfqueue"
     assert lines[0]["seed"] == 7 and lines[0]["scenario"] == "emu-test"
