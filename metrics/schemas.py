@@ -96,6 +96,9 @@ def describe(error: ValidationError, line: dict[str, Any]) -> str:
         path.append(missing[0] if missing else "?")
         field = ".".join(path)
         return f'field "{field}" missing (event {line.get("event")!r})'
+    if error.validator == "oneOf" and all("required" in alt for alt in error.validator_value):
+        fields = " or ".join(f'"{alt["required"][0]}"' for alt in error.validator_value)
+        return f"exactly one of the fields {fields} is required (event {line.get('event')!r})"
     field = ".".join(path) or "(line)"
     return f'field "{field}": {error.message} (event {line.get("event")!r})'
 

@@ -26,7 +26,7 @@ def names(repo: object, caps: dict) -> tuple[list[str], list[str]]:
 
 def preflight(spec: TrialSpec, caps: dict) -> list[str]:
     reasons = kernel_preflight.reasons(spec.transport, spec.cc, spec.sched, caps)
-    if spec.player == "none":
+    if spec.player is None:
         reasons.append("transport kernel carries video; player must be dashjs or gstreamer")
     return reasons
 

@@ -10,7 +10,7 @@ import sys
 import time
 
 from testbed.probe import PROBE_PORT
-from testbed.spec import NOT_APPLICABLE, TrialSpec
+from testbed.spec import TrialSpec
 from testbed.transports import Endpoint
 
 READY_TIMEOUT_S = 10.0
@@ -18,12 +18,12 @@ READY_TIMEOUT_S = 10.0
 
 def preflight(spec: TrialSpec, caps: dict) -> list[str]:
     reasons = []
-    if spec.cc != NOT_APPLICABLE or spec.sched != NOT_APPLICABLE:
+    if spec.cc is not None or spec.sched is not None:
         reasons.append(
             f"transport none has no CC or scheduler (got cc={spec.cc}, sched={spec.sched}); "
-            f"use '{NOT_APPLICABLE}'"
+            "leave --cc and --sched out"
         )
-    if spec.player != "none":
+    if spec.player is not None:
         reasons.append(f"transport none carries no video; player must be none, not {spec.player}")
     return reasons
 

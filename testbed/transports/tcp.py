@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from kernel_config import preflight as kernel_preflight
 from kernel_config import trial_session
-from testbed.spec import NOT_APPLICABLE, TrialSpec
+from testbed.spec import TrialSpec
 from testbed.transports import Endpoint
 
 
 def names(repo: object, caps: dict) -> tuple[list[str], list[str]]:
-    return list(caps["tcp_cc"]["available"]), [NOT_APPLICABLE]
+    return list(caps["tcp_cc"]["available"]), []  # no scheduler (registry default None)
 
 
 def preflight(spec: TrialSpec, caps: dict) -> list[str]:
     reasons = kernel_preflight.reasons(spec.transport, spec.cc, spec.sched, caps)
-    if spec.player == "none":
+    if spec.player is None:
         reasons.append(
             f"transport {spec.transport} carries video; player must be dashjs or gstreamer"
         )
