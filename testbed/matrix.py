@@ -27,9 +27,10 @@ from pathlib import Path
 
 from kernel_config.host_cc import HostAllowedCC
 from testbed.env import git_commit
+from testbed.files import write_json_atomically
 from testbed.spec import TrialSpec, scenario_label
 from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
-from testbed.trial import default_timeout_s, write_json_atomically
+from testbed.trial import default_timeout_s
 
 RESULTS_DIR = Path("results")
 STOP_WAIT_S = 60.0  # how long interrupted trials get to tear down before SIGKILL

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from metrics.player_summary import summarize
-from server.nginx import url_path
+from testbed import registry
+from testbed.registry import PlayerLaunch
 
 PLAYER_LOG = "player.jsonl"
 # A session lasts the video plus start-up plus stalls; the player stops itself after
@@ -57,35 +58,9 @@ def player_argv(
     t0_ns: int,
     timeout_s: int,
 ) -> list[str]:
-    base = f"http://{host}:{port}"
-    mpd_path = f"/content/{Path(content_dir).name}/manifest.mpd"
-    if player == "dashjs":
-        return [
-            "node",
-            str(repo / "player" / "headless.mjs"),
-            "--url",
-            base + url_path(content_dir),
-            "--out",
-            str(out),
-            "--t0-ns",
-            str(t0_ns),
-            "--timeout-s",
-            str(timeout_s),
-        ]
-    if player == "gstreamer":
-        return [
-            "/usr/bin/python3",
-            str(repo / "player" / "gst_player.py"),
-            "--mpd",
-            base + mpd_path,
-            "--out",
-            str(out),
-            "--t0-ns",
-            str(t0_ns),
-            "--timeout-s",
-            str(timeout_s),
-        ]
-    raise ValueError(f"player {player!r}: valid players are dashjs, gstreamer")
+    """The player's command line, from its registry entry (testbed/registry.py)."""
+    launch = PlayerLaunch(Path(repo), host, port, Path(content_dir), Path(out), t0_ns, timeout_s)
+    return registry.player(player).argv(launch)
 
 
 def read_log(path: Path) -> list[dict]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import threading
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 
 from testbed import transports
 from testbed.env import collect_env, kernel_caps
+from testbed.files import write_json_atomically
+from testbed.registry import TRANSPORTS
 from testbed.spec import TrialSpec
 from testbed.supervisor import EventLog, Process, terminate_all
 from testbed.topology import (
@@ -47,7 +48,7 @@ CONTENT_CACHE = Path("cache/content")
 
 def default_timeout_s(spec: TrialSpec) -> int:
     """Per-trial timeout when none is given: video length × 3 plus set-up slack."""
-    if spec.player == "none":
+    if spec.player is None:
         return BASE_TIMEOUT_S
     return BASE_TIMEOUT_S + 3 * int(spec.video_duration_s)
 
@@ -79,16 +80,6 @@ class TrialContext:
             self.invalid_reasons.append(reason)
         if self.events:
             self.events.write("invalid", reason=reason)
-
-
-def write_json_atomically(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
 
 
 class Watchdog:
@@ -238,7 +229,7 @@ def run_trial(
                 "once emulator/ exists)"
             )
         content_dir = None
-        if spec.player != "none":
+        if spec.player is not None:
             from server.content import prepare
 
             content_dir = prepare(int(spec.video_duration_s), cache=repo / CONTENT_CACHE)
@@ -257,11 +248,11 @@ def run_trial(
                 events.write("phase", phase="running")
                 endpoint = transport.start(ctx)
                 watchdog.check()
-                if spec.player != "none":
+                if spec.player is not None:
                     from testbed.players import run_player
 
                     run_player(ctx, endpoint, content_dir)
-                elif spec.transport == "none":
+                elif not TRANSPORTS[spec.transport].video:
                     from testbed.probe import run_control
 
                     run_control(ctx)

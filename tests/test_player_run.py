@@ -110,5 +110,5 @@ def test_argv_per_player(tmp_path: Path) -> None:
                                tmp_path / "p.jsonl", 5, 60)  # fmt: skip
     assert argv[:2] == ["/usr/bin/python3", "/r/player/gst_player.py"]
     assert "http://127.0.0.1:8080/content/abc123/manifest.mpd" in argv
-    with pytest.raises(ValueError, match="valid players"):
+    with pytest.raises(ValueError, match="unknown player 'vlc'; valid: dashjs, gstreamer"):
         players.player_argv("vlc", Path("/r"), "h", 1, content, tmp_path / "p", 5, 60)

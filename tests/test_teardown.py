@@ -24,9 +24,9 @@ pytestmark = [pytest.mark.netns, needs_root]
 CONTROL_SPEC = {
     "scenario": "control",
     "transport": "none",
-    "cc": "-",
-    "sched": "-",
-    "player": "none",
+    "cc": None,
+    "sched": None,
+    "player": None,
     "video_duration_s": 0,
     "rep": 0,
     "seed": 1,

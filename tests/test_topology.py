@@ -188,7 +188,7 @@ def test_control_transfer_unimpaired(tmp_path, monkeypatch):
     from testbed.transports import none
     from testbed.trial import TrialContext
 
-    spec = TrialSpec("control", "none", "-", "-", "none", 0, 0, 1)
+    spec = TrialSpec("control", "none", None, None, None, 0, 0, 1)
     scenario = load_resolved("control", REPO, 1)
     with Topology.create(tmp_path) as topo:
         events = EventLog(tmp_path / "testbed.jsonl", topo.t0_ns)

@@ -76,7 +76,7 @@ def names(name: str, repo: Path, caps: dict) -> tuple[list[str] | None, list[str
         kernel_ccs = list(caps.get("tcp_cc", {}).get("available", []))
         if name == "user":
             ccs, scheds = mpproxy_names(repo / MPPROXY_BINARY) or ([], [])
-        elif name != "none":
+        elif entry.video:
             ccs = kernel_ccs
             scheds = list(caps.get("mptcp", {}).get("available_schedulers", []))
     return (
