@@ -28,9 +28,8 @@ def in_ci() -> bool:
 def skip_reason(report: pytest.TestReport) -> str:
     """The reason text of a skipped report (pytest stores (file, line, reason))."""
     longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2])
-    return str(longrepr)
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr
+    return str(reason).removeprefix("Skipped: ")
 
 
 @pytest.hookimpl(hookwrapper=True)

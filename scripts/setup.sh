@@ -83,12 +83,14 @@ fi
 for crate in emulator transport; do
   [[ -f $crate/Cargo.toml ]] || continue
   stamp="$stamps/cargo-$crate"
-  if [[ -f $stamp && -z $(find "$crate" -path "$crate/target" -prune -o -type f -newer "$stamp" -print -quit) ]]; then
+  # The stamp lists the binaries the last build made: all must still exist.
+  if [[ -s $stamp && -z $(find "$crate" -path "$crate/target" -prune -o -type f -newer "$stamp" -print -quit) ]] &&
+    xargs -a "$stamp" ls >/dev/null 2>&1; then
     continue
   fi
   [[ -d $crate/target/release ]] && how_long="10 s-2 min (incremental)" || how_long="2-6 min the first time"
   cargo_build() { (cd "$1" && cargo build --release --locked); }
   step "cargo-$crate" "building $crate/ (Rust, release)" "$how_long" cargo_build "$crate"
-  touch "$stamp"
+  find "$crate/target/release" -maxdepth 1 -type f -executable >"$stamp"
 done
 [[ $quiet == 1 ]] || echo "setup: ready" >&2
