@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metrics.player_summary import summarize
+from metrics.player_summary import SUMMARY_FIELDS, summarize
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
 SPEC_COLUMNS = [
@@ -47,22 +47,8 @@ STATUS_COLUMNS = [
     "subflows_with_data",
     "log_errors",
 ]
-PLAYER_COLUMNS = [
-    "startup_delay_ms",
-    "stalls",
-    "stall_total_ms",
-    "stall_max_ms",
-    "dropped_frames",
-    "total_frames",
-    "mean_bitrate_bps",
-    "quality_switches",
-    "played_s",
-    "player_end",
-    "player_errors",
-    "decode_overload_events",
-    "decode_stalls",
-    "decode_stall_total_ms",
-]
+# The player summary's fields (metrics/player_summary.py), `end_reason` named player_end.
+PLAYER_COLUMNS = ["player_end" if f == "end_reason" else f for f in SUMMARY_FIELDS]
 # The testbed's two paths (CONTRACTS §3); they always get columns, even when empty,
 # so summary.csv has the same columns in every run. Other path names get columns too.
 KNOWN_PATHS = ["wifi", "lte"]

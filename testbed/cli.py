@@ -368,7 +368,7 @@ def preflight(specs: list[TrialSpec], caps: dict) -> None:
             problems.append(str(exc))
             continue
         for spec in (s for s in specs if s.transport == transport):
-            for reason in module.preflight(spec, caps):
+            for reason in spec.problems() + module.preflight(spec, caps):
                 line = f"{spec.trial_id()}: {reason}"
                 if line not in problems:
                     problems.append(line)

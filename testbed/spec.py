@@ -67,6 +67,33 @@ class TrialSpec:
         ]
         return _ID_SEPARATOR.join(p.replace("_", "-") for p in parts)
 
+    def problems(self) -> list[str]:
+        """What the registry says this spec cannot be (empty: consistent): a video transport
+        needs a player, the control transfer takes none, and a transport without a CC or
+        scheduler choice takes None for it. Each transport's preflight checks the rest."""
+        entry = TRANSPORTS[self.transport]
+        reasons = []
+        if entry.video and self.player is None:
+            reasons.append(
+                f"transport {self.transport} carries video; player must be one of "
+                f"{', '.join(PLAYERS)}"
+            )
+        if not entry.video and self.player is not None:
+            reasons.append(
+                f"transport {self.transport} carries no video; player must be none, "
+                f"not {self.player}"
+            )
+        for kind, value, default in (
+            ("CC", self.cc, entry.default_cc),
+            ("scheduler", self.sched, entry.default_sched),
+        ):
+            if default is None and value is not None:
+                reasons.append(
+                    f"transport {self.transport} has no {kind} to choose (got {value}); "
+                    "leave it out"
+                )
+        return reasons
+
     def to_dict(self) -> dict:
         return asdict(self)
 

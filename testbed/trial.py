@@ -220,7 +220,7 @@ def run_trial(
         write_json_atomically(trial_dir / "scenario.json", scenario)
 
         transport = transports.get(spec.transport)
-        reasons = transport.preflight(spec, kernel_caps())
+        reasons = spec.problems() + transport.preflight(spec, kernel_caps())
         if reasons:
             raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
         if not (repo / EMULATOR_BINARY).is_file():

@@ -17,15 +17,8 @@ READY_TIMEOUT_S = 10.0
 
 
 def preflight(spec: TrialSpec, caps: dict) -> list[str]:
-    reasons = []
-    if spec.cc is not None or spec.sched is not None:
-        reasons.append(
-            f"transport none has no CC or scheduler (got cc={spec.cc}, sched={spec.sched}); "
-            "leave --cc and --sched out"
-        )
-    if spec.player is not None:
-        reasons.append(f"transport none carries no video; player must be none, not {spec.player}")
-    return reasons
+    """Nothing beyond what TrialSpec.problems checks (no CC, scheduler or player)."""
+    return []
 
 
 def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext

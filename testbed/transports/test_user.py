@@ -54,7 +54,9 @@ def test_preflight_checks_names_with_mpproxy_list() -> None:
     reasons = user.preflight(spec("vegas", "fastest"), {})
     assert any("vegas" in r and "reno" in r for r in reasons)
     assert any("fastest" in r and "lrf" in r for r in reasons)
-    assert any("player" in r for r in user.preflight(spec(player=None), {}))
+    # The registry's rules (a video transport needs a player) are the spec's own check.
+    assert user.preflight(spec(player=None), {}) == []
+    assert any("carries video; player must be" in r for r in spec(player=None).problems())
 
 
 @pytest.mark.skipif(not BUILT, reason="mpproxy not built")
