@@ -200,6 +200,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="rebuild summary.csv and report.html of an existing run folder; runs nothing",
     )
     parser.add_argument(
+        "--executor",
+        choices=("local", "slurm"),
+        default="local",
+        help="where trials run: local (this machine, --jobs at a time) or slurm (one job "
+        "array on a Slurm cluster: one task per pending trial; the run folder must be on "
+        "storage every node shares; see README) (default: local)",
+    )
+    parser.add_argument(
+        "--slurm-opt",
+        action="append",
+        default=[],
+        metavar="OPT",
+        help="extra sbatch option for the job array, repeatable, e.g. "
+        "--slurm-opt=--partition=net --slurm-opt=--time=30 (with --executor slurm)",
+    )
+    parser.add_argument(
+        "--detach",
+        action="store_true",
+        help="with --executor slurm: return once the array is submitted; build the report "
+        "later with --report, or re-run the command to resume",
+    )
+    parser.add_argument(
+        "--trial-id",
+        default=None,
+        metavar="ID",
+        help="run only this trial of the existing run given by --out (what each Slurm array "
+        "task runs); the spec comes from the run's run.json",
+    )
+    parser.add_argument(
         "--list",
         action="store_true",
         help="list scenarios, transports, players and each transport's CCs and schedulers",
@@ -425,6 +454,19 @@ def _main(argv: list[str] | None, repo: Path) -> int:
 
     if args.report is not None:
         return matrix.rebuild_report(args.report)
+    if args.trial_id is not None:
+        if not args.out:
+            print("run_trials.sh: --trial-id needs --out RUN (the run the trial belongs to)",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        if os.geteuid() != 0:
+            print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
+            return 2
+        return matrix.run_one(matrix.run_dir_for(args.out, [], repo), args.trial_id, repo,
+                              timeout_s=args.timeout)  # fmt: skip
+    if args.executor != "slurm" and (args.detach or args.slurm_opt):
+        print("run_trials.sh: --detach and --slurm-opt go with --executor slurm", file=sys.stderr)
+        return 2
     caps = kernel_caps()
     if args.list:
         print_list(repo, caps)
@@ -450,6 +492,17 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     if os.geteuid() != 0:
         print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
         return 2
+    if args.executor == "slurm":
+        from testbed.slurm import run_slurm
+
+        return run_slurm(
+            specs,
+            run_dir,
+            repo,
+            slurm_opts=args.slurm_opt,
+            detach=args.detach,
+            write_manifest=lambda: matrix.write_run_manifest(run_dir, specs, repo, argv),
+        )
     return matrix.run_matrix(
         specs, run_dir, repo, jobs=args.jobs, timeout_s=args.timeout, argv=argv
     )

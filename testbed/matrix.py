@@ -104,7 +104,7 @@ def _read_result(trial_dir: Path) -> dict | None:
         return None
 
 
-def _write_run_manifest(run_dir: Path, specs: list[TrialSpec], repo: Path, argv) -> None:
+def write_run_manifest(run_dir: Path, specs: list[TrialSpec], repo: Path, argv) -> None:
     manifest = run_dir / "run.json"
     data = {
         "schema": 1,
@@ -258,7 +258,7 @@ def run_matrix(
     # A crashed kernel-mode trial may also have left a CC on the host's allowed list.
     for cc in HostAllowedCC().sweep():
         print(f"restored host allowed CCs: removed stale {cc}", file=sys.stderr)
-    _write_run_manifest(run_dir, specs, repo, argv)
+    write_run_manifest(run_dir, specs, repo, argv)
 
     progress = Progress(total=len(specs))
     pending: list[tuple[TrialSpec, Path]] = []
@@ -311,6 +311,67 @@ def run_matrix(
 
     build_report(run_dir)
     return 0 if progress.failed == 0 else 1
+
+
+def run_one(run_dir: Path, trial_id: str, repo: Path, timeout_s: int | None = None) -> int:
+    """`--out RUN --trial-id ID`: run one trial of an existing run (a Slurm array task).
+
+    The spec comes from the run's run.json, so the task needs no matrix options. A trial
+    already finished ok is not run again; the run-wide lock is not taken (the other tasks
+    of the array run beside this one), only a lock on this trial. No report is built.
+    Returns 0 (ok), 1 (failed), 2 (no such run or trial), 130 (stopped).
+    """
+    try:
+        manifest = json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError) as exc:
+        print(
+            f"run_trials.sh --trial-id: {run_dir / 'run.json'} unreadable ({exc}); "
+            "--trial-id runs one trial of a run created by run_trials.sh",
+            file=sys.stderr,
+        )
+        return 2
+    specs = {TrialSpec.from_dict(s).trial_id(): s for s in manifest.get("specs", [])}
+    if trial_id not in specs:
+        listed = ", ".join(list(specs)[:3])
+        print(
+            f"run_trials.sh --trial-id: {trial_id!r} is not a trial of {run_dir} "
+            f"(run.json lists {len(specs)}: e.g. {listed})",
+            file=sys.stderr,
+        )
+        return 2
+    spec = TrialSpec.from_dict(specs[trial_id])
+    trial_dir = run_dir / "trials" / trial_id
+    install_signal_handlers()
+    locks = run_dir / ".trial-locks"  # not under trials/: every entry there is a trial
+    locks.mkdir(parents=True, exist_ok=True)
+    lock_file = open(locks / f"{trial_id}.lock", "w")  # noqa: SIM115
+    try:
+        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(
+            f"run_trials.sh --trial-id: {trial_id} is being run by another process", file=sys.stderr
+        )
+        return 2
+    try:
+        result = _read_result(trial_dir)
+        if result is not None and result.get("status") == "ok" and not result.get("resubmit"):
+            print(f"{trial_id}: already finished ok; nothing to run")
+            return 0
+        for line in sweep_stale():
+            print(f"removed stale {line}", file=sys.stderr)
+        run = _start_trial(spec, trial_dir, repo, timeout_s or default_timeout_s(spec))
+        progress = Progress(total=1)
+        try:
+            run.popen.wait()
+        except (Interrupted, KeyboardInterrupt):
+            print("stopping: tearing down the trial ...", file=sys.stderr, flush=True)
+            _stop_all([run])
+            return 130
+        result = _finish_trial(run, progress)
+        _report_trial(run, result)
+        return 0 if result.get("status") == "ok" else 1
+    finally:
+        lock_file.close()
 
 
 def build_report(run_dir: Path) -> int:
