@@ -24,6 +24,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from testbed import transports
 from testbed.env import collect_env, kernel_caps
@@ -188,96 +189,144 @@ def _trial_json(spec: TrialSpec, trial_dir: Path, repo: Path, clock: dict) -> di
     }
 
 
+@dataclass
+class TrialRun:
+    """One trial on its way: what every phase of run_trial reads and adds to."""
+
+    spec: TrialSpec
+    dir: Path
+    repo: Path
+    t0_ns: int
+    events: EventLog
+    timeout_s: float
+    trial_json: dict
+    started: float  # time.monotonic() at the start, for wall_duration_s
+    scenario: dict | None = None
+    transport: ModuleType | None = None
+    content_dir: Path | None = None
+    ctx: TrialContext | None = None
+
+
 def run_trial(
     spec: TrialSpec, trial_dir: Path, repo: Path, *, timeout_s: float | None = None
 ) -> dict:
     """Run one trial; returns the result dict (also in result.json).
 
-    Raises Interrupted / KeyboardInterrupt after teardown when interrupted (no result.json).
+    Phases: begin (folder, clock, trial.json) -> prepare (scenario, preflight, content) ->
+    topology and run (namespaces, emulator, transport, player or control transfer) ->
+    collect (result.json). Raises Interrupted / KeyboardInterrupt after teardown when
+    interrupted (no result.json).
     """
-    started = time.monotonic()
-    t0_ns = time.monotonic_ns()
-    clock = {"t0_monotonic_ns": t0_ns, "t0_unix_ns": time.time_ns()}
-    trial_dir = Path(trial_dir)
-    repo = Path(repo).resolve()
-    (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
-    events = EventLog(trial_dir / "testbed.jsonl", t0_ns)
-    timeout_s = float(timeout_s if timeout_s else default_timeout_s(spec))
-
-    trial_json = _trial_json(spec, trial_dir, repo, clock)
-    write_json_atomically(trial_dir / "trial.json", trial_json)
-    events.write("phase", phase="setup", trial_id=spec.trial_id(), timeout_s=timeout_s)
-
+    run = _begin(spec, Path(trial_dir), Path(repo).resolve(), timeout_s)
     status, reason = "failed", None
-    ctx: TrialContext | None = None
     try:
-        from testbed.scenario import ScenarioError, load_resolved
-
-        try:
-            scenario = load_resolved(spec.scenario, repo, spec.seed)
-        except ScenarioError as exc:
-            raise TrialFailed(f"scenario: {exc}") from exc
-        write_json_atomically(trial_dir / "scenario.json", scenario)
-
-        transport = transports.get(spec.transport)
-        reasons = spec.problems() + transport.preflight(spec, kernel_caps())
-        if reasons:
-            raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
-        if not (repo / EMULATOR_BINARY).is_file():
-            raise TrialFailed(
-                f"emulator binary {EMULATOR_BINARY} not found (it is built by scripts/setup.sh "
-                "once emulator/ exists)"
-            )
-        content_dir = None
-        if spec.player is not None:
-            from server.content import prepare
-
-            content_dir = prepare(int(spec.video_duration_s), cache=repo / CONTENT_CACHE)
-
-        with Topology.create(trial_dir, t0_ns=t0_ns, events=events) as topo:
-            trial_json["namespaces"] = topo.ns.__dict__
-            write_json_atomically(trial_dir / "trial.json", trial_json)
-            ctx = TrialContext(spec, trial_dir, repo, topo, t0_ns, scenario, content_dir, events)
-            topo.install_nfqueue_hooks()
-            emulator = start_emulator(ctx, spec.seed)
-            # The timeout counts from here: content preparation before it is cached work
-            # that may take minutes once (FFmpeg) and must not eat a trial's time.
-            deadline = time.monotonic() + timeout_s
-            watchdog = Watchdog(topo, events, deadline, timeout_s).start()
-            try:
-                events.write("phase", phase="running")
-                endpoint = transport.start(ctx)
-                watchdog.check()
-                if spec.player is not None:
-                    from testbed.players import run_player
-
-                    run_player(ctx, endpoint, content_dir)
-                elif not TRANSPORTS[spec.transport].video:
-                    from testbed.probe import run_control
-
-                    run_control(ctx)
-                watchdog.check()
-                transport.finish(ctx)
-                watchdog.check()
-            except Exception:
-                watchdog.check()  # the watchdog's reason explains this error better
-                raise
-            finally:
-                watchdog.stop()
-            # Everything else first, the emulator last (its exit status is checked).
-            terminate_all([p for p in topo.processes if not p.critical])
-            code = emulator.terminate()
-            if code not in (0, None):
-                ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+        _prepare(run)
+        _run_in_topology(run)
         status = "ok"
     except TrialFailed as exc:
         reason = str(exc)
     except (Interrupted, KeyboardInterrupt) as exc:
-        events.write("interrupted", reason=str(exc) or type(exc).__name__)
+        run.events.write("interrupted", reason=str(exc) or type(exc).__name__)
         raise
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
-        events.write("error", reason=reason, traceback=traceback.format_exc())
+        run.events.write("error", reason=reason, traceback=traceback.format_exc())
+    return _collect(run, status, reason)
+
+
+def _begin(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: float | None) -> TrialRun:
+    """The trial folder, the trial clock, trial.json and the `setup` phase line."""
+    started = time.monotonic()
+    t0_ns = time.monotonic_ns()
+    clock = {"t0_monotonic_ns": t0_ns, "t0_unix_ns": time.time_ns()}
+    (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
+    events = EventLog(trial_dir / "testbed.jsonl", t0_ns)
+    timeout = float(timeout_s if timeout_s else default_timeout_s(spec))
+    trial_json = _trial_json(spec, trial_dir, repo, clock)
+    write_json_atomically(trial_dir / "trial.json", trial_json)
+    events.write("phase", phase="setup", trial_id=spec.trial_id(), timeout_s=timeout)
+    return TrialRun(spec, trial_dir, repo, t0_ns, events, timeout, trial_json, started)
+
+
+def _prepare(run: TrialRun) -> None:
+    """Everything that can fail before a namespace exists: the scenario, the transport's
+    preflight, the emulator binary, the DASH content (cached; minutes the first time)."""
+    from testbed.scenario import ScenarioError, load_resolved
+
+    spec = run.spec
+    try:
+        run.scenario = load_resolved(spec.scenario, run.repo, spec.seed)
+    except ScenarioError as exc:
+        raise TrialFailed(f"scenario: {exc}") from exc
+    write_json_atomically(run.dir / "scenario.json", run.scenario)
+    run.transport = transports.get(spec.transport)
+    reasons = spec.problems() + run.transport.preflight(spec, kernel_caps())
+    if reasons:
+        raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
+    if not (run.repo / EMULATOR_BINARY).is_file():
+        raise TrialFailed(
+            f"emulator binary {EMULATOR_BINARY} not found (it is built by scripts/setup.sh "
+            "once emulator/ exists)"
+        )
+    if spec.player is not None:
+        from server.content import prepare
+
+        run.content_dir = prepare(int(spec.video_duration_s), cache=run.repo / CONTENT_CACHE)
+
+
+def _run_in_topology(run: TrialRun) -> None:
+    """Namespaces, NFQUEUE hooks and the emulator; then the session under the watchdog;
+    then every process stopped, the emulator last (its exit status is checked)."""
+    with Topology.create(run.dir, t0_ns=run.t0_ns, events=run.events) as topo:
+        run.trial_json["namespaces"] = topo.ns.__dict__
+        write_json_atomically(run.dir / "trial.json", run.trial_json)
+        ctx = TrialContext(
+            run.spec, run.dir, run.repo, topo, run.t0_ns, run.scenario or {}, run.content_dir,
+            run.events,
+        )  # fmt: skip
+        run.ctx = ctx
+        topo.install_nfqueue_hooks()
+        emulator = start_emulator(ctx, run.spec.seed)
+        # The timeout counts from here: content preparation before it is cached work
+        # that may take minutes once (FFmpeg) and must not eat a trial's time.
+        deadline = time.monotonic() + run.timeout_s
+        watchdog = Watchdog(topo, run.events, deadline, run.timeout_s).start()
+        try:
+            _run_session(run, ctx, watchdog)
+        except Exception:
+            watchdog.check()  # the watchdog's reason explains this error better
+            raise
+        finally:
+            watchdog.stop()
+        terminate_all([p for p in topo.processes if not p.critical])
+        code = emulator.terminate()
+        if code not in (0, None):
+            ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+
+
+def _run_session(run: TrialRun, ctx: TrialContext, watchdog: Watchdog) -> None:
+    """The `running` phase: the transport, then the player (or the control transfer), then
+    the transport's own checks."""
+    assert run.transport is not None
+    run.events.write("phase", phase="running")
+    endpoint = run.transport.start(ctx)
+    watchdog.check()
+    if run.spec.player is not None:
+        from testbed.players import run_player
+
+        run_player(ctx, endpoint, run.content_dir)
+    elif not TRANSPORTS[run.spec.transport].video:
+        from testbed.probe import run_control
+
+        run_control(ctx)
+    watchdog.check()
+    run.transport.finish(ctx)
+    watchdog.check()
+
+
+def _collect(run: TrialRun, status: str, reason: str | None) -> dict:
+    """result.json, written last (its presence means the trial finished)."""
+    ctx = run.ctx
     if reason is not None and ctx is not None:
         # A helper that crashed first (nginx, mpproxy) often explains the failure better
         # than the error that ended the trial (the player's).
@@ -288,21 +337,20 @@ def run_trial(
         ]
         if crashed:
             reason += "; also: " + "; ".join(crashed)
-
     result = {
         "schema": 1,
-        "trial_id": spec.trial_id(),
+        "trial_id": run.spec.trial_id(),
         "status": status,
         "reason": reason,
         "valid": status == "ok" and not (ctx and ctx.invalid_reasons),
         "invalid_reasons": list(ctx.invalid_reasons) if ctx else [],
-        "wall_duration_s": round(time.monotonic() - started, 3),
+        "wall_duration_s": round(time.monotonic() - run.started, 3),
         "subflows_with_data": ctx.subflows_with_data if ctx else None,
     }
     if status != "ok" and reason:
         result["invalid_reasons"].append(f"failed: {reason}")
-    events.write("result", status=status, reason=reason, valid=result["valid"])
-    write_json_atomically(trial_dir / "result.json", result)
+    run.events.write("result", status=status, reason=reason, valid=result["valid"])
+    write_json_atomically(run.dir / "result.json", result)
     return result
 
 
