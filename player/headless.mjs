@@ -23,7 +23,7 @@ const SRC = "player-dashjs";
 const CLOCK_SYNC_ROUNDS = 9;
 const BROWSER_CLOSE_TIMEOUT_MS = 5000;
 const VIEWPORT = { width: 1280, height: 720 };
-// The flags of CONTRACTS/issue 3: software decoding, no network of its own, no first-run UI.
+// Chromium flags: software decoding, no network of its own, no first-run UI.
 const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox", // mandatory as root

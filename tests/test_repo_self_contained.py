@@ -30,6 +30,7 @@ OUTSIDE_REFERENCES: dict[str, re.Pattern[str]] = {
         r"(?<![\w.+/-])(A(?:[3-9]|1[0-3])|B(?:[3-9]|10)|C\d)(?![\w.+/-])"
     ),
     "tag of the notes ([GAP], [PROP])": re.compile(r"\[(GAP|PROP)" + r"\]"),
+    "issue of the working notes": re.compile(r"\b[Ii]ssue[ _]" + r"#?\d+\b"),
 }
 
 # Files whose content is data, not prose (traces, lock files, images).
@@ -75,6 +76,7 @@ def test_the_patterns_catch_what_they_are_for() -> None:
         "(\u00a7" + "A5)": "section number of the notes (§A3, §0)",
         "spec B7, seed 002": "section number of the notes (A3..A13, B3..B10, C1..)",
         "[PR" + "OP] ties": "tag of the notes ([GAP], [PROP])",
+        "the flags of is" + "sue 3": "issue of the working notes",
     }
     for text, what in samples.items():
         assert OUTSIDE_REFERENCES[what].search(text), (text, what)
