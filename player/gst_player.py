@@ -45,6 +45,7 @@ import gi
 
 gi.require_version("Gst", "1.0")
 from gi.repository import GLib, Gst  # noqa: E402
+from stall import StallTracker  # noqa: E402 (player/stall.py, beside this script)
 
 SRC = "player-gst"
 SAMPLE_INTERVAL_MS = 250
@@ -87,44 +88,6 @@ def read_mpd(url: str) -> dict:
         "media_template": media_template,
         "duration_s": parse_duration_s(root.get("mediaPresentationDuration")),
     }
-
-
-class StallTracker:
-    """Same state machine as player/web/lib/stall.mjs (loading -> playing <-> stalled)."""
-
-    def __init__(self) -> None:
-        self.state = "loading"
-        self.open_start_ns: int | None = None
-        self.open_media_s = 0.0
-
-    def playing(self, t_ns: int) -> dict | None:
-        if self.state == "stalled":
-            self.state = "playing"
-            return self._close(t_ns, False)
-        if self.state == "loading":
-            self.state = "playing"
-        return None
-
-    def waiting(self, t_ns: int, media_s: float) -> bool:
-        if self.state != "playing":
-            return False
-        self.state = "stalled"
-        self.open_start_ns, self.open_media_s = t_ns, media_s
-        return True
-
-    def finish(self, t_ns: int) -> dict | None:
-        return self._close(t_ns, True) if self.state == "stalled" else None
-
-    def _close(self, t_ns: int, is_open: bool) -> dict:
-        start = self.open_start_ns
-        self.open_start_ns = None
-        return {
-            "start_t_ns": start,
-            "end_t_ns": t_ns,
-            "duration_ms": round((t_ns - start) / 1e6, 3),
-            "media_time_s": round(self.open_media_s, 3),
-            "open": is_open,
-        }
 
 
 class Session:
@@ -340,7 +303,7 @@ class Session:
                 )
             self.on_screen = rep
         rep = self.on_screen or {}
-        stalled = self.stalls.state == "stalled"
+        stalled = self.stalls.stalled
         self.write(
             {
                 "event": "sample",
@@ -434,7 +397,10 @@ class Session:
         if getattr(self, "playbin", None) is not None:
             if self.reason == "ended":
                 self.sample(final=True)  # the final counters, after EOS
-            stall = self.stalls.finish(self.now_t_ns())
+            # At EOS an open stall ends with the video (as on the dash.js page); a cut session
+            # reports it open.
+            now = self.now_t_ns()
+            stall = self.stalls.ended(now) if self.reason == "ended" else self.stalls.finish(now)
             if stall:
                 self.write({"event": "stall", **stall})
             self.playbin.set_state(Gst.State.NULL)
