@@ -23,16 +23,11 @@ const SRC = "player-dashjs";
 const CLOCK_SYNC_ROUNDS = 9;
 const BROWSER_CLOSE_TIMEOUT_MS = 5000;
 const VIEWPORT = { width: 1280, height: 720 };
-// Chromium flags: software decoding, no network of its own, no first-run UI.
+// Chromium flags: those of every headless Chromium of the testbed (chromium-flags.json, shared
+// with metrics/browser.py: software decoding, no network of its own, no first-run UI), plus
+// autoplay and the viewport of a playback session.
 const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox", // mandatory as root
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
+  ...JSON.parse(fs.readFileSync(new URL("./chromium-flags.json", import.meta.url), "utf8")).flags,
   "--autoplay-policy=no-user-gesture-required",
   `--window-size=${VIEWPORT.width},${VIEWPORT.height}`,
 ];
