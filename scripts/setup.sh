@@ -5,9 +5,10 @@
 # are unchanged (stamps in .setup-stamps/).
 #
 # Every step that does real work prints one line saying what it does and roughly how long
-# it takes on this project's 2-core machines (measured on a fresh clone under load: venv
-# 188 s, npm 31 s, emulator 382 s, transport 318 s with CARGO_BUILD_JOBS=1), also with --quiet (which only hides the
+# it takes on this project's 2-core machines, also with --quiet (which only hides the
 # "ready" line); its output goes to .setup-stamps/<step>.log, named when the step fails.
+# Measured on a fresh clone at load average 14: venv 188 s, npm 31 s, emulator 382 s,
+# transport 318 s (CARGO_BUILD_JOBS=1).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
