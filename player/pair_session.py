@@ -1,19 +1,18 @@
-"""Player sessions on the testbed's topology without the emulator (one player, one nginx).
+"""Player sessions in a minimal namespace pair, without the testbed topology.
 
     .venv/bin/python player/pair_session.py --player dashjs --duration-s 60 --reps 3
     .venv/bin/python player/pair_session.py --player gstreamer --rate-mbit 1 --duration-s 60
     .venv/bin/python player/pair_session.py --player dashjs --rate-mbit 8 --rate-step 20:1
     .venv/bin/python player/pair_session.py --player dashjs --only-rung 1920x1080@5240000
 
-Builds the testbed's namespaces with testbed/topology.py (client, router, server; offloads
-off; the player reaches the server at 10.1.2.2 over the wifi path), optionally a tc tbf rate
-limit on the router's egress towards the client (the download direction), runs nginx in the
-server namespace and the player in the client namespace, and prints one JSON line per session:
-the session summary (metrics/player_summary.py) plus the CPU time of the player's whole
-process tree (rusage of the waited-for tree, so Chromium's renderer and GPU processes are
-included). Every namespace and process it starts is removed at exit. docs/PLAYER.md's figures
-were measured with its earlier version, a bare two-namespace pair (no router hop, tbf on the
-server's egress); the testbed itself uses testbed/players.py."""
+Creates `tbx-media-<pid>-c` (client) and `tbx-media-<pid>-s` (server) joined by one veth pair
+(offloads off; client 10.1.2.3, server 10.1.2.2), optionally a tc tbf rate limit on the
+server's egress (the download direction), runs nginx in the server namespace and the player in
+the client namespace, and prints one JSON line per session: the session summary
+(metrics/player_summary.py) plus the CPU time of the player's whole process tree (rusage of
+the waited-for tree, so Chromium's renderer and GPU processes are included). Every namespace
+and process it starts is removed at exit. This is how docs/PLAYER.md's figures were measured;
+the testbed itself uses testbed/players.py."""
 
 from __future__ import annotations
 
@@ -33,10 +32,9 @@ sys.path.insert(0, str(REPO))
 from metrics.player_summary import summarize  # noqa: E402
 from server import content, nginx  # noqa: E402
 from testbed import players  # noqa: E402
-from testbed.topology import Topology  # noqa: E402
 
-SERVER_ADDR = "10.1.2.2"  # the server's wifi address in testbed/topology.py
-DOWNLINK_DEV = "c-wifi"  # the router's interface towards the client on the wifi path
+SERVER_ADDR = "10.1.2.2"
+CLIENT_ADDR = "10.1.2.3"
 PORT = 8080
 # Chromium start-up and the page load come on top of the video; stalls lengthen a session.
 TIMEOUT_MARGIN_S = 60
@@ -47,21 +45,56 @@ def sh(*argv: str) -> None:
 
 
 class NamespacePair:
-    """Client and server of the testbed's own topology (testbed/topology.py: the namespace
-    builder every part uses), without the emulator: the player reaches the server over the
-    router's wifi path; an optional tbf rate limit on the router's egress towards the client
-    (the download direction)."""
-
-    def __init__(self, workdir: Path, rate_mbit: float | None) -> None:
-        self.workdir = workdir
+    def __init__(self, tag: str, rate_mbit: float | None) -> None:
+        self.client = f"tbx-media-{tag}-c"
+        self.server = f"tbx-media-{tag}-s"
         self.rate_mbit = rate_mbit
-        self.topo: Topology | None = None
-        self.client = self.server = ""
 
     def __enter__(self) -> NamespacePair:
-        self.topo = Topology.create(self.workdir / "topology")
         try:
-            self.client, self.server = self.topo.ns.of("client"), self.topo.ns.of("server")
+            sh("ip", "netns", "add", self.client)
+            sh("ip", "netns", "add", self.server)
+            sh(
+                "ip",
+                "link",
+                "add",
+                "v-c",
+                "netns",
+                self.client,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "v-s",
+                "netns",
+                self.server,
+            )
+            for ns, dev, addr in (
+                (self.client, "v-c", CLIENT_ADDR),
+                (self.server, "v-s", SERVER_ADDR),
+            ):
+                sh("ip", "-n", ns, "link", "set", "lo", "up")
+                sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+                sh("ip", "-n", ns, "link", "set", dev, "up")
+                # Real links carry MTU-sized packets; offloads would let tbf see 64 kB bursts.
+                subprocess.run(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        ns,
+                        "ethtool",
+                        "-K",
+                        dev,
+                        "tso",
+                        "off",
+                        "gso",
+                        "off",
+                        "gro",
+                        "off",
+                    ],
+                    capture_output=True,
+                )
             if self.rate_mbit:
                 self.set_rate(self.rate_mbit)
         except BaseException:
@@ -70,14 +103,13 @@ class NamespacePair:
         return self
 
     def set_rate(self, mbit: float) -> None:
-        """tbf on the router's egress towards the client; replaces the previous one."""
-        assert self.topo is not None
-        tbf = ["tbf", "rate", f"{mbit}mbit", "burst", "15kb", "latency", "300ms"]
-        self.topo.run("router", ["tc", "qdisc", "replace", "dev", DOWNLINK_DEV, "root", *tbf])
+        """tbf on the server's egress (the download direction); replaces the previous one."""
+        sh("ip", "netns", "exec", self.server, "tc", "qdisc", "replace", "dev", "v-s", "root",
+           "tbf", "rate", f"{mbit}mbit", "burst", "15kb", "latency", "300ms")  # fmt: skip
 
     def __exit__(self, *exc: object) -> None:
-        if self.topo is not None:
-            self.topo.teardown()
+        for ns in (self.client, self.server):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -235,7 +267,7 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     failed = 0
-    with NamespacePair(out_dir, args.rate_mbit) as pair:
+    with NamespacePair(f"{os.getpid():x}", args.rate_mbit) as pair:
         with nginx.serve(
             [f"{SERVER_ADDR}:{PORT}"], content_dir, netns=pair.server, workdir=out_dir
         ):

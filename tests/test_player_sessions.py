@@ -1,6 +1,5 @@
-"""One short session per player on the testbed topology (player/pair_session.py), the overlay
-screenshot, and (slow) a path that degrades: stalls with plausible durations and the lowest
-rung on screen."""
+"""One short session per player in a namespace pair (tbx-media-*), the overlay screenshot, and
+(slow) a path that degrades: stalls with plausible durations and the lowest rung on screen."""
 
 from __future__ import annotations
 
@@ -45,7 +44,7 @@ def session(
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     for ns in result["namespaces"]:
-        assert ns.startswith("tb-") and ns not in namespaces  # testbed/topology.py's names
+        assert ns.startswith("tbx-media-") and ns not in namespaces
     return result, lines
 
 
