@@ -54,9 +54,17 @@ def setup_cc(run: Runner, cc: str) -> None:
             raise RuntimeError(f"{role} namespace: tcp_congestion_control is {actual}, not {cc}")
 
 
-def setup_mptcp(run: Runner, settings: KernelSettings) -> None:
+def setup_mptcp(
+    run: Runner,
+    settings: KernelSettings,
+    subflow_endpoints: list[tuple[str, str]] | None = None,
+) -> None:
+    """subflow_endpoints: (client address, interface) of every path but the first; the
+    default is the two-path plan's LTE address. Limits allow one subflow per path."""
     if settings.sched is None:
         raise ValueError("setup_mptcp needs a scheduler name")
+    endpoints = [(CLIENT_LTE_ADDR, "lte")] if subflow_endpoints is None else subflow_endpoints
+    limit = max(MAX_SUBFLOWS, len(endpoints) + 1)
     for role in ("server", "client"):
         _sysctl(run, role, "net.mptcp.enabled", "1")
         _sysctl(run, role, "net.mptcp.scheduler", settings.sched)
@@ -65,10 +73,11 @@ def setup_mptcp(run: Runner, settings: KernelSettings) -> None:
             role,
             [
                 "ip", "mptcp", "limits", "set",
-                "subflows", str(MAX_SUBFLOWS), "add_addr_accepted", str(MAX_SUBFLOWS),
+                "subflows", str(limit), "add_addr_accepted", str(limit),
             ],
         )  # fmt: skip
-    run("client", ["ip", "mptcp", "endpoint", "add", CLIENT_LTE_ADDR, "dev", "lte", "subflow"])
+    for addr, dev in endpoints:
+        run("client", ["ip", "mptcp", "endpoint", "add", addr, "dev", dev, "subflow"])
     setup_cc(run, settings.cc)
 
 

@@ -30,8 +30,9 @@ PATH_BY_CLIENT_ADDR = {"10.1.1.2": "wifi", "10.2.1.2": "lte"}
 SRC = "kernel-ss"
 
 
-def path_of(record: SocketRecord) -> str:
-    return PATH_BY_CLIENT_ADDR.get(record.peer_addr, "other")
+def path_of(record: SocketRecord, paths: dict[str, str] | None = None) -> str:
+    """Path name of a socket, from its client address (`paths`: address -> name)."""
+    return (paths or PATH_BY_CLIENT_ADDR).get(record.peer_addr, "other")
 
 
 def subflow_line(
@@ -144,9 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--t0-ns", type=int, required=True, help="trial clock origin")
     parser.add_argument("--port", type=int, default=8080, help="server port (default 8080)")
     parser.add_argument(
+        "--paths", default="", help="client address=path name, comma-separated (default: wifi, lte)"
+    )
+    parser.add_argument(
         "--interval-ms", type=int, default=150, help="sampling interval (default 150)"
     )
     args = parser.parse_args(argv)
+    if args.paths:
+        # The trial's address plan (ADDR=NAME,...): names every path, not only wifi/lte.
+        PATH_BY_CLIENT_ADDR.clear()
+        PATH_BY_CLIENT_ADDR.update(item.split("=", 1) for item in args.paths.split(","))
     if not 20 <= args.interval_ms <= 10_000:
         print(f"--interval-ms {args.interval_ms}: valid is 20..10000", file=sys.stderr)
         return 2

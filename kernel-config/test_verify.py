@@ -78,7 +78,7 @@ def test_one_path_only_marks_invalid() -> None:
     result = verify.verdict("kernel", mib(**GOOD_MIB), [line("wifi", 9_000_000)], [])
     assert result["subflows_with_data"] == 1
     assert result["invalid_reasons"] == [
-        "kernel MPTCP: two subflows configured but only 1 path(s) carried data"
+        "kernel MPTCP: 2 subflows configured but only 1 path(s) carried data"
         " (wifi; a path counts from 65536 bytes sent)"
     ]
 

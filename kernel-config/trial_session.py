@@ -55,6 +55,27 @@ def read_mib(ctx: Any) -> dict[str, dict[str, int]]:
     }
 
 
+def _plans(ctx: Any) -> dict[str, Any]:
+    """The trial's address plan (testbed.topology.PathPlan by path name, file order)."""
+    plans = getattr(ctx.topo, "plans", None)
+    if plans is None:
+        from testbed.topology import PATHS
+
+        return dict(PATHS)
+    return dict(plans)
+
+
+def _emulator_lines_without_cross_traffic(ctx: Any, trial_dir: Path) -> list[dict[str, Any]]:
+    """Emulator lines of the paths that carry no cross traffic: on the others the link
+    counts the cross flows' bytes too, so kernel and emulator bytes cannot agree."""
+    crossed = set(getattr(ctx.topo, "cross_flows", {}) or {})
+    return [
+        line
+        for line in verify.read_jsonl(trial_dir / "emulator.jsonl")
+        if line.get("path") not in crossed
+    ]
+
+
 def _release_host_cc(trial_id: str, pid: int) -> None:
     HostAllowedCC().release(pid, trial_id)
 
@@ -96,8 +117,14 @@ def start(ctx: Any) -> tuple[str, int]:
                 " --sweep",
             )
     run = _runner(ctx)
+    plans = list(_plans(ctx).values())
     if transport == "kernel":
-        mptcp_setup.setup_mptcp(run, mptcp_setup.KernelSettings(cc=spec.cc, sched=spec.sched))
+        # One subflow per path: the first path's address opens the connection (main
+        # default route), every other path's client address is a `subflow` endpoint.
+        endpoints = [(p.client_addr, p.name) for p in plans[1:]]
+        mptcp_setup.setup_mptcp(
+            run, mptcp_setup.KernelSettings(cc=spec.cc, sched=spec.sched), endpoints
+        )
     else:
         mptcp_setup.setup_tcp(run, spec.cc, transport.removeprefix("tcp-"))
     state.mib_before = read_mib(ctx)
@@ -110,6 +137,7 @@ def start(ctx: Any) -> tuple[str, int]:
             "--t0-ns", str(ctx.t0_ns),
             "--port", str(SERVER_PORT),
             "--interval-ms", str(SAMPLE_INTERVAL_MS),
+            "--paths", ",".join(f"{p.client_addr}={p.name}" for p in plans),
         ],
     )  # fmt: skip
     host = ENDPOINT_HOST[transport]
@@ -139,7 +167,8 @@ def finish(ctx: Any) -> dict[str, Any]:
                 for role in ("client", "server")
             },
             verify.read_jsonl(trial_dir / "kernel-subflows.jsonl"),
-            verify.read_jsonl(trial_dir / "emulator.jsonl"),
+            _emulator_lines_without_cross_traffic(ctx, trial_dir),
+            paths=tuple(_plans(ctx)),
         )
         result["settings"] = mptcp_setup.describe(_runner(ctx))
         result["spec"] = {"cc": ctx.spec.cc, "sched": ctx.spec.sched}

@@ -107,7 +107,9 @@ def wire_bytes(line: dict[str, Any], mptcp: bool) -> int:
     )
 
 
-def summarise_subflows(lines: list[dict[str, Any]], mptcp_expected: bool) -> dict[str, Any]:
+def summarise_subflows(
+    lines: list[dict[str, Any]], mptcp_expected: bool, paths: tuple[str, ...] = PATHS
+) -> dict[str, Any]:
     """Per socket the line with the most bytes sent (counters only grow), then per path sums."""
     best: dict[str, dict[str, Any]] = {}
     known_mptcp: dict[str, bool] = {}
@@ -152,7 +154,7 @@ def summarise_subflows(lines: list[dict[str, Any]], mptcp_expected: bool) -> dic
         "paths_with_data": sorted(
             path
             for path, totals in per_path.items()
-            if path in PATHS and totals["bytes_sent"] >= DATA_MIN_BYTES
+            if path in paths and totals["bytes_sent"] >= DATA_MIN_BYTES
         ),
     }
 
@@ -162,8 +164,8 @@ def emulator_down_bytes(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]
     totals: dict[str, dict[str, Any]] = {}
     summed: dict[str, dict[str, Any]] = {}
     for line in lines:
-        if line.get("dir") != "down":
-            continue
+        if line.get("dir") != "down" or "path" not in line:
+            continue  # bottleneck lines name no path
         if line.get("event") == "link_totals":
             totals[line["path"]] = {
                 "bytes_in": int(line["bytes_in_total"]),
@@ -180,11 +182,13 @@ def emulator_down_bytes(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]
 
 
 def compare_bytes(
-    per_path: dict[str, dict[str, int]], emulator: dict[str, dict[str, Any]]
+    per_path: dict[str, dict[str, int]],
+    emulator: dict[str, dict[str, Any]],
+    paths: tuple[str, ...] = PATHS,
 ) -> dict[str, Any]:
     """Kernel wire bytes sent vs the emulator's arrivals (bytes_in) and departures (bytes_out)."""
     out: dict[str, Any] = {}
-    for path in PATHS:
+    for path in paths:
         kernel = per_path.get(path, {}).get("wire_bytes_sent", 0)
         emu = emulator.get(path)
         if emu is None:
@@ -213,15 +217,16 @@ def verdict(
     mib: dict[str, dict[str, dict[str, int]]],
     subflow_lines: list[dict[str, Any]],
     emulator_lines: list[dict[str, Any]],
+    paths: tuple[str, ...] = PATHS,
 ) -> dict[str, Any]:
     """The kernel-mptcp.json body: counters, per-path bytes, comparison, reasons if invalid.
 
-    `mib` is {"client"|"server": {"before"|"after": counters}}."""
+    `mib` is {"client"|"server": {"before"|"after": counters}}; `paths` the trial's paths."""
     mptcp_expected = transport == "kernel"
     deltas = {role: mib_delta(mib[role]["before"], mib[role]["after"]) for role in mib}
-    subflows = summarise_subflows(subflow_lines, mptcp_expected)
+    subflows = summarise_subflows(subflow_lines, mptcp_expected, paths)
     emulator = emulator_down_bytes(emulator_lines)
-    comparison = compare_bytes(subflows["per_path"], emulator) if emulator else None
+    comparison = compare_bytes(subflows["per_path"], emulator, paths) if emulator else None
     reasons: list[str] = []
     server = deltas.get("server", {})
     client = deltas.get("client", {})
@@ -248,9 +253,9 @@ def verdict(
                 f"kernel MPTCP: {len(subflows['plain_tcp_sockets'])} plain TCP socket(s) served"
                 f" the player: {', '.join(subflows['plain_tcp_sockets'][:4])}"
             )
-        if len(paths_with_data) < len(PATHS):
+        if len(paths_with_data) < len(paths):
             reasons.append(
-                f"kernel MPTCP: two subflows configured but only"
+                f"kernel MPTCP: {len(paths)} subflows configured but only"
                 f" {len(paths_with_data)} path(s) carried data"
                 f" ({', '.join(paths_with_data) or 'none'};"
                 f" a path counts from {DATA_MIN_BYTES} bytes sent)"

@@ -38,6 +38,7 @@ JSONL_SOURCES = {
     "nginx": "nginx-access.jsonl",
     "control": "control.jsonl",
     "testbed": "testbed.jsonl",
+    "cross": "cross-traffic.jsonl",
 }
 # transport-<side>.jsonl: the side (client, server) becomes a column.
 TRANSPORT_GLOB = "transport-*.jsonl"
@@ -76,6 +77,8 @@ class Trial:
     control: pd.DataFrame
     testbed: pd.DataFrame
     errors: list[str] = field(default_factory=list)  # format errors found (strict=False)
+    # cross-traffic.jsonl (testbed/crosstraffic.py); empty when the scenario has none.
+    cross: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"event": []}))
 
     @property
     def spec(self) -> dict[str, Any]:

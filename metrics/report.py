@@ -293,9 +293,16 @@ def render_html(
             )
             figure = plots.timeseries_figure(intervals, samples, stalls, example)
             parts.append(_image(figure, f"{example} time series"))
+    parts.extend(_timeline_section(run_dir))
     parts.append("<h2>All trials</h2>")
     shown = [c for c in TRIAL_TABLE_COLUMNS if c in summary.columns]
+    # Paths beyond wifi/lte (a three-path scenario's), after the fixed columns.
+    shown += [
+        f"{m}_{p}" for m in ("bytes_down", "retrans_pkts") for p in paths
+        if p not in KNOWN_PATHS and f"{m}_{p}" in summary.columns
+    ]  # fmt: skip
     parts.append(_table(summary[shown]))
+    parts.append(_cross_traffic_section(summary))
     parts.append(
         f"<p>Every column of every trial is in <code>{SUMMARY_CSV}</code>; the means and "
         f"confidence intervals in <code>{AGGREGATE_CSV}</code>; every stall, segment, player "
@@ -305,6 +312,31 @@ def render_html(
     parts.append(_environment_section(environments))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _timeline_section(run_dir: Path) -> list[str]:
+    """The scheduler timeline of one traced trial (run_trials.sh --sched-trace), if any."""
+    from metrics import timeline
+
+    chosen = timeline.pick_trial(trial_dirs(run_dir))
+    if chosen is None:
+        return []
+    try:
+        data = timeline.read_timeline(chosen)
+    except (ValueError, KeyError) as exc:
+        return [f"<h2>Scheduler timeline</h2><p>{_e(chosen.name)}: unreadable trace: {_e(exc)}</p>"]
+    if data is None:
+        return []
+    figure = timeline.timeline_figure(data, f"{chosen.name}: connection {data.conn_id}")
+    return [
+        f"<h2>Scheduler timeline: {_e(chosen.name)}</h2>",
+        f"<p>The first trial with a scheduler trace; its busiest connection "
+        f"({data.decisions} decisions). Per path, the data ranges the scheduler placed "
+        "(fresh, reinjection, redundant copy) at the time it placed them; the scheduler's "
+        "deliberate waits by reason; the receiver's out-of-order queue (100 ms samples). "
+        "docs/METRICS.md, Scheduler timeline.</p>",
+        _image(figure, f"{chosen.name} scheduler timeline"),
+    ]
 
 
 def _e(text: Any) -> str:
@@ -428,6 +460,22 @@ def _table(df: pd.DataFrame) -> str:
 def _image(figure: Any, alt: str) -> str:
     data = plots.figure_png_base64(figure)
     return f'<p><img alt="{_e(alt)}" src="data:image/png;base64,{data}"></p>'
+
+
+def _cross_traffic_section(summary: pd.DataFrame) -> str:
+    """The multipath connection's goodput beside each cross flow's (metrics/crosstraffic.py)."""
+    if "cross_goodput_bps" not in summary.columns or summary["cross_goodput_bps"].isna().all():
+        return ""
+    flows = sorted(c for c in summary.columns if c.startswith("cross_goodput_bps_"))
+    rows = summary[summary["cross_goodput_bps"].notna()]
+    columns = ["trial_id", "scenario", "transport", "cc", "sched", "valid",
+               "download_goodput_bps", "cross_goodput_bps", *flows]  # fmt: skip
+    return (
+        "<h2>Cross traffic</h2><p>Goodput of the multipath connection (segment bytes over the "
+        "time a segment download was under way) beside that of each cross-traffic flow "
+        "(receiver bytes between its first and last byte), in bit/s; definitions in "
+        "docs/METRICS.md.</p>" + _table(rows[[c for c in columns if c in rows.columns]])
+    )
 
 
 def _paths(summary: pd.DataFrame) -> list[str]:

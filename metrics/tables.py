@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics.crosstraffic import cross_traffic_metrics
 from metrics.player_summary import SUMMARY_FIELDS, summarize
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
@@ -341,14 +342,21 @@ def summary_table(trials: list[Trial]) -> pd.DataFrame:
         row = spec_row(trial) | trial_status(trial) | player_metrics(trial)
         row |= path_metrics(trial, path_totals, subflow_totals)
         row |= transport_metrics(trial, subflow_totals)
+        row |= cross_traffic_metrics(trial)
         rows.append(row)
     return order_summary_columns(pd.DataFrame(rows))
 
 
 def order_summary_columns(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary's fixed column order; paths other than wifi/lte after them, by name."""
+    """The summary's fixed column order; paths other than wifi/lte after them, by name;
+    the cross-traffic columns (metrics/crosstraffic.py) last, when a trial has them."""
     found = {c.removeprefix("bytes_down_") for c in summary.columns if c.startswith("bytes_down_")}
-    return summary.reindex(columns=summary_columns(KNOWN_PATHS + sorted(found - set(KNOWN_PATHS))))
+    columns = summary_columns(KNOWN_PATHS + sorted(found - set(KNOWN_PATHS)))
+    cross = ["download_goodput_bps", "cross_flows", "cross_goodput_bps"]
+    cross += sorted(c for c in summary.columns if c.startswith("cross_goodput_bps_"))
+    if any(c in summary.columns for c in cross[1:]):
+        columns += [c for c in cross if c in summary.columns]
+    return summary.reindex(columns=columns)
 
 
 # ---------------------------------------------------------------- event tables

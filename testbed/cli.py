@@ -234,6 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="list scenarios, transports, players and each transport's CCs and schedulers",
     )
     parser.add_argument(
+        "--sched-trace",
+        action="store_true",
+        help="user transport: every trial also writes the sender's per-decision scheduler "
+        "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the trials the options expand to, and where they would go; run nothing",
@@ -492,6 +498,9 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     if os.geteuid() != 0:
         print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
         return 2
+    if args.sched_trace:
+        # Read by testbed/transports/user.py when it builds the mpproxy command lines.
+        os.environ[transports.SCHED_TRACE_ENV] = "1"
     if args.executor == "slurm":
         from testbed.slurm import run_slurm
 

@@ -1,11 +1,15 @@
 """Scenario files: validate the human-facing TOML and resolve it into the emulator's JSON.
 
-The TOML format is documented in netem-scenarios/README.md; its structure is checked
-against netem-scenarios/scenario.schema.json (JSON Schema 2020-12), then by the semantic
-checks below, which the schema cannot express (time order, overlaps, trace contents,
-fields valid for the link kind). The resolved form is docs/CONTRACTS.md section 4: absolute
+The TOML format is documented in netem-scenarios/README.md. This module keeps only what
+is specific to the TOML layer: its structure (netem-scenarios/scenario.schema.json, JSON
+Schema 2020-12), merging the both-direction fields with the up/down ones, defaults, the
+order and overlap of the schedule events as written (their indices are the file's), noise
+expansion and trace resolution. The resolved form (docs/CONTRACTS.md section 4; absolute
 trace paths, both directions explicit, defaults filled in, schedule as time-sorted events,
-and every `noise` event expanded into seeded `step` events (same seed, same events).
+every `noise` event expanded into seeded `step` events) is then handed to
+`linkemu --validate`, the one owner of the rules of a valid resolved scenario (value
+ranges, magnitudes the emulator can represent, 1-8 paths and their names, bottlenecks and
+cross traffic referring to known paths): nothing runs on a file it refuses.
 
 CLI (exit status 2 on any invalid file; the message goes to stderr and nothing is written):
     python -m testbed.scenario validate FILE_OR_NAME...
@@ -20,7 +24,10 @@ import argparse
 import json
 import math
 import random
+import re
+import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +37,12 @@ import jsonschema
 
 SCENARIO_DIR = "netem-scenarios"
 SCHEMA_FILE = "scenario.schema.json"
-PATH_NAMES = ("wifi", "lte")
 DIRECTIONS = ("up", "down")
+# The emulator binary that validates resolved scenarios (built by scripts/setup.sh).
+LINKEMU_BINARY = Path("emulator/target/release/linkemu")
+LINKEMU_VALIDATE_TIMEOUT_S = 60
+DEFAULT_CROSS_CC = "cubic"
+DEFAULT_CBR_PACKET_BYTES = 1200
 LINK_FIELDS = ("rate", "delay_ms", "jitter_ms", "loss", "queue", "schedule")
 # Mahimahi's traces give one delivery opportunity per line for an MTU-sized packet.
 DEFAULT_TRACE_PACKET_BYTES = 1500
@@ -42,6 +53,7 @@ DEFAULT_QUEUE_MIN_PACKETS = 10
 UNLIMITED_RATE_QUEUE_PACKETS = 1000
 QUEUE_PACKET_BYTES = 1500
 MAX_SEED = 2**64 - 1
+MAX_EXACT_JSON_INTEGER = 2**53
 # The emulator refuses slower links (a 1500-byte packet would take 12 s to serialise).
 MIN_RATE_BPS = 1000
 
@@ -98,6 +110,8 @@ def _schema_problem(err: jsonschema.ValidationError) -> tuple[str, str]:
     kind = err.validator
     rule = err.validator_value
     inst = err.instance
+    if kind is None or err.message.startswith("False schema"):
+        return field_path(where), "is not valid here (not a field of this kind)"
     if kind == "required":
         missing = [f for f in rule if not (isinstance(inst, dict) and f in inst)]
         name = missing[0] if missing else "?"
@@ -180,16 +194,21 @@ class _Field:
     origin: list[Any]  # where the value was written, e.g. ['paths', 'wifi'] for both directions
 
 
-def _merge_directions(path_doc: dict, path_name: str) -> dict[str, dict[str, _Field]]:
-    """Both-direction fields of [paths.X], overridden field by field by [paths.X.up|down]."""
+def _merge_directions(
+    path_doc: dict, path_name: str, table: str = "paths"
+) -> dict[str, dict[str, _Field]]:
+    """Both-direction fields of [paths.X], overridden field by field by [paths.X.up|down].
+
+    The same for [bottlenecks.X] (table = "bottlenecks").
+    """
     merged: dict[str, dict[str, _Field]] = {}
     for direction in DIRECTIONS:
         link: dict[str, _Field] = {}
         for key in LINK_FIELDS:
             if key in path_doc:
-                link[key] = _Field(path_doc[key], ["paths", path_name])
+                link[key] = _Field(path_doc[key], [table, path_name])
         for key, value in path_doc.get(direction, {}).items():
-            link[key] = _Field(value, ["paths", path_name, direction])
+            link[key] = _Field(value, [table, path_name, direction])
         merged[direction] = link
     return merged
 
@@ -496,6 +515,9 @@ def default_queue(mean_rate_bps: float | None, base_rtt_ms: float) -> dict:
     if mean_rate_bps is None:
         return {"kind": "packets", "limit": UNLIMITED_RATE_QUEUE_PACKETS}
     bdp_packets = math.ceil(mean_rate_bps * base_rtt_ms / 1000.0 / 8 / QUEUE_PACKET_BYTES)
+    # Kept an integer JSON can carry exactly, so that an absurd rate or delay is reported
+    # by linkemu --validate at its own field, not as an unparsable derived queue.
+    bdp_packets = min(bdp_packets, MAX_EXACT_JSON_INTEGER)
     return {"kind": "packets", "limit": max(DEFAULT_QUEUE_MIN_PACKETS, bdp_packets)}
 
 
@@ -521,11 +543,24 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
         raise ScenarioError(shown, [f"seed = {seed!r}: must be an integer in [0, 2^64 - 1]"])
     try:
         with open(file, "rb") as f:
-            doc = tomllib.load(f)
+            raw = f.read()
     except FileNotFoundError:
         raise ScenarioError(shown, ["file not found"]) from None
     except OSError as exc:
         raise ScenarioError(shown, [f"cannot read: {exc.strerror}"]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ScenarioError(
+            shown,
+            [
+                f"not valid TOML: byte 0x{raw[exc.start]:02x} at offset {exc.start} (line "
+                f"{line}) is not UTF-8; TOML files must be UTF-8 text"
+            ],
+        ) from None
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(shown, [f"not valid TOML: {exc}"]) from None
 
@@ -536,18 +571,27 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
     duration_s = float(doc["duration_s"])
     scenario_dir = file.resolve().parent
     trace_root = scenario_dir / doc["traces"] if "traces" in doc else scenario_dir
-    merged = {p: _merge_directions(doc["paths"][p], p) for p in PATH_NAMES}
+    path_names = list(doc["paths"])
+    # Links to resolve: (table, name) -> direction -> merged fields. A bottleneck has only
+    # the directions it lists (default both).
+    groups: dict[tuple[str, str], dict[str, dict[str, _Field]]] = {}
+    for name in path_names:
+        groups[("paths", name)] = _merge_directions(doc["paths"][name], name)
+    bottleneck_docs = doc.get("bottlenecks", {})
+    for name, b_doc in bottleneck_docs.items():
+        merged = _merge_directions(b_doc, name, "bottlenecks")
+        wanted = b_doc.get("directions", list(DIRECTIONS))
+        groups[("bottlenecks", name)] = {d: merged[d] for d in DIRECTIONS if d in wanted}
 
-    # Required after merging, and the semantic checks.
-    for path_name in PATH_NAMES:
-        for direction in DIRECTIONS:
-            link = merged[path_name][direction]
-            base = ["paths", path_name, direction]
+    # Required after merging, and the checks of the schedules as written.
+    for (table, name), by_direction in groups.items():
+        for direction, link in by_direction.items():
+            base = [table, name, direction]
             for key in ("rate", "delay_ms"):
                 if key not in link:
                     problems.append(
                         f"{field_path(base + [key])}: missing required field; give it in "
-                        f"[paths.{path_name}] (both directions) or [paths.{path_name}.{direction}]"
+                        f"[{table}.{name}] (both directions) or [{table}.{name}.{direction}]"
                     )
             if "schedule" in link:
                 origin = link["schedule"].origin + ["schedule"]
@@ -555,20 +599,19 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
     if problems:
         raise ScenarioError(shown, _unique(problems))
 
-    resolved_paths: dict[str, dict] = {}
-    mean_rates: dict[tuple[str, str], float | None] = {}
-    for path_name in PATH_NAMES:
-        resolved_paths[path_name] = {}
-        for direction in DIRECTIONS:
-            link = merged[path_name][direction]
+    resolved: dict[tuple[str, str], dict[str, dict]] = {}
+    mean_rates: dict[tuple[str, str, str], float | None] = {}
+    for (table, name), by_direction in groups.items():
+        resolved[(table, name)] = {}
+        for direction, link in by_direction.items():
             where = field_path(link["rate"].origin + ["rate"])
             try:
                 rate, mean_bps = _resolve_rate(link["rate"].value, trace_root, where)
             except _Problem as exc:
                 problems.append(str(exc))
                 continue
-            mean_rates[(path_name, direction)] = mean_bps
-            resolved_paths[path_name][direction] = {
+            mean_rates[(table, name, direction)] = mean_bps
+            resolved[(table, name)][direction] = {
                 "rate": rate,
                 "delay_ms": float(link["delay_ms"].value),
                 "jitter_ms": float(link["jitter_ms"].value) if "jitter_ms" in link else 0.0,
@@ -577,16 +620,25 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
     if problems:
         raise ScenarioError(shown, _unique(problems))
 
-    for path_name in PATH_NAMES:
-        for direction in DIRECTIONS:
-            link = merged[path_name][direction]
-            out = resolved_paths[path_name][direction]
-            reverse = resolved_paths[path_name]["down" if direction == "up" else "up"]
+    def path_rtt_ms(name: str) -> float:
+        links = resolved.get(("paths", name), {})
+        return sum(links[d]["delay_ms"] for d in DIRECTIONS if d in links)
+
+    for (table, name), by_direction in groups.items():
+        for direction, link in by_direction.items():
+            out = resolved[(table, name)][direction]
+            reverse_dir = "down" if direction == "up" else "up"
+            reverse = resolved[(table, name)].get(reverse_dir, out)
             if "queue" in link:
                 out["queue"] = _resolve_queue(link["queue"].value)
             else:
                 base_rtt_ms = out["delay_ms"] + reverse["delay_ms"]
-                out["queue"] = default_queue(mean_rates[(path_name, direction)], base_rtt_ms)
+                if table == "bottlenecks":
+                    # A shared link's packets also crossed their own path: the longest
+                    # member path's RTT is part of the BDP the queue must hold.
+                    members = bottleneck_docs[name].get("paths", [])
+                    base_rtt_ms += max((path_rtt_ms(m) for m in members), default=0.0)
+                out["queue"] = default_queue(mean_rates[(table, name, direction)], base_rtt_ms)
             initial = {
                 "rate": link["rate"].value,
                 "loss": link["loss"].value if "loss" in link else {"model": "none"},
@@ -594,17 +646,128 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
                 "jitter_ms": out["jitter_ms"],
             }
             events = link["schedule"].value if "schedule" in link else []
-            out["schedule"] = _expand_schedule(
-                events, initial, duration_s, seed, f"{path_name}/{direction}"
-            )
+            # Paths keep their old noise label ("wifi/down"), so their noise is unchanged.
+            label = f"{name}/{direction}" if table == "paths" else f"{table}/{name}/{direction}"
+            out["schedule"] = _expand_schedule(events, initial, duration_s, seed, label)
 
-    return {
+    result: dict[str, Any] = {
         "schema": 1,
         "name": doc.get("name", file.stem),
         "source": shown,
         "duration_s": duration_s,
-        "paths": {p: {d: resolved_paths[p][d] for d in DIRECTIONS} for p in PATH_NAMES},
+        "paths": {p: {d: resolved[("paths", p)][d] for d in DIRECTIONS} for p in path_names},
     }
+    if bottleneck_docs:
+        result["bottlenecks"] = {
+            name: {"paths": list(b_doc.get("paths", [])), **resolved[("bottlenecks", name)]}
+            for name, b_doc in bottleneck_docs.items()
+        }
+    if "cross_traffic" in doc:
+        result["cross_traffic"] = [
+            _resolve_cross_traffic(item, duration_s) for item in doc["cross_traffic"]
+        ]
+    validate_with_emulator(result, shown, repo, _written_at(groups))
+    return result
+
+
+def _written_at(
+    groups: dict[tuple[str, str], dict[str, dict[str, _Field]]],
+) -> dict[str, str]:
+    """Resolved field -> where the file wrote it, so that linkemu's errors name the
+    file's field: `paths.lte.up.rate` -> `paths.lte.rate` when [paths.lte] gave the rate
+    for both directions; `...queue.limit` -> `...queue.packets` (or bytes, ms)."""
+    out: dict[str, str] = {}
+    for (table, name), by_direction in groups.items():
+        for direction, link in by_direction.items():
+            for key, written in link.items():
+                if key == "schedule":
+                    continue  # the schedule's own rules are checked on the file's list above
+                resolved = f"{table}.{name}.{direction}.{key}"
+                out[resolved] = field_path(written.origin + [key])
+                if key == "queue" and isinstance(written.value, dict) and written.value:
+                    kind = next(iter(written.value))
+                    out[f"{resolved}.limit"] = field_path(written.origin + [key, kind])
+                if key == "rate" and isinstance(written.value, dict):
+                    out[f"{resolved}.file"] = field_path(written.origin + [key, "trace"])
+    return out
+
+
+def _as_written(field: str, written_at: dict[str, str]) -> str:
+    best = max(
+        (k for k in written_at if field == k or field.startswith(k + ".")), key=len, default=None
+    )
+    return field if best is None else written_at[best] + field[len(best) :]
+
+
+def _resolve_cross_traffic(item: dict, duration_s: float) -> dict:
+    """Defaults of a [[cross_traffic]] entry: direction down, 1 flow, the whole scenario."""
+    kind = item["kind"]
+    out: dict[str, Any] = {
+        "kind": kind,
+        "path": item["path"],
+        "direction": item.get("direction", "down"),
+        "count": item.get("count", 1),
+        "start_s": float(item.get("start_s", 0.0)),
+        "stop_s": float(item.get("stop_s", duration_s)),
+    }
+    if kind in ("tcp_bulk", "tcp_onoff"):
+        out["cc"] = item.get("cc", DEFAULT_CROSS_CC)
+    if kind == "tcp_onoff":
+        out["on_s"] = float(item["on_s"])
+        out["off_s"] = float(item["off_s"])
+    if kind == "udp_cbr":
+        out["rate_bps"] = float(item["rate_bps"])
+        out["packet_bytes"] = item.get("packet_bytes", DEFAULT_CBR_PACKET_BYTES)
+    return out
+
+
+_LINKEMU_ERROR = re.compile(r"field `(?P<field>[^`]*)`: (?P<message>.*)", re.S)
+
+
+def validate_with_emulator(
+    resolved: dict, shown: str, repo: Path, written_at: dict[str, str] | None = None
+) -> None:
+    """Ask `linkemu --validate` (the owner of the rules) about a resolved scenario.
+
+    Raises ScenarioError naming the scenario file and the field on a refusal: the field as
+    the file wrote it when `written_at` knows it, else the resolved field.
+    """
+    binary = repo / LINKEMU_BINARY
+    if not binary.is_file():
+        raise ScenarioError(
+            shown,
+            [
+                f"cannot validate: {LINKEMU_BINARY} not found; build it with scripts/setup.sh "
+                "(or `cd emulator && cargo build --release`)"
+            ],  # fmt: skip
+        )
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="scenario-") as tmp:
+        json.dump(resolved, tmp)
+        tmp.flush()
+        try:
+            done = subprocess.run(
+                [str(binary), "--validate", "--scenario", tmp.name],
+                capture_output=True,
+                text=True,
+                timeout=LINKEMU_VALIDATE_TIMEOUT_S,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ScenarioError(shown, [f"cannot validate with {LINKEMU_BINARY}: {exc}"]) from None
+    if done.returncode == 0:
+        return
+    text = done.stderr.strip().replace(tmp.name, shown)
+    found = _LINKEMU_ERROR.search(text)
+    if found:
+        field = _as_written(found["field"], written_at or {})
+        message = found["message"].strip()
+        value_and_rule = re.fullmatch(r"is (\S+), (must .*)", message, re.S)
+        if value_and_rule:  # "is -5, must be ..." -> "FIELD = -5: must be ..."
+            problem = f"{field} = {value_and_rule[1]}: {value_and_rule[2]}"
+        else:
+            problem = f"{field}: {message}"
+    else:
+        problem = text.removeprefix("linkemu: ").removeprefix(f"scenario {shown}: ")
+    raise ScenarioError(shown, [f"{problem} (checked by linkemu --validate)"])
 
 
 def _unique(items: list[str]) -> list[str]:

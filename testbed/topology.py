@@ -1,8 +1,17 @@
-"""Per-trial network: three namespaces, two veth paths, policy routing (CONTRACTS §3).
+"""Per-trial network: three namespaces, one veth path per scenario path, policy routing
+(CONTRACTS §3).
 
     client (tb-<hex6>-c)          router (tb-<hex6>-r)           server (tb-<hex6>-s)
     wifi 10.1.1.2/24 ──veth── c-wifi 10.1.1.1 | s-wifi 10.1.2.1 ──veth── wifi 10.1.2.2/24
     lte  10.2.1.2/24 ──veth── c-lte  10.2.1.1 | s-lte  10.2.2.1 ──veth── lte  10.2.2.2/24
+    ...  path i (0-based, scenario file order) uses 10.<i+1>.1.0/24 and 10.<i+1>.2.0/24
+
+The address plan is generated from the scenario's path names (`path_plans`) and written
+into trial.json (`address_plan`). Cross-traffic endpoints live in the client and server
+namespaces with their own addresses, 10.<i+1>.1.<100+k> (client) and 10.<i+1>.2.<100+k>
+(server) for flow k on path i, so their packets cross the same emulated links (and any
+bottleneck) as the multipath connection's, and the emulator's per-flow counters tell them
+apart.
 
 Lifecycle and teardown (docs/ORCHESTRATOR.md):
 
@@ -52,6 +61,10 @@ ROLES = ("client", "router", "server")
 _ROLE_SUFFIX = {"client": "c", "router": "r", "server": "s"}
 
 
+class TopologyError(RuntimeError):
+    pass
+
+
 @dataclass(frozen=True)
 class PathPlan:
     """One access network's addresses and interfaces (CONTRACTS §3 table)."""
@@ -68,24 +81,51 @@ class PathPlan:
     server_subnet: str
 
 
-PATHS: dict[str, PathPlan] = {
-    "wifi": PathPlan(
-        "wifi", 101, "10.1.1.2", "c-wifi", "10.1.1.1", "s-wifi", "10.1.2.1", "10.1.2.2",
-        "10.1.1.0/24", "10.1.2.0/24",
-    ),
-    "lte": PathPlan(
-        "lte", 102, "10.2.1.2", "c-lte", "10.2.1.1", "s-lte", "10.2.2.1", "10.2.2.2",
-        "10.2.1.0/24", "10.2.2.0/24",
-    ),
-}  # fmt: skip
+DEFAULT_PATH_NAMES = ("wifi", "lte")
+MAX_PATHS = 8  # = emulator/src/scenario.rs MAX_PATHS; linkemu --validate enforces it
+CROSS_HOST_BASE = 100  # cross-traffic flow k of a path: host number 100 + k
+MAX_CROSS_FLOWS_PER_PATH = 50  # = scenario.rs MAX_CROSS_FLOWS_PER_PATH
 
-# (queue number, path, direction, router in-interface): CONTRACTS §3.
-NFQUEUE_HOOKS: tuple[tuple[int, str, str, str], ...] = (
-    (0, "wifi", "up", "c-wifi"),
-    (1, "wifi", "down", "s-wifi"),
-    (2, "lte", "up", "c-lte"),
-    (3, "lte", "down", "s-lte"),
-)
+
+def path_plans(names: list[str] | tuple[str, ...]) -> dict[str, PathPlan]:
+    """The address plan: path i (file order) gets 10.<i+1>.1.0/24 on the client side,
+    10.<i+1>.2.0/24 on the server side and policy-routing table 101 + i."""
+    if not 1 <= len(names) <= MAX_PATHS:
+        raise TopologyError(f"{len(names)} paths; the address plan has room for 1 to {MAX_PATHS}")
+    plans = {}
+    for i, name in enumerate(names):
+        n = i + 1
+        plans[name] = PathPlan(
+            name, 101 + i, f"10.{n}.1.2", f"c-{name}", f"10.{n}.1.1", f"s-{name}",
+            f"10.{n}.2.1", f"10.{n}.2.2", f"10.{n}.1.0/24", f"10.{n}.2.0/24",
+        )  # fmt: skip
+    return plans
+
+
+def cross_addresses(plan: PathPlan, k: int) -> tuple[str, str]:
+    """(client, server) address of cross-traffic flow k on a path."""
+    if not 0 <= k < MAX_CROSS_FLOWS_PER_PATH:
+        raise TopologyError(f"cross-traffic flow {k}: at most {MAX_CROSS_FLOWS_PER_PATH} a path")
+    host = CROSS_HOST_BASE + k
+    return (
+        plan.client_addr.rsplit(".", 1)[0] + f".{host}",
+        plan.server_addr.rsplit(".", 1)[0] + f".{host}",
+    )
+
+
+def nfqueue_hooks(plans: dict[str, PathPlan]) -> list[tuple[int, str, str, str]]:
+    """(queue number, path, direction, router in-interface): path i's up link is queue 2i,
+    its down link 2i + 1 (CONTRACTS §3; linkemu numbers its links the same way)."""
+    hooks = []
+    for i, plan in enumerate(plans.values()):
+        hooks.append((2 * i, plan.name, "up", plan.router_client_side_iface))
+        hooks.append((2 * i + 1, plan.name, "down", plan.router_server_side_iface))
+    return hooks
+
+
+# The two-path default (wifi, lte), as before N paths existed.
+PATHS: dict[str, PathPlan] = path_plans(DEFAULT_PATH_NAMES)
+NFQUEUE_HOOKS: tuple[tuple[int, str, str, str], ...] = tuple(nfqueue_hooks(PATHS))
 
 # Offloads off so that packets crossing the namespaces are MTU-sized: with TSO/GSO on,
 # the sender hands 64 KB super-packets to the veth and one emulated loss draw would drop
@@ -95,10 +135,6 @@ OFFLOAD_FEATURES_OFF = (
     "rx", "tx", "sg", "tso", "gso", "gro", "tx-udp-segmentation", "tx-gso-list",
     "rx-gro-list", "rx-udp-gro-forwarding",
 )  # fmt: skip
-
-
-class TopologyError(RuntimeError):
-    pass
 
 
 class Interrupted(BaseException):
@@ -283,8 +319,20 @@ class Topology:
     """Three namespaces and two paths for one trial; a context manager (teardown guaranteed)."""
 
     def __init__(
-        self, trial_dir: Path, hex6: str, t0_ns: int, events: EventLog, state_dir: Path
+        self,
+        trial_dir: Path,
+        hex6: str,
+        t0_ns: int,
+        events: EventLog,
+        state_dir: Path,
+        path_names: tuple[str, ...] = DEFAULT_PATH_NAMES,
+        cross_flows: dict[str, int] | None = None,
     ) -> None:
+        self.plans = path_plans(path_names)
+        self.cross_flows = {p: n for p, n in (cross_flows or {}).items() if n > 0}
+        for path in self.cross_flows:
+            if path not in self.plans:
+                raise TopologyError(f"cross traffic on path '{path}', which is not in the plan")
         self.trial_dir = trial_dir
         self.hex6 = hex6
         self.t0_ns = t0_ns
@@ -307,8 +355,15 @@ class Topology:
         t0_ns: int | None = None,
         events: EventLog | None = None,
         state_dir: Path = STATE_DIR,
+        path_names: tuple[str, ...] | list[str] = DEFAULT_PATH_NAMES,
+        cross_flows: dict[str, int] | None = None,
     ) -> Topology:
-        """Sweep stale state, then build the namespaces, veths, addresses and routes."""
+        """Sweep stale state, then build the namespaces, veths, addresses and routes.
+
+        path_names: the scenario's paths, in file order (the address plan's order);
+        cross_flows: cross-traffic flows per path (each gets its own address pair).
+        """
+        path_plans(tuple(path_names))  # refuse a bad plan before anything is built
         trial_dir = Path(trial_dir)
         t0_ns = time.monotonic_ns() if t0_ns is None else t0_ns
         events = events or EventLog(trial_dir / "testbed.jsonl", t0_ns)
@@ -327,7 +382,7 @@ class Topology:
                 break
             except FileExistsError:
                 continue
-        topo = cls(trial_dir, hex6, t0_ns, events, state_dir)
+        topo = cls(trial_dir, hex6, t0_ns, events, state_dir, tuple(path_names), cross_flows)
         topo._save_state()
         try:
             topo._build()
@@ -376,7 +431,7 @@ class Topology:
         self._sysctl("router", "net.ipv4.ip_forward=1")
 
         client, router, server = self.ns.client, self.ns.router, self.ns.server
-        for plan in PATHS.values():
+        for plan in self.plans.values():
             # Create each veth end directly in its namespace: names never clash in the
             # root namespace, so trials can be built side by side.
             _run(["ip", "link", "add", "name", plan.name, "netns", client, "mtu", str(MTU_BYTES),
@@ -412,10 +467,38 @@ class Topology:
             # Server: replies to each client subnet go back the way they came.
             self._ip("server", "route", "add", plan.client_subnet, "via",
                      plan.router_server_side_addr, "dev", plan.name)  # fmt: skip
-        wifi = PATHS["wifi"]
-        self._ip("client", "route", "add", "default", "via", wifi.router_client_side_addr,
-                 "dev", wifi.name)  # fmt: skip
-        self.events.write("topology_ready", hex6=self.hex6)
+            # Cross-traffic endpoints: their own addresses on the same interfaces, routed
+            # like the path's own address (so they cross the same emulated links).
+            for k in range(self.cross_flows.get(plan.name, 0)):
+                client_addr, server_addr = cross_addresses(plan, k)
+                self._ip("client", "addr", "add", f"{client_addr}/24", "dev", plan.name)
+                self._ip("client", "rule", "add", "from", client_addr, "table", str(plan.table))
+                self._ip("server", "addr", "add", f"{server_addr}/24", "dev", plan.name)
+        first = next(iter(self.plans.values()))
+        self._ip("client", "route", "add", "default", "via", first.router_client_side_addr,
+                 "dev", first.name)  # fmt: skip
+        self.events.write("topology_ready", hex6=self.hex6, paths=list(self.plans))
+
+    def address_plan(self) -> dict:
+        """The generated addresses, for trial.json (CONTRACTS §3)."""
+        hooks = {(path, d): q for q, path, d, _ in nfqueue_hooks(self.plans)}
+        out = {}
+        for plan in self.plans.values():
+            cross = [cross_addresses(plan, k) for k in range(self.cross_flows.get(plan.name, 0))]
+            out[plan.name] = {
+                "client": plan.client_addr,
+                "router_client_side": f"{plan.router_client_side_iface} "
+                f"{plan.router_client_side_addr}",
+                "router_server_side": f"{plan.router_server_side_iface} "
+                f"{plan.router_server_side_addr}",
+                "server": plan.server_addr,
+                "table": plan.table,
+                "nfqueue_up": hooks[(plan.name, "up")],
+                "nfqueue_down": hooks[(plan.name, "down")],
+                "cross_client": [c for c, _ in cross],
+                "cross_server": [s for _, s in cross],
+            }
+        return out
 
     def _disable_offloads(self, role: str, iface: str) -> None:
         argv = ["ip", "netns", "exec", self.ns.of(role), "ethtool", "-K", iface]
@@ -492,7 +575,7 @@ class Topology:
 
     def install_nfqueue_hooks(self) -> None:
         """Send every forwarded packet to the emulator's queue (CONTRACTS §3 numbers)."""
-        for queue, _path, _direction, iface in NFQUEUE_HOOKS:
+        for queue, _path, _direction, iface in nfqueue_hooks(self.plans):
             self.run("router", ["iptables", "-w", "-t", "mangle", "-A", "FORWARD", "-i", iface,
                                 "-j", "NFQUEUE", "--queue-num", str(queue)])  # fmt: skip
 

@@ -277,16 +277,26 @@ def _prepare(run: TrialRun) -> None:
 def _run_in_topology(run: TrialRun) -> None:
     """Namespaces, NFQUEUE hooks and the emulator; then the session under the watchdog;
     then every process stopped, the emulator last (its exit status is checked)."""
-    with Topology.create(run.dir, t0_ns=run.t0_ns, events=run.events) as topo:
+    from testbed import crosstraffic
+
+    scenario = run.scenario or {}
+    with Topology.create(
+        run.dir,
+        t0_ns=run.t0_ns,
+        events=run.events,
+        path_names=list(scenario["paths"]),
+        cross_flows=crosstraffic.flows_per_path(scenario),
+    ) as topo:
         run.trial_json["namespaces"] = topo.ns.__dict__
+        run.trial_json["address_plan"] = topo.address_plan()
         write_json_atomically(run.dir / "trial.json", run.trial_json)
         ctx = TrialContext(
-            run.spec, run.dir, run.repo, topo, run.t0_ns, run.scenario or {}, run.content_dir,
-            run.events,
+            run.spec, run.dir, run.repo, topo, run.t0_ns, scenario, run.content_dir, run.events,
         )  # fmt: skip
         run.ctx = ctx
         topo.install_nfqueue_hooks()
         emulator = start_emulator(ctx, run.spec.seed)
+        crosstraffic.start(ctx)
         # The timeout counts from here: content preparation before it is cached work
         # that may take minutes once (FFmpeg) and must not eat a trial's time.
         deadline = time.monotonic() + run.timeout_s

@@ -80,7 +80,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         (["--transport", "bogus"], "--transport bogus: unknown"),
         (["--player", "vlc"], "--player vlc: unknown"),
         (["--scenario", "nope"], 'no scenario named "nope"'),
-        (["--scenario", "BAD"], "paths.wifi.rate.bps = -5"),
+        (["--scenario", "BAD"], "paths.wifi.rate.bps = -5:"),
         (["--transport", "none", "--cc", "bbr"], "has no cc to choose"),
         (["--transport", "none", "--sched", "lrf"], "has no sched to choose"),
         (["--transport", "kernel", "--player", "dashjs", "--cc", "nosuchcc"], "not supported"),

@@ -2,8 +2,9 @@
 
 The fake repository has the real scenarios and a stub emulator that stands in for
 emulator/target/release/linkemu: it removes the NFQUEUE hooks (so packets pass
-unimpaired), writes the `start` line and waits for SIGTERM. With STUB_EMULATOR_DIE_AFTER_S
-set it exits with status 3 after that many seconds (a crashing emulator).
+unimpaired), writes the `start` line and waits for SIGTERM; `--validate` (which
+testbed/scenario.py asks before anything runs) accepts every scenario. With
+STUB_EMULATOR_DIE_AFTER_S set it exits with status 3 after that many seconds (a crashing emulator).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for networ
 STUB_EMULATOR = r"""#!/bin/bash
 log=""
 while [[ $# -gt 0 ]]; do
-  case $1 in --log) log=$2; shift 2 ;; *) shift ;; esac
+  case $1 in --log) log=$2; shift 2 ;; --validate) exit 0 ;; *) shift ;; esac
 done
 iptables -w -t mangle -F FORWARD
 start='{"t_ns": 0, "src": "emulator", "event": "start", "scenario": "stub", "seed": 0}'

@@ -1,5 +1,9 @@
-//! `linkemu`: applies a resolved scenario (CONTRACTS §4) to the four NFQUEUE
-//! queues of the router namespace (CONTRACTS §3) until SIGTERM/SIGINT.
+//! `linkemu`: applies a resolved scenario (CONTRACTS §4) to the NFQUEUE
+//! queues of the router namespace (CONTRACTS §3), two per path, until
+//! SIGTERM/SIGINT. A path that traverses a shared bottleneck hands each packet
+//! its own link releases to the bottleneck's link (one queue for every path
+//! and flow that crosses it); the verdict is given when the bottleneck
+//! releases or drops it.
 //!
 //! The loop: read every waiting packet, feed it to its link at the current
 //! time, collect the links' decisions, send all verdicts in one datagram,
@@ -13,8 +17,9 @@ use linkemu::log::{
     link_stats_line, packet_event_line, schedule_line, totals_line, FileSink, LogSink,
 };
 use linkemu::nfqueue::NfQueue;
-use linkemu::scenario::{self, LINK_ORDER};
+use linkemu::scenario::{self, Direction, LinkLabel};
 use serde_json::json;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,18 +40,19 @@ const KERNEL_QUEUE_MAX_LEN: u32 = 65536;
 )]
 struct Args {
     /// Resolved scenario JSON (CONTRACTS §4).
-    #[arg(long)]
-    scenario: PathBuf,
+    #[arg(long, required_unless_present = "print_schema")]
+    scenario: Option<PathBuf>,
     /// Trial seed; each link derives its own loss and jitter streams from it.
-    #[arg(long, required_unless_present = "validate")]
+    #[arg(long, required_unless_present_any = ["validate", "print_schema"])]
     seed: Option<u64>,
     /// Trial clock origin (CLOCK_MONOTONIC ns); log lines carry t_ns relative to it.
-    #[arg(long = "t0-ns", required_unless_present = "validate")]
+    #[arg(long = "t0-ns", required_unless_present_any = ["validate", "print_schema"])]
     t0_ns: Option<u64>,
     /// Where to write the JSON Lines log (CONTRACTS §5.1).
-    #[arg(long, required_unless_present = "validate")]
+    #[arg(long, required_unless_present_any = ["validate", "print_schema"])]
     log: Option<PathBuf>,
-    /// NFQUEUE number of wifi/up; wifi/down, lte/up, lte/down follow.
+    /// NFQUEUE number of the first path's up link; its down link, then the
+    /// next paths' up and down links follow (path i: base + 2i, base + 2i + 1).
     #[arg(long = "queue-base", default_value_t = 0)]
     queue_base: u16,
     /// Minimum time between two passes of the loop, in µs. 0: wake for every
@@ -60,8 +66,96 @@ struct Args {
     #[arg(long = "packet-log")]
     packet_log: Option<PathBuf>,
     /// Only check the scenario, print the links, and exit (0 valid, 2 invalid).
+    /// This is the one check of a resolved scenario: testbed/scenario.py asks it.
     #[arg(long)]
     validate: bool,
+    /// Print the JSON Schema of the resolved scenario (generated from the
+    /// emulator's types; netem-scenarios/resolved.schema.json) and exit.
+    #[arg(long = "print-schema")]
+    print_schema: bool,
+}
+
+/// A link in the emulator: where it sits, which NFQUEUE feeds it (path links
+/// only) and which bottleneck link it hands its released packets to.
+struct LinkSlot {
+    label: LinkLabel,
+    dir: Direction,
+    queue: Option<u16>,
+    next_hop: Option<usize>,
+}
+
+impl LinkSlot {
+    fn name(&self) -> &str {
+        self.label.name()
+    }
+}
+
+/// Per-flow counters of one bottleneck link (a flow = IPv4 source and
+/// destination), so its log shows which subflows and cross flows queued there.
+#[derive(Default, Clone)]
+struct FlowCounters {
+    from_path: String,
+    pkts_in: u64,
+    bytes_in: u64,
+    pkts_out: u64,
+    bytes_out: u64,
+    drops: u64,
+}
+
+type FlowKey = ([u8; 4], [u8; 4]);
+
+fn ip(a: [u8; 4]) -> String {
+    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
+}
+
+fn flows_json(flows: &indexmap::IndexMap<FlowKey, FlowCounters>) -> serde_json::Value {
+    serde_json::Value::Array(
+        flows
+            .iter()
+            .map(|((src, dst), c)| {
+                json!({"src": ip(*src), "dst": ip(*dst), "from_path": c.from_path,
+                       "pkts_in": c.pkts_in, "bytes_in": c.bytes_in,
+                       "pkts_out": c.pkts_out, "bytes_out": c.bytes_out, "drops": c.drops})
+            })
+            .collect(),
+    )
+}
+
+/// What a packet inside a path-to-bottleneck chain carries along.
+#[derive(Clone, Copy)]
+struct InFlight {
+    bytes: u32,
+    addrs: Option<FlowKey>,
+}
+
+/// Token of a packet in a bottleneck link: its path link and NFQUEUE id.
+fn chain_token(path_link: usize, packet_id: u32) -> u64 {
+    ((path_link as u64) << 32) | u64::from(packet_id)
+}
+
+fn unchain_token(token: u64) -> (usize, u32) {
+    ((token >> 32) as usize, token as u32)
+}
+
+fn stats_line(
+    slot: &LinkSlot,
+    t_ns: i64,
+    interval_ms: u64,
+    stats: &linkemu::link::IntervalStats,
+) -> serde_json::Value {
+    let mut line = link_stats_line(t_ns, slot.name(), slot.dir.name(), interval_ms, stats);
+    relabel(&mut line, slot);
+    line
+}
+
+/// Bottleneck lines say `"bottleneck": NAME` where path lines say `"path": NAME`.
+fn relabel(line: &mut serde_json::Value, slot: &LinkSlot) {
+    if let LinkLabel::Bottleneck(name) = &slot.label {
+        if let Some(obj) = line.as_object_mut() {
+            obj.remove("path");
+            obj.insert("bottleneck".into(), json!(name));
+        }
+    }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -133,10 +227,16 @@ fn sleep_for(wake_on: Option<std::os::fd::RawFd>, sleep_ns: u64) {
     unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
 }
 
-fn write_packet_events(out: &mut impl std::io::Write, links: &mut [Link], offset_ns: i64) {
-    for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+fn write_packet_events(
+    out: &mut impl std::io::Write,
+    links: &mut [Link],
+    slots: &[LinkSlot],
+    offset_ns: i64,
+) {
+    for (link, slot) in links.iter_mut().zip(slots) {
         for ev in link.take_packet_events() {
-            if let Err(e) = writeln!(out, "{}", packet_event_line(offset_ns, path, dir, &ev)) {
+            let line = packet_event_line(offset_ns, slot.name(), slot.dir.name(), &ev);
+            if let Err(e) = writeln!(out, "{line}") {
                 eprintln!("linkemu: cannot write packet log: {e}");
                 return;
             }
@@ -146,7 +246,17 @@ fn write_packet_events(out: &mut impl std::io::Write, links: &mut [Link], offset
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let scenario = match scenario::load(&args.scenario) {
+    if args.print_schema {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&scenario::json_schema()).expect("schema is JSON")
+        );
+        return ExitCode::SUCCESS;
+    }
+    let Some(scenario_path) = args.scenario.clone() else {
+        unreachable!("clap requires --scenario without --print-schema");
+    };
+    let scenario = match scenario::load(&scenario_path) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("linkemu: {e}");
@@ -155,28 +265,56 @@ fn main() -> ExitCode {
     };
     let seed = args.seed.unwrap_or(0);
     let mut links = Vec::new();
-    for (i, (path, dir)) in LINK_ORDER.iter().enumerate() {
-        match Link::new(scenario.link(path, dir), seed, i as u64) {
+    let mut slots: Vec<LinkSlot> = Vec::new();
+    let specs = scenario.links();
+    let path_links = 2 * scenario.paths.len();
+    for (i, (label, dir, spec)) in specs.iter().enumerate() {
+        match Link::new(spec, seed, i as u64) {
             Ok(link) => links.push(link),
             Err(e) => {
                 eprintln!(
-                    "linkemu: scenario {}: paths.{path}.{dir}: {e}",
-                    args.scenario.display()
+                    "linkemu: scenario {}: {}.{}: {e}",
+                    scenario_path.display(),
+                    label.field_prefix(),
+                    dir.name()
                 );
                 return ExitCode::from(2);
             }
         }
+        let queue = (i < path_links).then(|| args.queue_base + i as u16);
+        slots.push(LinkSlot {
+            label: label.clone(),
+            dir: *dir,
+            queue,
+            next_hop: None,
+        });
+    }
+    for i in 0..path_links {
+        let (path, dir) = (slots[i].name().to_string(), slots[i].dir);
+        if let Some(b) = scenario.bottleneck_of(&path, dir) {
+            slots[i].next_hop = slots
+                .iter()
+                .position(|s| s.label == LinkLabel::Bottleneck(b.to_string()) && s.dir == dir);
+        }
     }
     if args.validate {
-        for ((path, dir), link) in LINK_ORDER.iter().zip(&links) {
-            println!("{path}/{dir}: {}", link.describe());
+        for (slot, link) in slots.iter().zip(&links) {
+            let via = match slot.next_hop {
+                Some(j) => format!(" -> bottleneck {}", slots[j].name()),
+                None => String::new(),
+            };
+            let label = match &slot.label {
+                LinkLabel::Path(n) => n.clone(),
+                LinkLabel::Bottleneck(n) => format!("bottleneck {n}"),
+            };
+            println!("{label}/{}: {}{via}", slot.dir.name(), link.describe());
         }
         return ExitCode::SUCCESS;
     }
     let (Some(t0_ns), Some(log_path)) = (args.t0_ns, args.log.as_ref()) else {
         unreachable!("clap requires --t0-ns and --log without --validate");
     };
-    match run(&args, &scenario, seed, t0_ns, log_path, links) {
+    match run(&args, &scenario, seed, t0_ns, log_path, links, slots) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("linkemu: {e}");
@@ -192,6 +330,7 @@ fn run(
     t0_ns: u64,
     log_path: &std::path::Path,
     mut links: Vec<Link>,
+    slots: Vec<LinkSlot>,
 ) -> Result<(), String> {
     let mut log = FileSink::create(log_path)
         .map_err(|e| format!("cannot create log file {}: {e}", log_path.display()))?;
@@ -215,24 +354,47 @@ fn run(
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
     let mut nfq = NfQueue::open().map_err(|e| format!("cannot open an NFQUEUE socket: {e}"))?;
-    let queues: Vec<u16> = (0..4).map(|i| args.queue_base + i).collect();
-    for (&q, (path, dir)) in queues.iter().zip(LINK_ORDER) {
-        nfq.bind(q, COPY_BYTES, KERNEL_QUEUE_MAX_LEN).map_err(|e| {
-            format!("cannot bind NFQUEUE {q} ({path}/{dir}): {e} (is another linkemu running?)")
-        })?;
+    let path_links = slots.iter().filter(|s| s.queue.is_some()).count();
+    for slot in &slots {
+        if let Some(q) = slot.queue {
+            nfq.bind(q, COPY_BYTES, KERNEL_QUEUE_MAX_LEN).map_err(|e| {
+                format!(
+                    "cannot bind NFQUEUE {q} ({}/{}): {e} (is another linkemu running?)",
+                    slot.name(),
+                    slot.dir.name()
+                )
+            })?;
+        }
     }
     // Virtual time 0 of every link is now: schedules and traces start here.
     let start_ns = monotonic_ns();
     let trial_t = |mono_ns: u64| mono_ns as i64 - t0_ns as i64;
-    let described: serde_json::Map<String, serde_json::Value> = LINK_ORDER
+    let described: serde_json::Map<String, serde_json::Value> = slots
         .iter()
         .zip(&links)
-        .map(|((p, d), l)| (format!("{p}/{d}"), json!(l.describe())))
+        .map(|(s, l)| {
+            let key = match &s.label {
+                LinkLabel::Path(n) => format!("{n}/{}", s.dir.name()),
+                LinkLabel::Bottleneck(n) => format!("bottleneck {n}/{}", s.dir.name()),
+            };
+            (key, json!(l.describe()))
+        })
+        .collect();
+    let chains: serde_json::Map<String, serde_json::Value> = slots
+        .iter()
+        .filter_map(|s| {
+            let j = s.next_hop?;
+            Some((
+                format!("{}/{}", s.name(), s.dir.name()),
+                json!(slots[j].name()),
+            ))
+        })
         .collect();
     log.write_line(&json!({
         "t_ns": trial_t(start_ns), "src": "emulator", "event": "start",
         "scenario": scenario.name, "seed": seed, "backend": "nfqueue",
         "queue_base": args.queue_base, "tick_us": args.tick_us, "links": described,
+        "bottleneck_of": chains,
     }));
     log.flush();
     if let Some(out) = packet_log.as_mut() {
@@ -242,8 +404,13 @@ fn run(
              {:.3} ms; `+ bytes` arrival, `- bytes sojourn_ms` departure, `d bytes reason` drop\n",
             trial_t(start_ns) as f64 / 1e6
         );
-        for ((path, dir), link) in LINK_ORDER.iter().zip(links.iter_mut()) {
-            header += &format!("# {path}/{dir}: {}\n", link.describe());
+        for (slot, link) in slots.iter().zip(links.iter_mut()) {
+            header += &format!(
+                "# {}/{}: {}\n",
+                slot.name(),
+                slot.dir.name(),
+                link.describe()
+            );
             link.record_packet_events();
         }
         out.write_all(header.as_bytes())
@@ -254,9 +421,42 @@ fn run(
     let tick_ns = args.tick_us * 1000;
     let mut next_stats_ns = interval_ns;
     let mut arrivals = Vec::with_capacity(1024);
-    let mut last_accept: [Option<u32>; 4] = [None; 4];
+    let mut last_accept: Vec<Option<u32>> = vec![None; path_links];
     let mut arrivals_total = 0u64;
     let mut arrivals_stamped = 0u64;
+    // Packets on their way through a path link into a bottleneck, by (path link, id).
+    let mut in_flight: HashMap<(usize, u32), InFlight> = HashMap::new();
+    // Released by path links this pass, bound for a bottleneck: (time, path link, id).
+    let mut handoffs: Vec<(u64, usize, u32)> = Vec::new();
+    let mut flows_interval: Vec<indexmap::IndexMap<FlowKey, FlowCounters>> =
+        vec![Default::default(); slots.len()];
+    let mut flows_total: Vec<indexmap::IndexMap<FlowKey, FlowCounters>> =
+        vec![Default::default(); slots.len()];
+    let count_flow = |flows_interval: &mut Vec<indexmap::IndexMap<FlowKey, FlowCounters>>,
+                      flows_total: &mut Vec<indexmap::IndexMap<FlowKey, FlowCounters>>,
+                      link: usize,
+                      from_path: &str,
+                      f: InFlight,
+                      what: u8| {
+        let Some(key) = f.addrs else { return };
+        for table in [&mut flows_interval[link], &mut flows_total[link]] {
+            let c = table.entry(key).or_insert_with(|| FlowCounters {
+                from_path: from_path.to_string(),
+                ..Default::default()
+            });
+            match what {
+                b'+' => {
+                    c.pkts_in += 1;
+                    c.bytes_in += u64::from(f.bytes);
+                }
+                b'-' => {
+                    c.pkts_out += 1;
+                    c.bytes_out += u64::from(f.bytes);
+                }
+                _ => c.drops += 1,
+            }
+        }
+    };
     let _stamping = enable_kernel_rx_timestamps();
     while !STOP.load(Ordering::SeqCst) {
         arrivals.clear();
@@ -267,7 +467,12 @@ fn run(
         // Kernel receive stamps are CLOCK_REALTIME: map them onto virtual time.
         let realtime_minus_virtual_ns = realtime_ns() as i64 - now_ns as i64;
         for p in &arrivals {
-            let Some(index) = p.queue.checked_sub(args.queue_base).filter(|&i| i < 4) else {
+            let Some(index) = p
+                .queue
+                .checked_sub(args.queue_base)
+                .map(usize::from)
+                .filter(|&i| i < path_links)
+            else {
                 nfq.drop_packet(p.queue, p.packet_id);
                 continue;
             };
@@ -281,52 +486,114 @@ fn run(
                 }
                 None => now_ns,
             };
-            let verdict = links[index as usize].enqueue(p.packet_id as u64, p.bytes, arrival_ns);
+            let verdict = links[index].enqueue(p.packet_id as u64, p.bytes, arrival_ns);
             if let Verdict::Dropped(_) = verdict {
                 nfq.drop_packet(p.queue, p.packet_id);
+            } else if slots[index].next_hop.is_some() {
+                in_flight.insert(
+                    (index, p.packet_id),
+                    InFlight {
+                        bytes: p.bytes,
+                        addrs: p.addrs,
+                    },
+                );
             }
         }
-        for (i, link) in links.iter_mut().enumerate() {
+        // Path links first: what they release either leaves (ACCEPT) or goes on
+        // to its bottleneck, in release-time order across paths.
+        handoffs.clear();
+        for i in 0..path_links {
+            let link = &mut links[i];
             link.advance_to(now_ns);
             while let Some(out) = link.poll_output() {
+                let id = out.token as u32;
+                match (out.decision, slots[i].next_hop) {
+                    (Decision::Accept, None) => last_accept[i] = Some(id),
+                    (Decision::Accept, Some(_)) => handoffs.push((out.at_ns, i, id)),
+                    (Decision::Drop(_), next) => {
+                        if next.is_some() {
+                            in_flight.remove(&(i, id));
+                        }
+                        nfq.drop_packet(slots[i].queue.expect("path link"), id)
+                    }
+                }
+            }
+        }
+        handoffs.sort_unstable();
+        for &(at_ns, i, id) in &handoffs {
+            let b = slots[i].next_hop.expect("handoffs have a next hop");
+            let f = in_flight.get(&(i, id)).copied().unwrap_or(InFlight {
+                bytes: 0,
+                addrs: None,
+            });
+            let from = slots[i].name().to_string();
+            count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'+');
+            let verdict = links[b].enqueue(chain_token(i, id), f.bytes, at_ns);
+            if let Verdict::Dropped(_) = verdict {
+                in_flight.remove(&(i, id));
+                count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'x');
+                nfq.drop_packet(slots[i].queue.expect("path link"), id);
+            }
+        }
+        for (b, link) in links.iter_mut().enumerate().skip(path_links) {
+            link.advance_to(now_ns);
+            while let Some(out) = link.poll_output() {
+                let (i, id) = unchain_token(out.token);
+                let f = in_flight.remove(&(i, id)).unwrap_or(InFlight {
+                    bytes: 0,
+                    addrs: None,
+                });
+                let from = slots[i].name().to_string();
                 match out.decision {
-                    Decision::Accept => last_accept[i] = Some(out.token as u32),
-                    Decision::Drop(_) => nfq.drop_packet(queues[i], out.token as u32),
+                    Decision::Accept => {
+                        count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'-');
+                        last_accept[i] = Some(id);
+                    }
+                    Decision::Drop(_) => {
+                        count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'x');
+                        nfq.drop_packet(slots[i].queue.expect("path link"), id);
+                    }
                 }
             }
         }
         // Drops first: a batch ACCEPT covers every lower id still queued.
         for (i, last) in last_accept.iter_mut().enumerate() {
             if let Some(id) = last.take() {
-                nfq.accept_up_to(queues[i], id);
+                nfq.accept_up_to(slots[i].queue.expect("path link"), id);
             }
         }
         nfq.flush_verdicts()
             .map_err(|e| format!("sending verdicts failed: {e}"))?;
         if let Some(out) = packet_log.as_mut() {
-            write_packet_events(out, &mut links, trial_t(start_ns));
+            write_packet_events(out, &mut links, &slots, trial_t(start_ns));
         }
-        for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+        for (link, slot) in links.iter_mut().zip(&slots) {
             for change in link.take_changes() {
-                log.write_line(&schedule_line(
+                let mut line = schedule_line(
                     trial_t(start_ns + change.t_ns),
-                    path,
-                    dir,
+                    slot.name(),
+                    slot.dir.name(),
                     &change,
-                ));
+                );
+                relabel(&mut line, slot);
+                log.write_line(&line);
             }
         }
         if now_ns >= next_stats_ns {
-            for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+            let t = trial_t(start_ns + next_stats_ns);
+            for (index, (link, slot)) in links.iter_mut().zip(&slots).enumerate() {
                 let stats = link.take_interval();
-                let line = link_stats_line(
-                    trial_t(start_ns + next_stats_ns),
-                    path,
-                    dir,
-                    STATS_INTERVAL_MS,
-                    &stats,
-                );
-                log.write_line(&line);
+                log.write_line(&stats_line(slot, t, STATS_INTERVAL_MS, &stats));
+                if let LinkLabel::Bottleneck(name) = &slot.label {
+                    let flows = std::mem::take(&mut flows_interval[index]);
+                    if !flows.is_empty() {
+                        log.write_line(&json!({
+                            "t_ns": t, "src": "emulator", "event": "bottleneck_flows",
+                            "bottleneck": name, "dir": slot.dir.name(),
+                            "interval_ms": STATS_INTERVAL_MS, "flows": flows_json(&flows),
+                        }));
+                    }
+                }
             }
             log.flush();
             while next_stats_ns <= now_ns {
@@ -357,21 +624,35 @@ fn run(
         );
     }
     let end_ns = monotonic_ns();
-    for (link, (path, dir)) in links.iter_mut().zip(LINK_ORDER) {
+    for (index, (link, slot)) in links.iter_mut().zip(&slots).enumerate() {
         link.advance_to(end_ns - start_ns);
-        log.write_line(&totals_line(trial_t(end_ns), path, dir, &link.totals()));
+        let mut line = totals_line(
+            trial_t(end_ns),
+            slot.name(),
+            slot.dir.name(),
+            &link.totals(),
+        );
+        relabel(&mut line, slot);
+        log.write_line(&line);
+        if let LinkLabel::Bottleneck(name) = &slot.label {
+            log.write_line(&json!({
+                "t_ns": trial_t(end_ns), "src": "emulator", "event": "bottleneck_flow_totals",
+                "bottleneck": name, "dir": slot.dir.name(),
+                "flows": flows_json(&flows_total[index]),
+            }));
+        }
     }
     if let Some(out) = packet_log.as_mut() {
         use std::io::Write;
-        write_packet_events(out, &mut links, trial_t(start_ns));
+        write_packet_events(out, &mut links, &slots, trial_t(start_ns));
         if let Err(e) = out.flush() {
             eprintln!("linkemu: cannot write packet log: {e}");
         }
     }
     // Packets the kernel dropped on its own (never seen by the links).
     for c in linkemu::nfqueue::kernel_counters() {
-        if let Some(i) = queues.iter().position(|&q| q == c.queue) {
-            let (path, dir) = LINK_ORDER[i];
+        if let Some(slot) = slots.iter().find(|s| s.queue == Some(c.queue)) {
+            let (path, dir) = (slot.name(), slot.dir.name());
             log.write_line(&json!({
                 "t_ns": trial_t(end_ns), "src": "emulator", "event": "nfqueue_totals",
                 "path": path, "dir": dir, "queue": c.queue,
@@ -389,8 +670,10 @@ fn run(
         }
     }
     log.flush();
-    for &q in &queues {
-        let _ = nfq.unbind(q);
+    for slot in &slots {
+        if let Some(q) = slot.queue {
+            let _ = nfq.unbind(q);
+        }
     }
     if nfq.verdict_errors > 0 {
         eprintln!(

@@ -53,6 +53,20 @@ pub struct QueuedPacket {
     /// When the kernel received it (CLOCK_REALTIME ns, µs resolution), if it
     /// stamped it (only while some socket has asked for timestamps).
     pub rx_realtime_ns: Option<u64>,
+    /// IPv4 source and destination address, from the copied header (None if
+    /// the copy is too short or not IPv4). Shared bottlenecks count by flow.
+    pub addrs: Option<([u8; 4], [u8; 4])>,
+}
+
+/// Source and destination of an IPv4 header at the start of `payload`.
+pub fn ipv4_addrs(payload: &[u8]) -> Option<([u8; 4], [u8; 4])> {
+    if payload.len() < 20 || payload[0] >> 4 != 4 {
+        return None;
+    }
+    Some((
+        payload[12..16].try_into().ok()?,
+        payload[16..20].try_into().ok()?,
+    ))
 }
 
 pub struct NfQueue {
@@ -138,6 +152,7 @@ fn parse_datagram(mut data: &[u8], out: &mut Vec<Message>) {
             let mut payload_len = 0usize;
             let mut cap_len = None;
             let mut rx_realtime_ns = None;
+            let mut addrs = None;
             while attrs.len() >= 4 {
                 let attr_len = u16_ne(&attrs[0..2]) as usize;
                 let attr_type = u16_ne(&attrs[2..4]) & 0x3fff;
@@ -147,7 +162,10 @@ fn parse_datagram(mut data: &[u8], out: &mut Vec<Message>) {
                 let value = &attrs[4..attr_len];
                 match attr_type {
                     NFQA_PACKET_HDR if value.len() >= 4 => packet_id = Some(u32_be(value)),
-                    NFQA_PAYLOAD => payload_len = value.len(),
+                    NFQA_PAYLOAD => {
+                        payload_len = value.len();
+                        addrs = ipv4_addrs(value);
+                    }
                     NFQA_CAP_LEN if value.len() >= 4 => cap_len = Some(u32_be(value)),
                     NFQA_TIMESTAMP if value.len() >= 16 => {
                         let sec = u64::from_be_bytes(value[0..8].try_into().unwrap());
@@ -165,6 +183,7 @@ fn parse_datagram(mut data: &[u8], out: &mut Vec<Message>) {
                     packet_id,
                     bytes,
                     rx_realtime_ns,
+                    addrs,
                 }));
             }
         } else if msg_type >= NLMSG_MIN_TYPE {
@@ -514,7 +533,8 @@ mod tests {
                         queue: 3,
                         packet_id: 77,
                         bytes: 1500,
-                        rx_realtime_ns: Some(1_700_000_000_250_000_000)
+                        rx_realtime_ns: Some(1_700_000_000_250_000_000),
+                        addrs: Some(([0x45; 4], [0x45; 4])),
                     }
                 )
             }

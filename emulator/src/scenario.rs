@@ -1,47 +1,210 @@
-//! The resolved scenario (docs/CONTRACTS.md §4): what the emulator reads.
+//! The resolved scenario (docs/CONTRACTS.md §4): what the emulator reads, and
+//! the one definition of a valid resolved scenario.
+//!
+//! `testbed/scenario.py` turns the human-facing TOML into this form and then
+//! asks `linkemu --validate` whether it is valid, so every rule about values,
+//! ranges and cross-references (a bottleneck naming an unknown path, a path in
+//! two bottlenecks of one direction, ...) lives here and only here. The JSON
+//! Schema of the resolved form (`netem-scenarios/resolved.schema.json`) is
+//! generated from these types (`linkemu --print-schema`); a test fails when
+//! the committed file drifts from them.
 //!
 //! Parsing is strict: unknown fields are errors (`deny_unknown_fields`), and
 //! every value is validated before anything runs, so a bad file exits with
 //! status 2 and changes nothing. Errors name the file, the field path, the
 //! value and what is valid.
 
+use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The four emulated links, in NFQUEUE order (CONTRACTS §3: queue base + index).
-pub const LINK_ORDER: [(&str, &str); 4] = [
-    ("wifi", "up"),
-    ("wifi", "down"),
-    ("lte", "up"),
-    ("lte", "down"),
-];
+/// Fewest and most paths a scenario may have.
+pub const MIN_PATHS: usize = 1;
+pub const MAX_PATHS: usize = 8;
+/// A path's name becomes the client's and server's interface name and, with a
+/// `c-`/`s-` prefix, the router's: Linux allows 15 characters.
+pub const PATH_NAME_PATTERN: &str = "^[a-z][a-z0-9]{0,12}$";
+/// Largest constant rate: 1 Tbit/s (the emulator's arithmetic is exact far
+/// beyond it, but no veth carries more, so a bigger number is a typo).
+pub const MAX_RATE_BPS: f64 = 1e12;
+/// Largest delay or jitter: one hour.
+pub const MAX_DELAY_MS: f64 = 3_600_000.0;
+/// Longest scenario: ten days.
+pub const MAX_DURATION_S: f64 = 864_000.0;
+/// Largest queue limits: 10 million packets, 16 GiB, one hour.
+pub const MAX_QUEUE_PACKETS: u64 = 10_000_000;
+pub const MAX_QUEUE_BYTES: u64 = 1 << 34;
+/// Cross-traffic flows per path: the address plan gives each its own address.
+pub const MAX_CROSS_FLOWS_PER_PATH: u32 = 50;
+/// Largest cross-traffic CBR rate: 10 Gbit/s.
+pub const MAX_CBR_RATE_BPS: f64 = 1e10;
 
-#[derive(Debug, Clone, Deserialize)]
+/// Which way a link carries packets: `up` = client to server, `down` = server to client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Up,
+    Down,
+}
+
+impl Direction {
+    pub const BOTH: [Direction; 2] = [Direction::Up, Direction::Down];
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+        }
+    }
+}
+
+/// A resolved scenario (schema 1). `bottlenecks` and `cross_traffic` are
+/// absent from files that have none, so two-path files resolve as before.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "Resolved scenario (docs/CONTRACTS.md section 4)",
+    description = "What `python -m testbed.scenario resolve` produces and linkemu reads. Generated from emulator/src/scenario.rs by `linkemu --print-schema`; do not edit by hand. Value ranges and cross-references are checked by `linkemu --validate`."
+)]
 pub struct Scenario {
+    /// Format version; this emulator reads 1.
     pub schema: u32,
     pub name: String,
+    /// The scenario file it was resolved from.
     pub source: String,
     pub duration_s: f64,
-    pub paths: Paths,
+    /// 1 to 8 paths, in the order of the file: path i gets NFQUEUE numbers
+    /// base + 2i (up) and base + 2i + 1 (down), and the i-th address block.
+    pub paths: IndexMap<String, PathLinks>,
+    /// Shared links that some paths traverse after their own link.
+    #[serde(default)]
+    #[schemars(default)]
+    pub bottlenecks: IndexMap<String, Bottleneck>,
+    /// Flows other than the multipath connection's, on given paths.
+    #[serde(default)]
+    #[schemars(default)]
+    pub cross_traffic: Vec<CrossTraffic>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Paths {
-    pub wifi: PathLinks,
-    pub lte: PathLinks,
-}
-
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathLinks {
     pub up: LinkSpec,
     pub down: LinkSpec,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// A link shared by several paths: in each direction it has, the packets of
+/// every listed path cross it after their own path's link, in one queue.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bottleneck {
+    /// Names of the paths that traverse it (at least one).
+    pub paths: Vec<String>,
+    /// The shared link client to server, if this bottleneck has that direction.
+    #[serde(default)]
+    pub up: Option<LinkSpec>,
+    /// The shared link server to client, if this bottleneck has that direction.
+    #[serde(default)]
+    pub down: Option<LinkSpec>,
+}
+
+impl Bottleneck {
+    pub fn link(&self, dir: Direction) -> Option<&LinkSpec> {
+        match dir {
+            Direction::Up => self.up.as_ref(),
+            Direction::Down => self.down.as_ref(),
+        }
+    }
+}
+
+/// Flows that share a path with the multipath connection (and whatever
+/// bottleneck that path traverses). The testbed starts `count` flows from the
+/// path's cross-traffic addresses; the emulator only sees their packets.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CrossTraffic {
+    /// Kernel TCP sending as fast as its congestion controller lets it.
+    TcpBulk {
+        path: String,
+        direction: Direction,
+        count: u32,
+        start_s: f64,
+        stop_s: f64,
+        /// Kernel congestion control (net.ipv4.tcp_available_congestion_control).
+        cc: String,
+    },
+    /// Kernel TCP that sends for `on_s`, pauses for `off_s`, and repeats.
+    TcpOnoff {
+        path: String,
+        direction: Direction,
+        count: u32,
+        start_s: f64,
+        stop_s: f64,
+        cc: String,
+        on_s: f64,
+        off_s: f64,
+    },
+    /// UDP at a constant bit rate (IP bytes per second x 8).
+    UdpCbr {
+        path: String,
+        direction: Direction,
+        count: u32,
+        start_s: f64,
+        stop_s: f64,
+        rate_bps: f64,
+        /// IP packet size, bytes (28 of them are IP and UDP headers).
+        packet_bytes: u32,
+    },
+}
+
+/// The fields every kind of cross traffic has.
+pub struct CrossCommon<'a> {
+    pub path: &'a str,
+    pub direction: Direction,
+    pub count: u32,
+    pub start_s: f64,
+    pub stop_s: f64,
+}
+
+impl CrossTraffic {
+    pub fn common(&self) -> CrossCommon<'_> {
+        match self {
+            CrossTraffic::TcpBulk {
+                path,
+                direction,
+                count,
+                start_s,
+                stop_s,
+                ..
+            }
+            | CrossTraffic::TcpOnoff {
+                path,
+                direction,
+                count,
+                start_s,
+                stop_s,
+                ..
+            }
+            | CrossTraffic::UdpCbr {
+                path,
+                direction,
+                count,
+                start_s,
+                stop_s,
+                ..
+            } => CrossCommon {
+                path,
+                direction: *direction,
+                count: *count,
+                start_s: *start_s,
+                stop_s: *stop_s,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     pub rate: RateSpec,
@@ -52,7 +215,7 @@ pub struct LinkSpec {
     pub schedule: Vec<ScheduleEvent>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RateSpec {
     Constant { bps: f64 },
@@ -60,7 +223,7 @@ pub enum RateSpec {
     Unlimited,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossSpec {
     None,
@@ -75,7 +238,7 @@ pub enum LossSpec {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueSpec {
     Packets { limit: u64 },
@@ -83,7 +246,7 @@ pub enum QueueSpec {
     Ms { limit: f64 },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     RateBps,
@@ -103,7 +266,7 @@ impl Field {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScheduleEvent {
     Step {
@@ -183,6 +346,34 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
     Ok(scenario)
 }
 
+/// The JSON Schema of the resolved form, generated from these types
+/// (`linkemu --print-schema`; committed as netem-scenarios/resolved.schema.json).
+pub fn json_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(Scenario);
+    serde_json::to_value(&schema).expect("a schema is plain JSON")
+}
+
+/// A number for an error message: huge or tiny ones in exponent form (1e30, not
+/// thirty-one digits).
+fn show(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// True if `name` matches PATH_NAME_PATTERN (no regex crate needed for it).
+pub fn is_valid_link_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 13
+        && bytes[0].is_ascii_lowercase()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
 fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
     let err = |field: &str, message: String| ScenarioError {
         file: file.to_string(),
@@ -195,15 +386,264 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
             format!("is {}, this emulator reads schema 1", s.schema),
         ));
     }
-    if !(s.duration_s.is_finite() && s.duration_s > 0.0) {
+    if !(s.duration_s.is_finite() && s.duration_s > 0.0 && s.duration_s <= MAX_DURATION_S) {
         return Err(err(
             "duration_s",
-            format!("is {}, must be a positive number", s.duration_s),
+            format!(
+                "is {}, must be a number in (0, {MAX_DURATION_S}] seconds",
+                show(s.duration_s)
+            ),
         ));
     }
-    for (path, dir) in LINK_ORDER {
-        let link = s.link(path, dir);
-        validate_link(link, &format!("paths.{path}.{dir}"), &err)?;
+    if !(MIN_PATHS..=MAX_PATHS).contains(&s.paths.len()) {
+        return Err(err(
+            "paths",
+            format!(
+                "has {} paths ({}), a scenario needs {MIN_PATHS} to {MAX_PATHS}",
+                s.paths.len(),
+                s.paths.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    for (name, links) in &s.paths {
+        if !is_valid_link_name(name) || name == "lo" {
+            return Err(err(
+                &format!("paths.{name}"),
+                format!(
+                    "the name \"{name}\" is not valid: it becomes an interface name, so it \
+                     must match {PATH_NAME_PATTERN} and not be \"lo\""
+                ),
+            ));
+        }
+        for dir in Direction::BOTH {
+            let link = match dir {
+                Direction::Up => &links.up,
+                Direction::Down => &links.down,
+            };
+            validate_link(
+                link,
+                &format!("paths.{name}.{}", dir.name()),
+                s.duration_s,
+                &err,
+            )?;
+        }
+    }
+    // Bottlenecks: known paths, each path in at most one bottleneck per direction.
+    let mut owner: std::collections::HashMap<(&str, Direction), &str> = Default::default();
+    for (bname, b) in &s.bottlenecks {
+        let at = format!("bottlenecks.{bname}");
+        if !is_valid_link_name(bname) {
+            return Err(err(
+                &at,
+                format!("the name \"{bname}\" is not valid: it must match {PATH_NAME_PATTERN}"),
+            ));
+        }
+        if b.paths.is_empty() {
+            return Err(err(
+                &format!("{at}.paths"),
+                "is empty; list the paths that traverse this bottleneck".to_string(),
+            ));
+        }
+        if b.up.is_none() && b.down.is_none() {
+            return Err(err(
+                &at,
+                "has neither an up nor a down link; give at least one direction".to_string(),
+            ));
+        }
+        for (i, p) in b.paths.iter().enumerate() {
+            if !s.paths.contains_key(p) {
+                return Err(err(
+                    &format!("{at}.paths[{i}]"),
+                    format!(
+                        "is \"{p}\", not a path of this scenario; valid: {}",
+                        s.paths.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+            if b.paths[..i].contains(p) {
+                return Err(err(
+                    &format!("{at}.paths[{i}]"),
+                    format!("is \"{p}\", listed twice"),
+                ));
+            }
+            for dir in Direction::BOTH {
+                if b.link(dir).is_none() {
+                    continue;
+                }
+                if let Some(other) = owner.insert((p.as_str(), dir), bname.as_str()) {
+                    return Err(err(
+                        &format!("{at}.paths[{i}]"),
+                        format!(
+                            "path \"{p}\" already traverses bottleneck \"{other}\" in direction \
+                             {}; a path may cross at most one bottleneck per direction",
+                            dir.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        for dir in Direction::BOTH {
+            if let Some(link) = b.link(dir) {
+                validate_link(link, &format!("{at}.{}", dir.name()), s.duration_s, &err)?;
+            }
+        }
+    }
+    let mut flows_per_path: std::collections::HashMap<&str, u32> = Default::default();
+    for (i, ct) in s.cross_traffic.iter().enumerate() {
+        let at = format!("cross_traffic[{i}]");
+        let c = ct.common();
+        if !s.paths.contains_key(c.path) {
+            return Err(err(
+                &format!("{at}.path"),
+                format!(
+                    "is \"{}\", not a path of this scenario; valid: {}",
+                    c.path,
+                    s.paths.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        let total = flows_per_path.entry(c.path).or_default();
+        *total = total.saturating_add(c.count);
+        if c.count == 0 || *total > MAX_CROSS_FLOWS_PER_PATH {
+            return Err(err(
+                &format!("{at}.count"),
+                format!(
+                    "is {}, must be >= 1 and the flows on path \"{}\" at most \
+                     {MAX_CROSS_FLOWS_PER_PATH} in all",
+                    c.count, c.path
+                ),
+            ));
+        }
+        if !(c.start_s.is_finite() && c.start_s >= 0.0 && c.start_s < s.duration_s) {
+            return Err(err(
+                &format!("{at}.start_s"),
+                format!(
+                    "is {}, must be in [0, duration_s = {})",
+                    c.start_s, s.duration_s
+                ),
+            ));
+        }
+        if !(c.stop_s.is_finite() && c.stop_s > c.start_s && c.stop_s <= s.duration_s) {
+            return Err(err(
+                &format!("{at}.stop_s"),
+                format!(
+                    "is {}, must be in (start_s = {}, duration_s = {}]",
+                    c.stop_s, c.start_s, s.duration_s
+                ),
+            ));
+        }
+        match ct {
+            CrossTraffic::TcpBulk { cc, .. } | CrossTraffic::TcpOnoff { cc, .. } => {
+                let ok = !cc.is_empty()
+                    && cc.len() <= 15
+                    && cc
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+                if !ok {
+                    return Err(err(
+                        &format!("{at}.cc"),
+                        format!(
+                            "is \"{cc}\", must be a kernel congestion-control name \
+                             (lower-case letters, digits, _; at most 15), e.g. cubic, bbr, reno"
+                        ),
+                    ));
+                }
+            }
+            CrossTraffic::UdpCbr { .. } => {}
+        }
+        match ct {
+            CrossTraffic::TcpOnoff { on_s, off_s, .. } => {
+                for (name, v) in [("on_s", on_s), ("off_s", off_s)] {
+                    if !(v.is_finite() && *v > 0.0 && *v <= s.duration_s) {
+                        return Err(err(
+                            &format!("{at}.{name}"),
+                            format!("is {v}, must be in (0, duration_s = {}]", s.duration_s),
+                        ));
+                    }
+                }
+            }
+            CrossTraffic::UdpCbr {
+                rate_bps,
+                packet_bytes,
+                ..
+            } => {
+                if !(rate_bps.is_finite() && (1000.0..=MAX_CBR_RATE_BPS).contains(rate_bps)) {
+                    return Err(err(
+                        &format!("{at}.rate_bps"),
+                        format!("is {}, must be in [1000, 1e10] bit/s", show(*rate_bps)),
+                    ));
+                }
+                if !(64..=1500).contains(packet_bytes) {
+                    return Err(err(
+                        &format!("{at}.packet_bytes"),
+                        format!("is {packet_bytes}, must be within [64, 1500] (the MTU)"),
+                    ));
+                }
+            }
+            CrossTraffic::TcpBulk { .. } => {}
+        }
+    }
+    for (label, dir, link) in s.links() {
+        validate_queue(
+            link,
+            &format!("{}.{}", label.field_prefix(), dir.name()),
+            &err,
+        )?;
+    }
+    // Every link must also be constructible (trace files readable, ...).
+    for (index, (label, dir, link)) in s.links().into_iter().enumerate() {
+        crate::link::Link::new(link, 0, index as u64)
+            .map_err(|m| err(&format!("{}.{}", label.field_prefix(), dir.name()), m))?;
+    }
+    Ok(())
+}
+
+/// Where a link sits: on a path (own link, fed by NFQUEUE) or a bottleneck.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkLabel {
+    Path(String),
+    Bottleneck(String),
+}
+
+impl LinkLabel {
+    pub fn name(&self) -> &str {
+        match self {
+            LinkLabel::Path(n) | LinkLabel::Bottleneck(n) => n,
+        }
+    }
+    /// `paths.NAME` or `bottlenecks.NAME`, as in error messages.
+    pub fn field_prefix(&self) -> String {
+        match self {
+            LinkLabel::Path(n) => format!("paths.{n}"),
+            LinkLabel::Bottleneck(n) => format!("bottlenecks.{n}"),
+        }
+    }
+}
+
+/// The queue limit of a link, checked after every link's other fields: a
+/// default queue is derived from the rate and delays, so an absurd rate or
+/// delay must be reported at its own field first.
+fn validate_queue(
+    link: &LinkSpec,
+    at: &str,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    crate::queue::QueueLimit::from_spec(&link.queue)
+        .map_err(|m| err(&format!("{at}.queue.limit"), m))?;
+    let too_big = match link.queue {
+        QueueSpec::Packets { limit } => {
+            (limit > MAX_QUEUE_PACKETS).then(|| format!("{MAX_QUEUE_PACKETS} packets"))
+        }
+        QueueSpec::Bytes { limit } => {
+            (limit > MAX_QUEUE_BYTES).then(|| format!("{MAX_QUEUE_BYTES} bytes"))
+        }
+        QueueSpec::Ms { limit } => (limit > MAX_DELAY_MS).then(|| format!("{MAX_DELAY_MS} ms")),
+    };
+    if let Some(max) = too_big {
+        return Err(err(
+            &format!("{at}.queue.limit"),
+            format!("is larger than the emulator allows ({max})"),
+        ));
     }
     Ok(())
 }
@@ -211,15 +651,16 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
 fn validate_link(
     link: &LinkSpec,
     at: &str,
+    duration_s: f64,
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
     let non_negative = |field: &str, v: f64| -> Result<(), ScenarioError> {
-        if v.is_finite() && v >= 0.0 {
+        if v.is_finite() && (0.0..=MAX_DELAY_MS).contains(&v) {
             Ok(())
         } else {
             Err(err(
                 &format!("{at}.{field}"),
-                format!("is {v}, must be a finite number >= 0"),
+                format!("is {}, must be a number in [0, {MAX_DELAY_MS}] ms", show(v)),
             ))
         }
     };
@@ -235,10 +676,10 @@ fn validate_link(
     };
     match &link.rate {
         RateSpec::Constant { bps } => {
-            if !(bps.is_finite() && *bps >= 1000.0) {
+            if !(bps.is_finite() && (1000.0..=MAX_RATE_BPS).contains(bps)) {
                 return Err(err(
                     &format!("{at}.rate.bps"),
-                    format!("is {bps}, must be at least 1000 bit/s"),
+                    format!("is {}, must be in [1000, 1e12] bit/s", show(*bps)),
                 ));
             }
         }
@@ -271,14 +712,15 @@ fn validate_link(
             probability("loss.loss_in_bad", *loss_in_bad)?;
         }
     }
-    crate::queue::QueueLimit::from_spec(&link.queue)
-        .map_err(|m| err(&format!("{at}.queue.limit"), m))?;
     let mut previous_t_s = 0.0_f64;
     for (i, event) in link.schedule.iter().enumerate() {
         let ev = format!("{at}.schedule[{i}]");
         let t_s = event.t_s();
-        if !(t_s.is_finite() && t_s >= 0.0) {
-            return Err(err(&format!("{ev}.t_s"), format!("is {t_s}, must be >= 0")));
+        if !(t_s.is_finite() && t_s >= 0.0 && t_s < duration_s) {
+            return Err(err(
+                &format!("{ev}.t_s"),
+                format!("is {t_s}, must be in [0, duration_s = {duration_s})"),
+            ));
         }
         if t_s < previous_t_s {
             return Err(err(
@@ -298,10 +740,13 @@ fn validate_link(
             ScheduleEvent::Outage { until_s, .. } => (None, None, Some(*until_s)),
         };
         if let Some(until_s) = until_s {
-            if !(until_s.is_finite() && until_s > t_s) {
+            if !(until_s.is_finite() && until_s > t_s && until_s <= duration_s) {
                 return Err(err(
                     &format!("{ev}.until_s"),
-                    format!("is {until_s}, must be greater than t_s = {t_s}"),
+                    format!(
+                        "is {until_s}, must be greater than t_s = {t_s} and at most \
+                         duration_s = {duration_s}"
+                    ),
                 ));
             }
         }
@@ -315,16 +760,19 @@ fn validate_link(
                             "rate_bps can only change on a constant-rate link".to_string(),
                         ));
                     }
-                    if !(value.is_finite() && value >= 1000.0) {
+                    if !(value.is_finite() && (1000.0..=MAX_RATE_BPS).contains(&value)) {
                         return Err(err(
                             &field_at,
-                            format!("is {value}, rate_bps must be at least 1000"),
+                            format!("is {}, rate_bps must be in [1000, 1e12]", show(value)),
                         ));
                     }
                 }
                 Field::DelayMs | Field::JitterMs => {
-                    if !(value.is_finite() && value >= 0.0) {
-                        return Err(err(&field_at, format!("is {value}, must be >= 0")));
+                    if !(value.is_finite() && (0.0..=MAX_DELAY_MS).contains(&value)) {
+                        return Err(err(
+                            &field_at,
+                            format!("is {}, must be in [0, {MAX_DELAY_MS}] ms", show(value)),
+                        ));
                     }
                 }
                 Field::LossP => {
@@ -348,17 +796,40 @@ fn validate_link(
 }
 
 impl Scenario {
+    /// The link of `path` in direction `dir` ("up" or "down").
     pub fn link(&self, path: &str, dir: &str) -> &LinkSpec {
-        let p = match path {
-            "wifi" => &self.paths.wifi,
-            "lte" => &self.paths.lte,
-            _ => unreachable!("path names come from LINK_ORDER"),
-        };
+        let p = &self.paths[path];
         match dir {
             "up" => &p.up,
             "down" => &p.down,
-            _ => unreachable!("directions come from LINK_ORDER"),
+            _ => panic!("direction {dir:?} is not up or down"),
         }
+    }
+
+    /// Every link in emulator order: each path's up then down (NFQUEUE base +
+    /// index), then each bottleneck's up, then down (if it has them).
+    pub fn links(&self) -> Vec<(LinkLabel, Direction, &LinkSpec)> {
+        let mut out = Vec::new();
+        for (name, p) in &self.paths {
+            out.push((LinkLabel::Path(name.clone()), Direction::Up, &p.up));
+            out.push((LinkLabel::Path(name.clone()), Direction::Down, &p.down));
+        }
+        for (name, b) in &self.bottlenecks {
+            for dir in Direction::BOTH {
+                if let Some(link) = b.link(dir) {
+                    out.push((LinkLabel::Bottleneck(name.clone()), dir, link));
+                }
+            }
+        }
+        out
+    }
+
+    /// The bottleneck (its name) that `path` traverses in `dir`, if any.
+    pub fn bottleneck_of(&self, path: &str, dir: Direction) -> Option<&str> {
+        self.bottlenecks
+            .iter()
+            .find(|(_, b)| b.link(dir).is_some() && b.paths.iter().any(|p| p == path))
+            .map(|(name, _)| name.as_str())
     }
 }
 
@@ -424,7 +895,181 @@ mod tests {
         assert!(error_of(&v).message.contains("unknown field `extra`"));
         let mut v = scenario();
         v["paths"]["satellite"] = json!({});
-        assert!(error_of(&v).message.contains("satellite"));
+        assert!(error_of(&v).field.contains("satellite"));
+    }
+
+    fn with_paths(names: &[&str]) -> Value {
+        let mut v = scenario();
+        let paths: serde_json::Map<String, Value> = names
+            .iter()
+            .map(|n| (n.to_string(), json!({"up": link(), "down": link()})))
+            .collect();
+        v["paths"] = Value::Object(paths);
+        v
+    }
+
+    #[test]
+    fn one_to_eight_paths_with_any_valid_names() {
+        for n in [1usize, 3, 8] {
+            let names: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+            let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let s = parse(&with_paths(&refs).to_string(), "ok.json").unwrap();
+            assert_eq!(s.links().len(), 2 * n);
+            // File order is link order (NFQUEUE base + index).
+            assert_eq!(
+                s.links()[2 * n - 1].0,
+                LinkLabel::Path(format!("p{}", n - 1))
+            );
+            assert_eq!(s.links()[2 * n - 1].1, Direction::Down);
+        }
+        for n in [0usize, 9] {
+            let names: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+            let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let e = error_of(&with_paths(&refs));
+            assert_eq!(e.field, "paths", "{e}");
+            assert!(e.message.contains(&format!("has {n} paths")), "{e}");
+        }
+        for bad in ["Wifi", "1path", "a-b", "averyverylongname", "lo"] {
+            let e = error_of(&with_paths(&["wifi", bad]));
+            assert_eq!(e.field, format!("paths.{bad}"), "{e}");
+        }
+    }
+
+    #[test]
+    fn bottlenecks_reference_known_paths_once_per_direction() {
+        let mut v = with_paths(&["wifi", "lte", "fiveg"]);
+        v["bottlenecks"] = json!({"core": {"paths": ["wifi", "lte"], "down": link()}});
+        let s = parse(&v.to_string(), "ok.json").unwrap();
+        assert_eq!(s.links().len(), 7);
+        assert_eq!(s.bottleneck_of("lte", Direction::Down), Some("core"));
+        assert_eq!(s.bottleneck_of("lte", Direction::Up), None);
+        assert_eq!(s.bottleneck_of("fiveg", Direction::Down), None);
+
+        let cases: Vec<(Value, &str, &str)> = vec![
+            (
+                json!({"core": {"paths": ["wifi", "sat"], "down": link()}}),
+                "bottlenecks.core.paths[1]",
+                "not a path",
+            ),
+            (
+                json!({"core": {"paths": ["wifi"], "down": link()},
+                    "edge": {"paths": ["lte", "wifi"], "down": link(), "up": link()}}),
+                "bottlenecks.edge.paths[1]",
+                "already traverses bottleneck \"core\" in direction down",
+            ),
+            (
+                json!({"core": {"paths": [], "down": link()}}),
+                "bottlenecks.core.paths",
+                "empty",
+            ),
+            (
+                json!({"core": {"paths": ["wifi"]}}),
+                "bottlenecks.core",
+                "neither",
+            ),
+            (
+                json!({"core": {"paths": ["wifi", "wifi"], "up": link()}}),
+                "bottlenecks.core.paths[1]",
+                "twice",
+            ),
+        ];
+        for (b, field, words) in cases {
+            let mut v = with_paths(&["wifi", "lte", "fiveg"]);
+            v["bottlenecks"] = b.clone();
+            let e = error_of(&v);
+            assert_eq!(e.field, field, "{b}: {e}");
+            assert!(e.message.contains(words), "{b}: {e}");
+        }
+        // The same path in two bottlenecks of different directions is fine.
+        let mut v = with_paths(&["wifi", "lte"]);
+        v["bottlenecks"] = json!({"a": {"paths": ["wifi"], "down": link()},
+                                  "b": {"paths": ["wifi"], "up": link()}});
+        parse(&v.to_string(), "ok.json").unwrap();
+    }
+
+    #[test]
+    fn cross_traffic_is_checked() {
+        let ok = json!({"kind": "tcp_bulk", "path": "wifi", "direction": "down", "count": 2,
+                        "start_s": 0.0, "stop_s": 60.0, "cc": "cubic"});
+        let mut v = scenario();
+        v["cross_traffic"] = json!([ok.clone(),
+            {"kind": "udp_cbr", "path": "lte", "direction": "up", "count": 1, "start_s": 5.0,
+             "stop_s": 10.0, "rate_bps": 2e6, "packet_bytes": 1200},
+            {"kind": "tcp_onoff", "path": "lte", "direction": "down", "count": 1, "start_s": 0.0,
+             "stop_s": 100.0, "cc": "reno", "on_s": 2.0, "off_s": 3.0}]);
+        assert_eq!(
+            parse(&v.to_string(), "ok.json")
+                .unwrap()
+                .cross_traffic
+                .len(),
+            3
+        );
+        let bad: Vec<(&str, Value, &str)> = vec![
+            ("path", json!("sat"), "cross_traffic[0].path"),
+            ("count", json!(0), "cross_traffic[0].count"),
+            ("count", json!(51), "cross_traffic[0].count"),
+            ("start_s", json!(180.0), "cross_traffic[0].start_s"),
+            ("stop_s", json!(200.0), "cross_traffic[0].stop_s"),
+            ("cc", json!("Cubic!"), "cross_traffic[0].cc"),
+        ];
+        for (key, value, field) in bad {
+            let mut item = ok.clone();
+            item[key] = value.clone();
+            let mut v = scenario();
+            v["cross_traffic"] = json!([item]);
+            let e = error_of(&v);
+            assert_eq!(e.field, field, "{key} = {value}: {e}");
+        }
+        let mut v = scenario();
+        v["cross_traffic"] = json!([{"kind": "udp_cbr", "path": "lte", "direction": "up",
+            "count": 1, "start_s": 5.0, "stop_s": 10.0, "rate_bps": 1e30, "packet_bytes": 1200}]);
+        assert_eq!(error_of(&v).field, "cross_traffic[0].rate_bps");
+    }
+
+    #[test]
+    fn magnitudes_the_emulator_cannot_use_are_refused() {
+        let cases: Vec<(&str, Value, &str)> = vec![
+            (
+                "rate",
+                json!({"kind": "constant", "bps": 1e30}),
+                "paths.wifi.up.rate.bps",
+            ),
+            ("delay_ms", json!(1e300), "paths.wifi.up.delay_ms"),
+            (
+                "queue",
+                json!({"kind": "bytes", "limit": 1u64 << 60}),
+                "paths.wifi.up.queue.limit",
+            ),
+        ];
+        for (key, value, field) in cases {
+            let mut v = scenario();
+            v["paths"]["wifi"]["up"][key] = value.clone();
+            assert_eq!(error_of(&v).field, field, "{key} = {value}");
+        }
+        let mut v = scenario();
+        v["duration_s"] = json!(1e300);
+        assert_eq!(error_of(&v).field, "duration_s");
+        let mut v = scenario();
+        v["paths"]["wifi"]["up"]["queue"] = json!({"kind": "packets", "limit": 1e30});
+        assert!(error_of(&v).field.contains("queue"));
+    }
+
+    /// netem-scenarios/resolved.schema.json is generated from these types;
+    /// regenerate it with `linkemu --print-schema > netem-scenarios/resolved.schema.json`.
+    #[test]
+    fn committed_resolved_schema_matches_the_types() {
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../netem-scenarios/resolved.schema.json"
+        );
+        let committed: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap())
+            .expect("resolved.schema.json is JSON");
+        assert!(
+            committed == json_schema(),
+            "netem-scenarios/resolved.schema.json drifted from emulator/src/scenario.rs; \
+             regenerate: emulator/target/release/linkemu --print-schema > \
+             netem-scenarios/resolved.schema.json"
+        );
     }
 
     #[test]

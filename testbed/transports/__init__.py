@@ -22,6 +22,8 @@ from testbed.env import mpproxy_names
 from testbed.registry import TRANSPORTS
 
 MPPROXY_BINARY = Path("transport/target/release/mpproxy")
+# Set to "1" by `run_trials.sh --sched-trace`: mpproxy then writes sched-trace-<role>.jsonl.
+SCHED_TRACE_ENV = "TESTBED_SCHED_TRACE"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from testbed.spec import TrialSpec
-from testbed.transports import MPPROXY_BINARY, user
+from testbed.transports import MPPROXY_BINARY, SCHED_TRACE_ENV, user
 
 REPO = Path(__file__).resolve().parents[2]
 BUILT = (REPO / MPPROXY_BINARY).is_file()
@@ -108,3 +108,15 @@ def test_finish_reports_a_malformed_line_with_file_and_number(tmp_path: Path) ->
     user.finish(ctx)
     assert len(ctx.invalid_reasons) == 1
     assert f"{stats}:2" in ctx.invalid_reasons[0]
+
+
+def test_sched_trace_is_asked_for_only_when_the_run_turns_it_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = FakeCtx(tmp_path)
+    monkeypatch.delenv(SCHED_TRACE_ENV, raising=False)
+    assert "--sched-trace" not in user.mpproxy_argv(ctx, "server")
+    monkeypatch.setenv(SCHED_TRACE_ENV, "1")  # what run_trials.sh --sched-trace sets
+    for role in ("server", "client"):
+        argv = user.mpproxy_argv(ctx, role)
+        assert argv[argv.index("--sched-trace") + 1] == str(tmp_path / f"sched-trace-{role}.jsonl")

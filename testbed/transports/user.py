@@ -1,12 +1,13 @@
 """Transport `user`: the testbed's own multipath transport, `mpproxy` (transport/, CONTRACTS §7).
 
     player ─TCP─► mpproxy client ═ UDP, one subflow per path ═► mpproxy server ─TCP─► nginx
-    (client ns, 127.0.0.1:8080)     (wifi, lte)                 (server ns)    (127.0.0.1:8080)
+    (client ns, 127.0.0.1:8080)  (every scenario path)         (server ns)    (127.0.0.1:8080)
 
-start() starts nginx on loopback in the server namespace, then `mpproxy server` on both
-server addresses and `mpproxy client` on 127.0.0.1:8080 in the client namespace (one subflow
-per path, bound to the path's client address, so the router sends it over that path), and
-returns Endpoint("127.0.0.1", 8080). Both write transport-{client,server}.jsonl (§5.2).
+start() starts nginx on loopback in the server namespace, then `mpproxy server` on every
+path's server address (the trial's address plan) and `mpproxy client` on 127.0.0.1:8080
+in the client namespace (one subflow per path, bound to the path's client address, so the
+router sends it over that path), and returns Endpoint("127.0.0.1", 8080). Both write
+transport-{client,server}.jsonl (§5.2).
 finish() counts the paths that carried stream data and marks the trial invalid if fewer than
 configured did (a multipath result that is really single-path must not be counted).
 """
@@ -14,17 +15,32 @@ configured did (a multipath result that is really single-path must not be counte
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
 
 from testbed.spec import TrialSpec
-from testbed.transports import MPPROXY_BINARY, Endpoint
+from testbed.transports import MPPROXY_BINARY, SCHED_TRACE_ENV, Endpoint
 
+MPPROXY_PORT = 4433
+# The two-path plan's values (wifi, lte); a trial uses its own address plan (ctx.topo.plans).
 SERVER_LISTEN = ["10.1.2.2:4433", "10.2.2.2:4433"]
 CLIENT_PATHS = ["wifi=10.1.1.2:10.1.2.2:4433", "lte=10.2.1.2:10.2.2.2:4433"]
 PATH_NAMES = [p.split("=", 1)[0] for p in CLIENT_PATHS]
 LOOPBACK_PORT = 8080
+
+
+def _plan_paths(ctx) -> tuple[list[str], list[str]]:  # ctx: testbed.trial.TrialContext
+    """(server listen addresses, client --path values): one subflow per scenario path."""
+    plans = getattr(getattr(ctx, "topo", None), "plans", None)
+    if not plans:
+        return SERVER_LISTEN, CLIENT_PATHS
+    listen = [f"{p.server_addr}:{MPPROXY_PORT}" for p in plans.values()]
+    paths = [f"{p.name}={p.client_addr}:{p.server_addr}:{MPPROXY_PORT}" for p in plans.values()]
+    return listen, paths
+
+
 READY_TIMEOUT_S = 10.0
 LIST_TIMEOUT_S = 20.0
 
@@ -89,11 +105,14 @@ def mpproxy_argv(ctx, role: str) -> list[str]:  # ctx: testbed.trial.TrialContex
     binary = str(Path(ctx.repo) / MPPROXY_BINARY)
     common = ["--cc", spec.cc, "--sched", spec.sched, "--t0-ns", str(ctx.t0_ns),
               "--seed", str(spec.seed)]  # fmt: skip
+    if os.environ.get(SCHED_TRACE_ENV) == "1":
+        common += ["--sched-trace", str(Path(ctx.dir) / f"sched-trace-{role}.jsonl")]
+    server_listen, client_paths = _plan_paths(ctx)
     if role == "server":
-        return [binary, "server", "--listen", ",".join(SERVER_LISTEN),
+        return [binary, "server", "--listen", ",".join(server_listen),
                 "--forward", f"127.0.0.1:{LOOPBACK_PORT}",
                 "--stats", str(Path(ctx.dir) / "transport-server.jsonl"), *common]  # fmt: skip
-    paths = [arg for p in CLIENT_PATHS for arg in ("--path", p)]
+    paths = [arg for p in client_paths for arg in ("--path", p)]
     return [binary, "client", "--listen", f"127.0.0.1:{LOOPBACK_PORT}", *paths,
             "--stats", str(Path(ctx.dir) / "transport-client.jsonl"), *common]  # fmt: skip
 
@@ -149,10 +168,11 @@ def finish(ctx) -> None:  # ctx: testbed.trial.TrialContext
     except ValueError as exc:
         ctx.mark_invalid(f"user: {exc}")
         return
-    carried = [name for name in PATH_NAMES if totals.get(name, 0) > 0]
+    names = [p.split("=", 1)[0] for p in _plan_paths(ctx)[1]]
+    carried = [name for name in names if totals.get(name, 0) > 0]
     ctx.subflows_with_data = len(carried)
-    if len(carried) < len(PATH_NAMES):
-        detail = ", ".join(f"{n}={totals.get(n, 0)} B" for n in PATH_NAMES)
+    if len(carried) < len(names):
+        detail = ", ".join(f"{n}={totals.get(n, 0)} B" for n in names)
         ctx.mark_invalid(
-            f"user: only {len(carried)} of {len(PATH_NAMES)} subflows carried data ({detail})"
+            f"user: only {len(carried)} of {len(names)} subflows carried data ({detail})"
         )

@@ -10,8 +10,12 @@ with a scenario written here, moves seeded random bytes server -> client through
     .venv/bin/python transport/bench/bench.py aggregate    # 50 + 20 Mbit/s, bbr + lrf
     .venv/bin/python transport/bench/bench.py exact        # 1 %/2 % loss, 20/40 ms: bbr+lrf,
                                                            # cubic+rr, 200 MB each
-Options: --bytes N (per transfer), --reps N, --seed N. Prints one JSON line per transfer and
-a summary; needs root, built mpproxy and linkemu.
+    .venv/bin/python transport/bench/bench.py grid         # single path, 20 Mbit/s, 1-BDP queue,
+                       # {reno,cubic,bbr} x loss {0.1,1} % x one-way {10,40} ms, kernel vs user
+    .venv/bin/python transport/bench/bench.py outage       # 20 Mbit/s, 25 ms, path dead 3 s:
+                       # time from the outage's end to 90 % of the pre-outage goodput
+Options: --bytes N (per transfer), --reps N, --seed N, --cc a,b (grid/outage). Prints one JSON
+line per transfer and a summary; needs root, built mpproxy and linkemu.
 """
 
 from __future__ import annotations
@@ -63,8 +67,32 @@ SCENARIOS = {
 }
 
 
-def write_scenario(name: str, workdir: Path, seed: int) -> Path:
-    wifi, lte = SCENARIOS[name]
+GRID_RATE_BPS = 20_000_000
+GRID_LOSSES = (0.001, 0.01)
+GRID_ONE_WAY_MS = (10.0, 40.0)
+OUTAGE_ONE_WAY_MS = 25.0
+OUTAGE_S = 3.0
+# Each outage transfer gets its own slot of the emulator's clock: it starts at the slot's
+# start, the path is dead from OUTAGE_AT_S to OUTAGE_AT_S + OUTAGE_S into the slot.
+OUTAGE_FIRST_SLOT_S = 5.0
+OUTAGE_SLOT_S = 40.0
+OUTAGE_AT_S = 10.0
+# Pre-outage goodput: mean over this window before the outage; recovery: the first window of
+# RECOVERY_WINDOW_S after the outage whose goodput reaches RECOVERY_FRACTION of it.
+PRE_OUTAGE_WINDOW_S = 5.0
+RECOVERY_WINDOW_S = 0.5
+RECOVERY_FRACTION = 0.9
+TIMELINE_MS = 50
+
+
+def bdp_bytes(rate_bps: int, one_way_ms: float) -> int:
+    return int(rate_bps / 8 * 2 * one_way_ms / 1000)
+
+
+def write_scenario(
+    name: str, workdir: Path, seed: int, links: tuple[str, str] | None = None
+) -> Path:
+    wifi, lte = links or SCENARIOS[name]
     toml = workdir / f"bench-{name}.toml"
     toml.write_text(
         f'name = "bench-{name}"\ndescription = "transport benchmark {name}"\n'
@@ -77,9 +105,9 @@ def write_scenario(name: str, workdir: Path, seed: int) -> Path:
 
 
 @contextmanager
-def emulated(name: str, seed: int):
+def emulated(name: str, seed: int, links: tuple[str, str] | None = None):
     workdir = Path(tempfile.mkdtemp(prefix=f"tbx-core-bench-{name}-"))
-    scenario = write_scenario(name, workdir, seed)
+    scenario = write_scenario(name, workdir, seed, links)
     t0 = time.monotonic_ns()
     with Topology.create(workdir, t0_ns=t0) as topo:
         topo.install_nfqueue_hooks()
@@ -107,25 +135,27 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def get(topo, host: str, port: int, nbytes: int, cc: str | None = None) -> dict:
+def get(topo, host: str, port: int, nbytes: int, cc: str | None = None,
+        timeline_ms: int = 0) -> dict:  # fmt: skip
     argv = [sys.executable, str(XFER), "get", "--host", host, "--port", str(port),
-            "--bytes", str(nbytes)] + (["--cc", cc] if cc else [])  # fmt: skip
+            "--bytes", str(nbytes), "--timeline-ms", str(timeline_ms)]  # fmt: skip
+    argv += ["--cc", cc] if cc else []
     done = topo.run("client", argv, check=True, timeout=1800)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run_kernel(topo, workdir: Path, cc: str, nbytes: int, tag: str) -> dict:
+def run_kernel(topo, workdir: Path, cc: str, nbytes: int, tag: str, timeline_ms: int = 0) -> dict:
     port = 9100 + hash(tag) % 500
     srv = topo.spawn("server", f"xfer-{tag}", [sys.executable, str(XFER), "serve",
                      "--host", "10.1.2.2", "--port", str(port), "--cc", cc])  # fmt: skip
     wait_for(srv.stdout_path, "listening", "tcp source")
-    r = get(topo, "10.1.2.2", port, nbytes, cc)
+    r = get(topo, "10.1.2.2", port, nbytes, cc, timeline_ms)
     srv.terminate()
     return {"transport": "kernel-tcp", "cc": cc, "sched": "-", **r}
 
 
 def run_user(topo, workdir: Path, t0: int, cc: str, sched: str, paths: list[str], nbytes: int,
-             tag: str) -> dict:  # fmt: skip
+             tag: str, timeline_ms: int = 0) -> dict:  # fmt: skip
     port = 9600 + hash(tag) % 300
     listen_port = 8100 + hash(tag) % 300
     src = topo.spawn("server", f"xfer-{tag}", [sys.executable, str(XFER), "serve",
@@ -147,7 +177,7 @@ def run_user(topo, workdir: Path, t0: int, cc: str, sched: str, paths: list[str]
     wait_for(c_stats, '"start"', "mpproxy client")
     before = cpu_ticks(server.pid) + cpu_ticks(client.pid)
     wall0 = time.monotonic()
-    r = get(topo, "127.0.0.1", listen_port, nbytes)
+    r = get(topo, "127.0.0.1", listen_port, nbytes, None, timeline_ms)
     wall = time.monotonic() - wall0
     cpu_s = (cpu_ticks(server.pid) + cpu_ticks(client.pid) - before) / CLK_TCK
     for proc in (client, server, src):
@@ -173,12 +203,121 @@ def median_goodput(rows: list[dict], transport: str, cc: str) -> float:
     return statistics.median(vals) if vals else float("nan")
 
 
+def grid_links(loss: float, one_way_ms: float) -> tuple[str, str]:
+    wifi = link(GRID_RATE_BPS, one_way_ms, loss, bdp_bytes(GRID_RATE_BPS, one_way_ms))
+    return wifi, wifi
+
+
+def run_grid(a: argparse.Namespace, ccs: list[str]) -> list[dict]:
+    """Each (loss, delay) cell in its own emulator; per CC and repetition, kernel then user."""
+    rows: list[dict] = []
+    n = a.bytes or 5_000_000
+    for loss in GRID_LOSSES:
+        for one_way in GRID_ONE_WAY_MS:
+            name = f"grid-{loss}-{one_way:g}"
+            with emulated(name, a.seed, grid_links(loss, one_way)) as (topo, workdir, t0):
+                for rep in range(a.reps):
+                    for cc in ccs:
+                        cell = {"loss": loss, "one_way_ms": one_way, "rep": rep}
+                        k = run_kernel(topo, workdir, cc, n, f"g{cc}{rep}k")
+                        show({**cell, **k}, rows)
+                        u = run_user(topo, workdir, t0, cc, "lrf", ["wifi"], n, f"g{cc}{rep}u")
+                        show({**cell, **u}, rows)
+    print("summary (median user/kernel goodput ratio per cell):")
+    for loss in GRID_LOSSES:
+        for one_way in GRID_ONE_WAY_MS:
+            for cc in ccs:
+                cell = [r for r in rows if r["loss"] == loss and r["one_way_ms"] == one_way
+                        and r["cc"] == cc]  # fmt: skip
+                k = statistics.median(r["goodput_bps"] for r in cell if r["transport"] != "user")
+                u = statistics.median(r["goodput_bps"] for r in cell if r["transport"] == "user")
+                print(f"  loss {loss * 100:g} % one-way {one_way:g} ms {cc:6} kernel "
+                      f"{k / 1e6:6.2f} user {u / 1e6:6.2f} Mbit/s ratio {u / k:.2f}")  # fmt: skip
+    return rows
+
+
+def outage_links(slots: int) -> tuple[str, str]:
+    schedule = ", ".join(
+        f'{{ t_s = {OUTAGE_FIRST_SLOT_S + i * OUTAGE_SLOT_S + OUTAGE_AT_S}, op = "outage", '
+        f"until_s = {OUTAGE_FIRST_SLOT_S + i * OUTAGE_SLOT_S + OUTAGE_AT_S + OUTAGE_S} }}"
+        for i in range(slots)
+    )
+    bdp = bdp_bytes(GRID_RATE_BPS, OUTAGE_ONE_WAY_MS)
+    wifi = link(GRID_RATE_BPS, OUTAGE_ONE_WAY_MS, 0, bdp) + f"\nschedule = [{schedule}]"
+    return wifi, link(GRID_RATE_BPS, OUTAGE_ONE_WAY_MS, 0, bdp)
+
+
+def goodput_between(timeline: list[list[int]], a_ns: int, b_ns: int) -> float:
+    """Mean goodput (bit/s) in [a, b] from a cumulative (ns, bytes) timeline (step-wise)."""
+
+    def bytes_at(t: int) -> int:
+        got = 0
+        for ts, b in timeline:
+            if ts > t:
+                break
+            got = b
+        return got
+
+    return (bytes_at(b_ns) - bytes_at(a_ns)) * 8 / ((b_ns - a_ns) / 1e9)
+
+
+def recovery_s(timeline: list[list[int]], outage_start_ns: int, outage_end_ns: int) -> float | None:
+    """Seconds from the outage's end until a RECOVERY_WINDOW_S window reaches
+    RECOVERY_FRACTION of the goodput of the PRE_OUTAGE_WINDOW_S before the outage."""
+    pre = goodput_between(timeline, outage_start_ns - int(PRE_OUTAGE_WINDOW_S * 1e9),
+                          outage_start_ns)  # fmt: skip
+    win = int(RECOVERY_WINDOW_S * 1e9)
+    step = TIMELINE_MS * 1_000_000
+    t = outage_end_ns
+    while t + win <= timeline[-1][0]:
+        if goodput_between(timeline, t, t + win) >= RECOVERY_FRACTION * pre:
+            return (t + win - outage_end_ns) / 1e9
+        t += step
+    return None
+
+
+def run_outage(a: argparse.Namespace, ccs: list[str]) -> list[dict]:
+    """One slot per transfer; kernel and user alternate, each CC in turn."""
+    rows: list[dict] = []
+    # 20 Mbit/s for the whole slot but the outage: the transfer outlasts the recovery.
+    n = a.bytes or 60_000_000
+    plan = [(cc, rep, t) for rep in range(a.reps) for cc in ccs for t in ("kernel", "user")]
+    with emulated("outage", a.seed, outage_links(len(plan))) as (topo, workdir, t0):
+        for i, (cc, rep, transport) in enumerate(plan):
+            slot_ns = t0 + int((OUTAGE_FIRST_SLOT_S + i * OUTAGE_SLOT_S) * 1e9)
+            time.sleep(max(0.0, (slot_ns - time.monotonic_ns()) / 1e9))
+            tag = f"o{cc}{rep}{transport[0]}"
+            if transport == "kernel":
+                r = run_kernel(topo, workdir, cc, n, tag, TIMELINE_MS)
+            else:
+                r = run_user(topo, workdir, t0, cc, "lrf", ["wifi"], n, tag, TIMELINE_MS)
+            start = slot_ns + int(OUTAGE_AT_S * 1e9)
+            end = start + int(OUTAGE_S * 1e9)
+            timeline = r.pop("timeline")
+            rec = recovery_s(timeline, start, end)
+            show({**r, "rep": rep, "recovery_s": rec,
+                  "pre_outage_bps": round(goodput_between(
+                      timeline, start - int(PRE_OUTAGE_WINDOW_S * 1e9), start))}, rows)  # fmt: skip
+    print("summary (median seconds from the outage's end to 90 % of the pre-outage goodput):")
+    for cc in ccs:
+        med = {}
+        for transport in ("kernel-tcp", "user"):
+            vals = [r["recovery_s"] for r in rows if r["cc"] == cc and r["transport"] == transport]
+            ok = [v for v in vals if v is not None]
+            med[transport] = statistics.median(ok) if len(ok) == len(vals) and ok else None
+        k, u = med["kernel-tcp"], med["user"]
+        ratio = f"{u / k:.2f}" if k and u else "n/a"
+        print(f"  {cc:6} kernel {k} s  user {u} s  ratio user/kernel {ratio}")
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("case", choices=["fidelity", "loss", "aggregate", "exact"])
+    ap.add_argument("case", choices=["fidelity", "loss", "aggregate", "exact", "grid", "outage"])
     ap.add_argument("--bytes", type=int, default=None, help="bytes per transfer")
-    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=None, help="default 3 (grid), 2 (outage), 1")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cc", default=None, help="grid/outage: comma-separated CCs")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("bench.py: needs root (network namespaces)", file=sys.stderr)
@@ -187,6 +326,12 @@ def main() -> int:
         if not binary.is_file():
             print(f"bench.py: {binary} not built", file=sys.stderr)
             return 2
+    a.reps = a.reps or {"grid": 3, "outage": 2}.get(a.case, 1)
+    if a.case in ("grid", "outage"):
+        ccs = (a.cc or ("reno,cubic,bbr" if a.case == "grid" else "reno,cubic")).split(",")
+        rows = run_grid(a, ccs) if a.case == "grid" else run_outage(a, ccs)
+        print(f"  all byte-exact: {all(r['sha_ok'] for r in rows)}")
+        return 0 if all(r["sha_ok"] for r in rows) else 1
     rows: list[dict] = []
     with emulated(a.case, a.seed) as (topo, workdir, t0):
         for rep in range(a.reps):

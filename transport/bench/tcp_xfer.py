@@ -3,7 +3,9 @@
 serve: accept connections; each sends a decimal byte count and a newline, and gets that many
 seeded pseudo-random bytes back (seed = the count), then the server closes its side.
 get:   connect, ask for N bytes, read to EOF, check SHA-256 against the same generator and
-print one JSON line: {"bytes", "secs", "goodput_bps", "sha_ok"} (secs = connect to last byte).
+print one JSON line: {"bytes", "secs", "goodput_bps", "sha_ok"} (secs = connect to last byte);
+with --timeline-ms T also "timeline": [[CLOCK_MONOTONIC ns, bytes received so far], ...]
+sampled every T ms (the benchmark aligns it with the emulator's schedule).
 """
 
 from __future__ import annotations
@@ -51,8 +53,10 @@ def serve(host: str, port: int, cc: str | None) -> None:
         threading.Thread(target=one, args=(conn,), daemon=True).start()
 
 
-def get(host: str, port: int, n: int, cc: str | None) -> None:
+def get(host: str, port: int, n: int, cc: str | None, timeline_ms: int) -> None:
     start = time.monotonic()
+    timeline: list[list[int]] = []
+    next_mark = time.monotonic_ns()
     c = socket.create_connection((host, port))
     if cc:
         c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
@@ -67,13 +71,22 @@ def get(host: str, port: int, n: int, cc: str | None) -> None:
             break
         h.update(view[:k])
         got += k
+        if timeline_ms:
+            now = time.monotonic_ns()
+            if now >= next_mark:
+                timeline.append([now, got])
+                next_mark = now + timeline_ms * 1_000_000
     secs = time.monotonic() - start
+    if timeline_ms:
+        timeline.append([time.monotonic_ns(), got])
     c.close()
     expected = hashlib.sha256()
     for block in stream(n):
         expected.update(block)
-    out = {"bytes": got, "secs": round(secs, 4), "goodput_bps": round(got * 8 / secs),
-           "sha_ok": got == n and h.digest() == expected.digest()}  # fmt: skip
+    out: dict = {"bytes": got, "secs": round(secs, 4), "goodput_bps": round(got * 8 / secs),
+                 "sha_ok": got == n and h.digest() == expected.digest()}  # fmt: skip
+    if timeline_ms:
+        out["timeline"] = timeline
     print(json.dumps(out), flush=True)
 
 
@@ -89,11 +102,12 @@ def main() -> int:
     g.add_argument("--port", type=int, required=True)
     g.add_argument("--bytes", type=int, required=True)
     g.add_argument("--cc", default=None)
+    g.add_argument("--timeline-ms", type=int, default=0, help="sample received bytes every T ms")
     a = ap.parse_args()
     if a.cmd == "serve":
         serve(a.host, a.port, a.cc)
     else:
-        get(a.host, a.port, a.bytes, a.cc)
+        get(a.host, a.port, a.bytes, a.cc, a.timeline_ms)
     return 0
 
 

@@ -7,8 +7,10 @@
 //! current rate, as Linux fq's quantum) lets a sender that was idle catch up a little without
 //! a line-rate burst of the whole window.
 //!
-//! Rate: the CC's pacing rate if it has one (BBR); otherwise, as Linux
-//! (`tcp_update_pacing_rate`), cwnd/SRTT × 2.0 in slow start and × 1.2 otherwise.
+//! Rate: `SubflowCc::pacing_rate()`. None = the CC does not pace and the core sends unpaced
+//! (Linux without the fq qdisc); window CCs that pace on request (`paced=true`) use
+//! [`window_pacing_rate`], Linux's `tcp_update_pacing_rate`: cwnd/SRTT × 2.0 in slow start and
+//! × 1.2 otherwise.
 
 use std::time::Duration;
 
@@ -17,6 +19,10 @@ use crate::units::{Bandwidth, Instant};
 pub const SLOW_START_PACING_GAIN: f64 = 2.0;
 pub const CONGESTION_AVOIDANCE_PACING_GAIN: f64 = 1.2;
 const BURST_CREDIT_PKTS: u64 = 2;
+/// The burst credit never exceeds this (slow rates would otherwise allow long bursts).
+const MAX_BURST_CREDIT: Duration = Duration::from_millis(10);
+/// One packet never holds the next back longer than this (a near-zero rate).
+const MAX_PACKET_GAP: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
@@ -45,9 +51,9 @@ impl Pacer {
         };
         let credit = r
             .transfer_time(BURST_CREDIT_PKTS * mss)
-            .min(Duration::from_millis(10));
+            .min(MAX_BURST_CREDIT);
         let base = self.next_release.max(send_at.saturating_sub(credit));
-        self.next_release = base + r.transfer_time(bytes).min(Duration::from_secs(1));
+        self.next_release = base + r.transfer_time(bytes).min(MAX_PACKET_GAP);
     }
 }
 

@@ -1,6 +1,8 @@
 //! Per-subflow state: packet numbers, sent-packet record, received ranges, RTT, timers,
-//! delivery-rate sampler, pacer, the subflow's send queue and its counters. The logic that
-//! needs the whole connection (loss → reinjection, CC calls) lives in `connection.rs`.
+//! delivery-rate sampler, pacer, the subflow's send and retransmission queues, its loss
+//! episode and its counters. Packet-state transitions (acked, lost, the whole flight lost on
+//! a timeout) are methods here; the logic that needs the whole connection (chunk delivery,
+//! reinjection, CC calls) lives in `connection/recovery.rs`.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -8,13 +10,22 @@ use std::time::Duration;
 use crate::cc::rate::{PacketRateStamp, RateSampler};
 use crate::pacer::Pacer;
 use crate::ranges::RangeSet;
-use crate::rtt::{MAX_RTO, RttEstimator};
-use crate::units::{Bandwidth, Instant, SubflowId};
+use crate::rtt::{INITIAL_RTO, MAX_RTO, RtoForm, RttEstimator};
+use crate::units::{Instant, SubflowId};
 
 /// Minimum tail-loss-probe timeout.
 pub const MIN_TLP: Duration = Duration::from_millis(10);
-/// Packet-reordering threshold (RFC 9002 kPacketThreshold).
+/// Packet-reordering threshold (RFC 9002 kPacketThreshold; Linux `tcp_reordering` = 3).
 pub const PACKET_THRESHOLD: u64 = 3;
+/// Time threshold: a packet is lost when sent this fraction of max(SRTT, latest RTT) before
+/// a later acknowledged one (RFC 9002 kTimeThreshold = 9/8).
+pub const TIME_THRESHOLD_NUM: u32 = 9;
+pub const TIME_THRESHOLD_DEN: u32 = 8;
+/// Smallest time-threshold delay (RFC 9002 kGranularity).
+pub const LOSS_DELAY_GRANULARITY: Duration = Duration::from_millis(1);
+/// Largest backoff exponent of the RTO (and of the handshake timer).
+const MAX_RTO_BACKOFF_SHIFT: u32 = 10;
+const MAX_HANDSHAKE_BACKOFF_SHIFT: u32 = 6;
 /// Handshake attempts (1 s, 2 s, 4 s, ... backoff) before a subflow is given up.
 pub const MAX_HANDSHAKE_ATTEMPTS: u32 = 6;
 
@@ -55,8 +66,11 @@ impl ChunkRef {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueuedKind {
     Fresh,
+    /// Placed again by the scheduler after an RTO elsewhere (connection-level reinjection).
     Reinject,
     RedundantCopy,
+    /// Lost on this subflow and sent again on it (TCP's own retransmission).
+    Retransmit,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -73,7 +87,6 @@ pub struct SentPacket {
     pub ack_eliciting: bool,
     pub state: PacketState,
     pub data: Option<ChunkRef>,
-    pub is_retransmission: bool,
     pub stamp: PacketRateStamp,
 }
 
@@ -93,6 +106,65 @@ pub struct SubflowCounters {
     pub rto_total: u64,
     pub tlp_total: u64,
     pub spurious_losses_total: u64,
+    /// Bytes (whole packets) declared lost, by threshold or timeout.
+    pub bytes_lost_total: u64,
+}
+
+/// Wire size of a DATA packet carrying `payload` bytes: header + DATA frame, plus the
+/// DATA_ACK that rides along when it fits in `max_datagram` (see `send.rs`).
+pub fn data_packet_bytes(payload: u64, max_datagram: u64) -> u64 {
+    let bare = payload + crate::wire::DATA_PACKET_OVERHEAD_BYTES as u64;
+    let with_data_ack = bare + crate::wire::DATA_ACK_FRAME_BYTES as u64;
+    if with_data_ack <= max_datagram {
+        with_data_ack
+    } else {
+        bare
+    }
+}
+
+/// A congestion episode in progress, as Linux's CA_Recovery and CA_Loss states.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LossEpisode {
+    pub kind: EpisodeKind,
+    /// Linux `high_seq`: the next packet number when the episode began (or, for the RTO-loss
+    /// state, when the latest timeout fired). The episode lasts until nothing sent below it is
+    /// outstanding.
+    pub high_pn: u64,
+    /// Data lost from packets numbered below `high_pn`, not yet delivered anywhere.
+    pub undelivered: Vec<ChunkRef>,
+    /// A packet was newly acknowledged since the episode began or, in the RTO-loss state, since
+    /// the latest timeout (Linux resets `icsk_retransmits` then).
+    pub acked_since_timeout: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpisodeKind {
+    /// Fast recovery after a packet- or time-threshold loss (CA_Recovery).
+    FastRecovery,
+    /// After a retransmission timeout (CA_Loss).
+    RtoLoss,
+}
+
+/// Packets one ACK frame newly resolved.
+#[derive(Clone, Debug, Default)]
+pub struct AckedPackets {
+    /// Bytes of packets that were in flight.
+    pub acked_bytes: u64,
+    /// (pn, send time, ack-eliciting) of the largest newly acknowledged packet.
+    pub largest: Option<(u64, Instant, bool)>,
+    /// Data carried by every newly acknowledged packet (late ACKs of lost ones included).
+    pub delivered: Vec<ChunkRef>,
+}
+
+/// Packets declared lost at once.
+#[derive(Clone, Debug, Default)]
+pub struct LostPackets {
+    pub pkts: u64,
+    pub bytes: u64,
+    /// Send time of the newest lost packet.
+    pub largest_sent_time: Option<Instant>,
+    /// (pn, data) of every lost packet that carried data, oldest first.
+    pub chunks: Vec<(u64, ChunkRef)>,
 }
 
 pub struct Subflow {
@@ -105,41 +177,47 @@ pub struct Subflow {
     // --- sending
     pub next_pn: u64,
     /// Packets from the oldest unresolved one up to next_pn − 1, contiguous by pn.
-    pub sent: VecDeque<SentPacket>,
+    sent: VecDeque<SentPacket>,
     pub inflight_bytes: u64,
     pub ack_eliciting_in_flight: u64,
     pub largest_acked: Option<u64>,
+    /// Send time of the largest acknowledged packet.
+    pub largest_acked_sent_time: Option<Instant>,
     pub rtt: RttEstimator,
     pub loss_time: Option<Instant>,
     /// Consecutive probe timeouts without an ACK (0 = next timeout is a tail-loss probe).
     pub pto_count: u32,
-    pub last_ack_eliciting_sent: Instant,
-    pub last_sent: Instant,
+    pub last_ack_eliciting_sent: Option<Instant>,
+    pub last_sent: Option<Instant>,
     pub rate: RateSampler,
     pub pacer: Pacer,
-    pub queue: VecDeque<QueuedChunk>,
-    pub queued_bytes: u64,
+    /// Data the scheduler assigned here, not yet sent.
+    queue: VecDeque<QueuedChunk>,
+    /// Data lost on this subflow, sent again here before anything in `queue`.
+    retransmit_queue: VecDeque<ChunkRef>,
+    /// Wire bytes of everything in `queue` and `retransmit_queue`.
+    queued_bytes: u64,
     /// Probe packets owed (tail-loss probe or RTO probe); sent ignoring cwnd.
     pub probes_pending: u32,
     pub hello_pending: bool,
     pub handshake_attempts: u32,
     pub close_pending: Option<u8>,
 
-    // --- congestion state mirrored for views
-    /// RFC 9002 congestion_recovery_start_time.
-    pub recovery_start: Option<Instant>,
-    pub in_recovery: bool,
-    pub in_rto_loss: bool,
+    // --- congestion state
+    pub episode: Option<LossEpisode>,
     /// Potentially failed: an RTO fired and no ACK arrived since.
     pub potentially_failed: bool,
     pub last_cwnd_limited: Option<Instant>,
-    pub latest_delivery_rate: Option<Bandwidth>,
-    pub srtt_min_seen: Duration,
-    pub srtt_max_seen: Duration,
+    pub srtt_min_seen: Option<Duration>,
+    pub srtt_max_seen: Option<Duration>,
+    /// Delivered bytes at which the current packet-timed round ends (`tcp_bbr.c`
+    /// `next_rtt_delivered`).
+    pub round_end_delivered: u64,
+    pub rtt_samples_this_round: u32,
 
     // --- receiving
     pub received: RangeSet,
-    pub largest_received_time: Instant,
+    pub largest_received_time: Option<Instant>,
     pub ack_eliciting_since_ack: u32,
     pub ack_deadline: Option<Instant>,
     pub ack_now: bool,
@@ -154,6 +232,7 @@ impl Subflow {
         backup: bool,
         state: SubflowState,
         mss_bytes: u64,
+        rto_form: RtoForm,
     ) -> Self {
         Subflow {
             id,
@@ -166,29 +245,30 @@ impl Subflow {
             inflight_bytes: 0,
             ack_eliciting_in_flight: 0,
             largest_acked: None,
-            rtt: RttEstimator::default(),
+            largest_acked_sent_time: None,
+            rtt: RttEstimator::new(rto_form),
             loss_time: None,
             pto_count: 0,
-            last_ack_eliciting_sent: Instant::ZERO,
-            last_sent: Instant::ZERO,
+            last_ack_eliciting_sent: None,
+            last_sent: None,
             rate: RateSampler::new(),
             pacer: Pacer::default(),
             queue: VecDeque::new(),
+            retransmit_queue: VecDeque::new(),
             queued_bytes: 0,
             probes_pending: 0,
             hello_pending: state == SubflowState::Handshaking,
             handshake_attempts: 0,
             close_pending: None,
-            recovery_start: None,
-            in_recovery: false,
-            in_rto_loss: false,
+            episode: None,
             potentially_failed: false,
             last_cwnd_limited: None,
-            latest_delivery_rate: None,
-            srtt_min_seen: Duration::ZERO,
-            srtt_max_seen: Duration::ZERO,
+            srtt_min_seen: None,
+            srtt_max_seen: None,
+            round_end_delivered: 0,
+            rtt_samples_this_round: 0,
             received: RangeSet::new(crate::wire::MAX_ACK_RANGES),
-            largest_received_time: Instant::ZERO,
+            largest_received_time: None,
             ack_eliciting_since_ack: 0,
             ack_deadline: None,
             ack_now: false,
@@ -200,37 +280,223 @@ impl Subflow {
         self.state == SubflowState::Established
     }
 
-    /// The sent-packet entry for `pn`, if still recorded.
-    pub fn packet_mut(&mut self, pn: u64) -> Option<&mut SentPacket> {
-        let front = self.sent.front()?.pn;
-        if pn < front {
-            return None;
-        }
-        self.sent.get_mut((pn - front) as usize)
+    pub fn in_recovery(&self) -> bool {
+        self.episode
+            .as_ref()
+            .is_some_and(|e| e.kind == EpisodeKind::FastRecovery)
     }
 
-    /// Drops resolved packets from the front of the record.
-    pub fn pop_resolved(&mut self) {
-        while self
-            .sent
-            .front()
-            .is_some_and(|p| p.state != PacketState::InFlight)
-        {
+    pub fn in_rto_loss(&self) -> bool {
+        self.episode
+            .as_ref()
+            .is_some_and(|e| e.kind == EpisodeKind::RtoLoss)
+    }
+
+    // ------------------------------------------------------------ packet state transitions
+
+    /// Records an ack-eliciting packet of `size_bytes` sent at `now` (in flight from now on).
+    pub fn on_packet_sent(
+        &mut self,
+        now: Instant,
+        pn: u64,
+        size_bytes: u64,
+        data: Option<ChunkRef>,
+    ) {
+        let stamp = self.rate.on_sent(now, self.inflight_bytes);
+        self.sent.push_back(SentPacket {
+            pn,
+            sent_time: now,
+            size_bytes: size_bytes as u32,
+            ack_eliciting: true,
+            state: PacketState::InFlight,
+            data,
+            stamp,
+        });
+        self.inflight_bytes += size_bytes;
+        self.ack_eliciting_in_flight += 1;
+        self.last_ack_eliciting_sent = Some(now);
+        self.last_sent = Some(now);
+    }
+
+    /// Records a packet that is not tracked (ACK-only, CLOSE): a resolved placeholder keeps
+    /// the record contiguous by packet number.
+    pub fn on_untracked_sent(&mut self, now: Instant, pn: u64) {
+        if self.sent.is_empty() {
+            return; // the record simply starts at the next tracked packet
+        }
+        self.sent.push_back(SentPacket {
+            pn,
+            sent_time: now,
+            size_bytes: 0,
+            ack_eliciting: false,
+            state: PacketState::Acked,
+            data: None,
+            stamp: Default::default(),
+        });
+    }
+
+    /// Marks the packets in `ranges` (inclusive, descending as in an ACK frame) acknowledged.
+    /// A packet already declared lost is delivered all the same (a late ACK: counted as
+    /// spurious and, as `tcp_rate.c` does, as delivered).
+    pub fn on_ack_ranges(
+        &mut self,
+        now: Instant,
+        ranges: impl Iterator<Item = (u64, u64)>,
+    ) -> AckedPackets {
+        let mut out = AckedPackets::default();
+        let Some(front) = self.sent.front().map(|p| p.pn) else {
+            return out;
+        };
+        for (first, last) in ranges {
+            if last < front {
+                break;
+            }
+            for pn in first.max(front)..=last {
+                let Some(p) = self.sent.get_mut((pn - front) as usize) else {
+                    break;
+                };
+                let size = p.size_bytes as u64;
+                match p.state {
+                    PacketState::Acked => continue,
+                    PacketState::InFlight => {
+                        self.inflight_bytes -= size;
+                        if p.ack_eliciting {
+                            self.ack_eliciting_in_flight -= 1;
+                        }
+                        out.acked_bytes += size;
+                    }
+                    PacketState::Lost => self.counters.spurious_losses_total += 1,
+                }
+                p.state = PacketState::Acked;
+                self.rate.on_packet_delivered(now, &p.stamp, size);
+                if out.largest.is_none_or(|(l, _, _)| pn > l) {
+                    out.largest = Some((pn, p.sent_time, p.ack_eliciting));
+                }
+                if let Some(c) = p.data {
+                    out.delivered.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// RFC 9002 §6.1 loss detection on the packets below the largest acknowledged one:
+    /// packet threshold [`PACKET_THRESHOLD`], time threshold 9/8 · max(SRTT, latest RTT).
+    /// Sets `loss_time` for the earliest packet that may still be declared lost by time.
+    pub fn detect_losses(&mut self, now: Instant) -> LostPackets {
+        self.loss_time = None;
+        let mut out = LostPackets::default();
+        let Some(largest_acked) = self.largest_acked else {
+            return out;
+        };
+        let rtt = self.rtt.latest().max(self.rtt.srtt());
+        let loss_delay =
+            (rtt * TIME_THRESHOLD_NUM / TIME_THRESHOLD_DEN).max(LOSS_DELAY_GRANULARITY);
+        let lost_send_time = now.checked_sub(loss_delay);
+        for i in 0..self.sent.len() {
+            let p = self.sent[i];
+            if p.pn > largest_acked {
+                break;
+            }
+            if p.state != PacketState::InFlight {
+                continue;
+            }
+            let by_time = lost_send_time.is_some_and(|t| p.sent_time <= t);
+            let by_count = largest_acked >= p.pn + PACKET_THRESHOLD;
+            if by_time || by_count {
+                self.mark_lost(i, &mut out);
+            } else {
+                let t = p.sent_time + loss_delay;
+                self.loss_time = Some(self.loss_time.map_or(t, |lt| lt.min(t)));
+            }
+        }
+        self.pop_resolved(now);
+        out
+    }
+
+    /// Retransmission timeout: every packet in flight is lost (`tcp_timeout_mark_lost`).
+    pub fn declare_flight_lost(&mut self, now: Instant) -> LostPackets {
+        let mut out = LostPackets::default();
+        for i in 0..self.sent.len() {
+            if self.sent[i].state == PacketState::InFlight {
+                self.mark_lost(i, &mut out);
+            }
+        }
+        self.pop_resolved(now);
+        self.loss_time = None;
+        out
+    }
+
+    fn mark_lost(&mut self, i: usize, out: &mut LostPackets) {
+        let p = &mut self.sent[i];
+        p.state = PacketState::Lost;
+        let size = p.size_bytes as u64;
+        self.inflight_bytes -= size;
+        if p.ack_eliciting {
+            self.ack_eliciting_in_flight -= 1;
+        }
+        self.rate.on_packet_lost(size);
+        self.counters.pkts_lost_total += 1;
+        self.counters.bytes_lost_total += size;
+        out.pkts += 1;
+        out.bytes += size;
+        out.largest_sent_time = Some(
+            out.largest_sent_time
+                .map_or(p.sent_time, |t| t.max(p.sent_time)),
+        );
+        if let Some(c) = p.data {
+            out.chunks.push((p.pn, c));
+        }
+    }
+
+    /// Drops resolved packets from the front of the record. A lost packet is kept for one
+    /// RTO after it was sent, so that a late ACK can still deliver it.
+    fn pop_resolved(&mut self, now: Instant) {
+        let keep_lost = self.rtt.rto();
+        while let Some(p) = self.sent.front() {
+            let late_ack_possible = p.state == PacketState::Lost
+                && now.saturating_duration_since(p.sent_time) < keep_lost;
+            if p.state == PacketState::InFlight || late_ack_possible {
+                break;
+            }
             self.sent.pop_front();
         }
     }
 
-    /// Probe timeout: a tail-loss probe first (2·SRTT + max ack delay, ≥ 10 ms), then the
-    /// RFC 6298 RTO with exponential backoff. Handshake: 1 s doubling.
+    /// Data of the newest packet still in flight (a tail-loss probe with nothing new to send
+    /// retransmits it, as Linux `tcp_send_loss_probe` does).
+    pub fn newest_in_flight_data(&self) -> Option<ChunkRef> {
+        self.sent
+            .iter()
+            .rev()
+            .find(|p| p.state == PacketState::InFlight && p.data.is_some())
+            .and_then(|p| p.data)
+    }
+
+    /// Whether a packet numbered below `pn` is still in flight (Linux: snd_una below high_seq).
+    pub fn in_flight_below(&self, pn: u64) -> bool {
+        self.sent
+            .iter()
+            .take_while(|p| p.pn < pn)
+            .any(|p| p.state == PacketState::InFlight)
+    }
+
+    // ------------------------------------------------------------ timers
+
+    /// Probe timeout: a tail-loss probe first (2·SRTT + max ack delay, ≥ 10 ms), then the RTO
+    /// with exponential backoff. Handshake: 1 s doubling.
     pub fn pto_duration(&self, max_ack_delay: Duration) -> Duration {
         if self.state == SubflowState::Handshaking || !self.rtt.has_sample() {
-            let shift = self.handshake_attempts.saturating_sub(1).min(6);
-            return crate::rtt::INITIAL_RTO * (1u32 << shift);
+            let shift = self
+                .handshake_attempts
+                .saturating_sub(1)
+                .min(MAX_HANDSHAKE_BACKOFF_SHIFT);
+            return INITIAL_RTO * (1u32 << shift);
         }
         if self.pto_count == 0 {
             return (self.rtt.srtt() * 2 + max_ack_delay).max(MIN_TLP);
         }
-        let shift = (self.pto_count - 1).min(10);
+        let shift = (self.pto_count - 1).min(MAX_RTO_BACKOFF_SHIFT);
         (self.rtt.rto() * (1u32 << shift)).min(MAX_RTO)
     }
 
@@ -241,17 +507,62 @@ impl Subflow {
         if self.ack_eliciting_in_flight == 0 && self.state != SubflowState::Handshaking {
             return None;
         }
-        Some(self.last_ack_eliciting_sent + self.pto_duration(max_ack_delay))
+        Some(self.last_ack_eliciting_sent? + self.pto_duration(max_ack_delay))
+    }
+
+    // ------------------------------------------------------------ queues
+
+    pub fn queued_bytes(&self) -> u64 {
+        self.queued_bytes
+    }
+
+    pub fn has_queued(&self) -> bool {
+        !self.queue.is_empty() || !self.retransmit_queue.is_empty()
     }
 
     pub fn push_queue(&mut self, q: QueuedChunk) {
-        self.queued_bytes += q.chunk.len as u64;
+        self.queued_bytes += data_packet_bytes(q.chunk.len as u64, self.mss_bytes);
         self.queue.push_back(q);
     }
 
+    /// Queues lost data for retransmission here, in data-sequence order, once.
+    pub fn push_retransmit(&mut self, c: ChunkRef) {
+        let at = self.retransmit_queue.partition_point(|q| q.dsn < c.dsn);
+        if self
+            .retransmit_queue
+            .get(at)
+            .is_some_and(|q| q.dsn == c.dsn)
+        {
+            return;
+        }
+        self.queued_bytes += data_packet_bytes(c.len as u64, self.mss_bytes);
+        self.retransmit_queue.insert(at, c);
+    }
+
+    /// Next chunk to send: retransmissions first, then the scheduler's assignments.
     pub fn pop_queue(&mut self) -> Option<QueuedChunk> {
-        let q = self.queue.pop_front()?;
-        self.queued_bytes -= q.chunk.len as u64;
+        let q = match self.retransmit_queue.pop_front() {
+            Some(chunk) => QueuedChunk {
+                chunk,
+                kind: QueuedKind::Retransmit,
+            },
+            None => self.queue.pop_front()?,
+        };
+        self.queued_bytes -= data_packet_bytes(q.chunk.len as u64, self.mss_bytes);
         Some(q)
+    }
+
+    /// Empties the scheduler's assignments (after an RTO they go back to the connection).
+    pub fn drain_assigned(&mut self) -> Vec<ChunkRef> {
+        let out: Vec<ChunkRef> = self.queue.drain(..).map(|q| q.chunk).collect();
+        for c in &out {
+            self.queued_bytes -= data_packet_bytes(c.len as u64, self.mss_bytes);
+        }
+        out
+    }
+
+    /// Lost data waiting to be retransmitted here.
+    pub fn pending_retransmissions(&self) -> impl Iterator<Item = &ChunkRef> {
+        self.retransmit_queue.iter()
     }
 }

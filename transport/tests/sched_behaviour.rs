@@ -1,6 +1,9 @@
-//! Scheduler behaviour (ALGORITHMS.md B1, B4-B7), checked two ways:
+//! Scheduler behaviour (LRF, RR, redundant, LPC/LET, the sticky schedulers), checked two ways:
 //! * an invariant over random snapshots: no scheduler assigns data (or a copy) to a subflow
-//!   whose inflight has reached cwnd, or that is not established or in RTO-Loss;
+//!   whose inflight has reached cwnd, or that is not established or in RTO-Loss; the
+//!   schedulers that queue ahead by design (AR&P's pre-assignment, the upstream default
+//!   without a cwnd test, redundant copies) only to established subflows (not in RTO-Loss,
+//!   except for the upstream default, which does not see TCP's loss state);
 //! * the simulator (`mptransport::sim`): LPC moves traffic to the path with more free window
 //!   than LRF does; TP-STY stays on the faster Wi-Fi where GR-STY switches to LTE; redundant
 //!   sends every byte on both of two equal paths and keeps the faster path's goodput when
@@ -71,13 +74,21 @@ fn no_scheduler_ever_assigns_to_a_subflow_without_room() {
                 sends += 1;
                 assert!(burst_bytes > 0, "{name}: empty burst");
                 let view = |id| paths.iter().find(|p| p.id == id).unwrap();
-                assert!(
-                    view(path).is_available(),
-                    "{name} chose {path} without room"
-                );
+                let queues_ahead = ["arp", "default-upstream"].contains(&name);
+                let chosen = view(path);
+                if queues_ahead {
+                    // The upstream default does not look at TCP's loss state at all.
+                    let loss_ok = name == "default-upstream" || !chosen.in_rto_loss;
+                    assert!(
+                        chosen.established && loss_ok,
+                        "{name} chose {path}: {chosen:?}"
+                    );
+                } else {
+                    assert!(chosen.is_available(), "{name} chose {path} without room");
+                }
                 for id in copies.iter() {
                     let p = view(id);
-                    if name == "redundant" {
+                    if name == "redundant" || queues_ahead {
                         // Copies may wait in a full subflow's queue, one window at most.
                         assert!(p.established && !p.in_rto_loss && p.queued_bytes < p.cwnd_bytes);
                     } else {
@@ -157,8 +168,11 @@ fn lpc_moves_traffic_to_the_path_with_more_free_window() {
     // Equal rates; LTE's 4× longer RTT lets its window grow 4× larger. The sender may have
     // only 256 kB unacknowledged, less than both paths could carry: LRF fills Wi-Fi first,
     // LPC gives each burst to the subflow with the most free window, so LTE carries more.
+    // CUBIC is left out: as `tcp_cubic.c`, HyStart ends LTE's slow start early (its delay
+    // rises under load) and the window then grows in real time, not 4x faster with the
+    // longer RTT, so the premise does not hold for it.
     let paths = [sim_path("wifi", 20.0, 10), sim_path("lte", 20.0, 40)];
-    for cc in ["reno", "cubic", "bbr"] {
+    for cc in ["reno", "bbr"] {
         let lrf = shares(cc, "lrf", &paths, 256 << 10);
         let lpc = shares(cc, "lpc", &paths, 256 << 10);
         assert!(

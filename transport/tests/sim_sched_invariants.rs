@@ -1,7 +1,9 @@
-//! Scheduler invariants checked inside real simulated transfers (ALGORITHMS.md "Checks for
-//! any run"): the minRTT family (lrf, gr-sty, tp-sty, tr-sty) never assigns fresh data to a
-//! subflow whose inflight has reached its cwnd. A wrapper around the registered scheduler
-//! checks every decision against the view it was given.
+//! Scheduler invariants checked inside real simulated transfers: the minRTT family (lrf,
+//! gr-sty, tp-sty, tr-sty) never assigns fresh data to a subflow whose inflight has reached its
+//! cwnd, and the bytes the core then assigns never put a chunk beyond the subflow's free
+//! window (cwnd − inflight − queued, in wire bytes). A wrapper around the registered scheduler
+//! checks every decision against the view it was given; the bytes assigned are read from the
+//! next view of the same instant (the core decides again before sending anything).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,10 +16,18 @@ use mptransport::sched::{
 use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
 use mptransport::{Bandwidth, Instant};
 
+/// Largest datagram (the default `max_datagram_bytes`): one chunk's wire bytes at most.
+const MAX_DATAGRAM: u64 = 1472;
+
 struct Checked {
     inner: Box<dyn Scheduler>,
     picks: Arc<AtomicU64>,
     violations: Arc<AtomicU64>,
+    /// Decisions whose assigned bytes could be read back, and those that overshot.
+    byte_checks: Arc<AtomicU64>,
+    overshoots: Arc<AtomicU64>,
+    /// The previous fresh decision: (time, path, free bytes, queued bytes, inflight bytes).
+    last: Option<(Instant, usize, u64, u64, u64)>,
 }
 
 impl Scheduler for Checked {
@@ -31,6 +41,19 @@ impl Scheduler for Checked {
         conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
+        if let Some((at, i, free, queued, inflight)) = self.last.take()
+            && at == now
+            && let Some(v) = paths.get(i)
+            && v.inflight_bytes == inflight
+            && v.queued_bytes >= queued
+        {
+            let assigned = v.queued_bytes - queued;
+            self.byte_checks.fetch_add(1, Ordering::Relaxed);
+            // Whole chunks; the last one may end beyond the window but must start inside it.
+            if assigned == 0 || assigned.saturating_sub(MAX_DATAGRAM) >= free {
+                self.overshoots.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         let sel = self.inner.select(now, kind, conn, paths);
         if let (Selection::Send { path, .. }, SendKind::Fresh) = (sel, kind) {
             self.picks.fetch_add(1, Ordering::Relaxed);
@@ -41,6 +64,8 @@ impl Scheduler for Checked {
             if v.inflight_bytes >= v.cwnd_bytes {
                 self.violations.fetch_add(1, Ordering::Relaxed);
             }
+            let i = paths.iter().position(|p| p.id == path).expect("listed");
+            self.last = Some((now, i, v.free_bytes(), v.queued_bytes, v.inflight_bytes));
         }
         sel
     }
@@ -80,11 +105,16 @@ fn min_rtt_family_never_picks_a_cwnd_full_subflow() {
             let mut pair = Pair::new(cfg.clone(), cfg, &paths, 5);
             let picks = Arc::new(AtomicU64::new(0));
             let violations = Arc::new(AtomicU64::new(0));
+            let byte_checks = Arc::new(AtomicU64::new(0));
+            let overshoots = Arc::new(AtomicU64::new(0));
             let inner = sched::build(name, &SchedConfig::default()).unwrap();
             pair.client.replace_scheduler(Box::new(Checked {
                 inner,
                 picks: picks.clone(),
                 violations: violations.clone(),
+                byte_checks: byte_checks.clone(),
+                overshoots: overshoots.clone(),
+                last: None,
             }));
             // The client sends the bulk so the wrapped scheduler decides every placement.
             let spec = TransferSpec {
@@ -102,6 +132,16 @@ fn min_rtt_family_never_picks_a_cwnd_full_subflow() {
                 violations.load(Ordering::Relaxed),
                 0,
                 "{name}/{cc} picked a cwnd-full subflow"
+            );
+            let checks = byte_checks.load(Ordering::Relaxed);
+            assert!(
+                checks * 2 > picks.load(Ordering::Relaxed),
+                "{name}/{cc}: only {checks} decisions could be read back"
+            );
+            assert_eq!(
+                overshoots.load(Ordering::Relaxed),
+                0,
+                "{name}/{cc}: a chunk was assigned beyond the free window"
             );
             checked += 1;
         }

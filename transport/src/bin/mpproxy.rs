@@ -74,6 +74,10 @@ struct Common {
     /// JSON Lines stats file (CONTRACTS §5.2); none if omitted.
     #[arg(long)]
     stats: Option<PathBuf>,
+    /// Per-decision scheduler trace of every connection, JSON Lines
+    /// (docs/CONTRACTS.md §5.7); none if omitted.
+    #[arg(long = "sched-trace")]
+    sched_trace: Option<PathBuf>,
     /// Trial clock origin, CLOCK_MONOTONIC ns (default: $TESTBED_T0_NS, else start time).
     #[arg(long = "t0-ns")]
     t0_ns: Option<u64>,
@@ -246,6 +250,7 @@ fn main() -> ExitCode {
         mode,
         conn,
         stats: common.stats.clone(),
+        sched_trace: common.sched_trace.clone(),
         t0_ns,
         seed: common.seed,
         run_for: common

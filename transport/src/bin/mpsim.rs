@@ -2,6 +2,11 @@
 //!
 //! mpsim --cc bbr --sched lrf --path wifi:50:20:0.01 --path lte:20:40:0.02 --bytes 20000000
 //!
+//! Options: `--sched-trace FILE` (one JSON line per scheduler decision of the sender),
+//! `--app-write-bytes N --app-interval-ms M` (application-limited sender: N bytes every M ms
+//! until --bytes; prints per-write delivery delays), `--break-path lte:5` (total outage of
+//! that path from 5 s on).
+//!
 //! A path is name:rate_mbit_s:one_way_delay_ms:loss[:queue_bytes] (same both directions;
 //! queue default one BDP of the round trip). Prints one JSON object: goodput, virtual and
 //! wall duration, SHA-256 check, clean close, per-path bytes. Exit 0 if byte-exact and clean,
@@ -12,7 +17,10 @@ use std::time::{Duration, Instant as WallInstant};
 
 use clap::Parser;
 use mptransport::connection::Config;
-use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
+use mptransport::sched::trace::SchedTraceWriter;
+use mptransport::sim::{
+    AppLimitedSpec, LinkSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
+};
 use mptransport::{Bandwidth, cc, sched};
 
 #[derive(Parser, Debug)]
@@ -36,6 +44,25 @@ struct Cli {
     request_bytes: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Scheduler option key=value, repeatable (e.g. --sched-opt predict=always).
+    #[arg(long = "sched-opt")]
+    sched_opts: Vec<String>,
+    /// Write the sender's scheduler decisions here, one JSON line each
+    /// (docs/CONTRACTS.md §5.7); t_ns counts from the start of the run.
+    #[arg(long = "sched-trace")]
+    sched_trace: Option<std::path::PathBuf>,
+    /// Application-limited sender: write this many bytes every --app-interval-ms instead of
+    /// the whole --bytes at once (--bytes is then the total); reports per-write delays.
+    #[arg(long = "app-write-bytes")]
+    app_write_bytes: Option<u64>,
+    #[arg(long = "app-interval-ms", default_value_t = 1000)]
+    app_interval_ms: u64,
+    /// Receive window each side offers, bytes (default the connection's, 16 MiB).
+    #[arg(long = "recv-window-bytes")]
+    recv_window_bytes: Option<u64>,
+    /// Break a path mid-run: name:at_s (total outage of that path, both directions).
+    #[arg(long = "break-path")]
+    break_path: Option<String>,
 }
 
 fn parse_path(s: &str) -> Result<SimPath, String> {
@@ -67,6 +94,19 @@ fn parse_path(s: &str) -> Result<SimPath, String> {
     })
 }
 
+/// `--break-path name:at_s`: the path's index and the outage start.
+fn parse_break(s: &str, paths: &[SimPath]) -> Result<(usize, Duration), String> {
+    let err =
+        || format!("--break-path '{s}' is not name:at_s with a configured path name and at_s ≥ 0");
+    let (name, at) = s.split_once(':').ok_or_else(err)?;
+    let idx = paths.iter().position(|p| p.name == name).ok_or_else(err)?;
+    let at: f64 = at.parse().map_err(|_| err())?;
+    if !(at.is_finite() && at >= 0.0) {
+        return Err(err());
+    }
+    Ok((idx, Duration::from_secs_f64(at)))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let paths: Result<Vec<_>, _> = cli.paths.iter().map(|p| parse_path(p)).collect();
@@ -77,11 +117,33 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cfg = Config {
+    let mut cfg = Config {
         cc: cli.cc.clone(),
         sched: cli.sched.clone(),
         seed: cli.seed,
         ..Config::default()
+    };
+    if let Some(w) = cli.recv_window_bytes {
+        cfg.recv_window_bytes = w;
+    }
+    for kv in &cli.sched_opts {
+        let Some((k, v)) = kv.split_once('=') else {
+            eprintln!("mpsim: --sched-opt '{kv}' is not key=value");
+            return ExitCode::from(2);
+        };
+        cfg.sched_config.options.insert(k.into(), v.into());
+    }
+    let mut trace = match cli
+        .sched_trace
+        .as_deref()
+        .map(|p| SchedTraceWriter::create(p, 0, "mpsim"))
+    {
+        None => None,
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
+        }
     };
     if let Err(e) = cc::build(&cfg.cc, &cfg.cc_config) {
         eprintln!("mpsim: --cc: {e}");
@@ -91,15 +153,79 @@ fn main() -> ExitCode {
         eprintln!("mpsim: --sched: {e}");
         return ExitCode::from(2);
     }
+    let broken_path = match cli.break_path.as_deref().map(|b| parse_break(b, &paths)) {
+        None => None,
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let wall = WallInstant::now();
     let mut pair = Pair::new(cfg.clone(), cfg, &paths, cli.seed);
-    let spec = TransferSpec {
-        request_bytes: cli.request_bytes,
-        response_bytes: cli.bytes,
-        seed: cli.seed,
-        ..TransferSpec::default()
+    let mut trace_error: Option<std::io::Error> = None;
+    let mut broken = false;
+    let mut hook = |p: &mut Pair| {
+        if let Some((idx, at)) = broken_path
+            && !broken
+            && p.now.as_nanos() >= at.as_nanos() as u64
+        {
+            for down in [false, true] {
+                let mut dead = p.link_spec(idx, down);
+                dead.loss = 1.0;
+                p.set_link(idx, down, dead);
+            }
+            broken = true;
+        }
+        if let (Some(w), Some(s)) = (trace.as_mut(), p.server.as_mut()) {
+            s.enable_sched_trace();
+            let records = s.drain_sched_trace();
+            if !records.is_empty()
+                && let Err(e) = w.write(1, &s.path_names(), &records)
+            {
+                trace_error.get_or_insert(e);
+            }
+        }
     };
-    let r = run_transfer(&mut pair, &spec);
+    let (r, app) = match cli.app_write_bytes {
+        None => {
+            let spec = TransferSpec {
+                request_bytes: cli.request_bytes,
+                response_bytes: cli.bytes,
+                seed: cli.seed,
+                ..TransferSpec::default()
+            };
+            (Some(run_transfer_with(&mut pair, &spec, &mut hook)), None)
+        }
+        Some(write_bytes) if write_bytes > 0 => {
+            let spec = AppLimitedSpec {
+                write_bytes,
+                interval: Duration::from_millis(cli.app_interval_ms),
+                writes: cli.bytes.div_ceil(write_bytes),
+                ..AppLimitedSpec::default()
+            };
+            (None, Some(run_app_limited(&mut pair, &spec, &mut hook)))
+        }
+        Some(_) => {
+            eprintln!("mpsim: --app-write-bytes must be > 0");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(w) = trace.as_mut() {
+        if let Some(s) = pair.server.as_mut() {
+            let records = s.drain_sched_trace();
+            if let Err(e) = w.write(1, &s.path_names(), &records) {
+                trace_error.get_or_insert(e);
+            }
+        }
+        if let Err(e) = w.flush() {
+            trace_error.get_or_insert(e);
+        }
+    }
+    if let Some(e) = trace_error {
+        eprintln!("mpsim: --sched-trace: {e}");
+        return ExitCode::from(2);
+    }
     let per_path: serde_json::Map<String, serde_json::Value> = pair
         .server
         .as_ref()
@@ -115,17 +241,55 @@ fn main() -> ExitCode {
                 .collect()
         })
         .unwrap_or_default();
-    let ok = r.is_byte_exact_and_clean();
-    let out = serde_json::json!({
+    let (ok, mut out) = match (&r, &app) {
+        (Some(r), _) => (
+            r.is_byte_exact_and_clean(),
+            serde_json::json!({
+                "byte_exact_and_clean": r.is_byte_exact_and_clean(),
+                "goodput_bps": r.response_goodput_bps().round(),
+                "virtual_s": r.response_done.map(|d| d.as_secs_f64()),
+                "outcome": format!("{:?}", r.outcome),
+                "client_close": format!("{:?}", r.client_close),
+                "server_close": format!("{:?}", r.server_close),
+            }),
+        ),
+        (None, Some(a)) => {
+            let mut ms: Vec<f64> = a.delays.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+            ms.sort_by(|x, y| x.total_cmp(y));
+            let pct = |q: f64| {
+                ms.get(((ms.len().max(1) - 1) as f64 * q).round() as usize)
+                    .copied()
+            };
+            (
+                a.outcome.is_ok()
+                    && a.bytes_read
+                        == cli.bytes.div_ceil(cli.app_write_bytes.unwrap_or(1))
+                            * cli.app_write_bytes.unwrap_or(1),
+                serde_json::json!({
+                    "outcome": format!("{:?}", a.outcome),
+                    "app_writes": a.delays.len(),
+                    "delivery_delay_ms_p50": pct(0.5),
+                    "delivery_delay_ms_p95": pct(0.95),
+                    "delivery_delay_ms_max": ms.last(),
+                }),
+            )
+        }
+        (None, None) => unreachable!("one mode runs"),
+    };
+    let extra = serde_json::json!({
         "cc": cli.cc, "sched": cli.sched, "bytes": cli.bytes, "seed": cli.seed,
-        "byte_exact_and_clean": ok,
-        "goodput_bps": r.response_goodput_bps().round(),
-        "virtual_s": r.response_done.map(|d| d.as_secs_f64()),
         "wall_s": wall.elapsed().as_secs_f64(),
-        "outcome": format!("{:?}", r.outcome),
+        "sched_trace_lines": trace.as_ref().map(|w| w.lines_written),
         "data_bytes_sent_per_path": per_path,
         "reinjected_bytes": pair.server.as_ref().map(|s| s.counters().reinjected_bytes_total),
+        "receiver_ofo_max_bytes": pair.client.counters().ofo_queue_max_bytes,
+        "sched_waits": pair.server.as_ref().map(|s| s.counters().sched_waits_total),
+        "redundant_bytes": pair.server.as_ref().map(|s| s.counters().redundant_bytes_total),
+        "path_broken": broken_path.map(|(i, at)| serde_json::json!({"path": paths[i].name, "at_s": at.as_secs_f64()})),
     });
+    if let (Some(o), serde_json::Value::Object(e)) = (out.as_object_mut(), extra) {
+        o.extend(e);
+    }
     println!("{out}");
     if ok {
         ExitCode::SUCCESS

@@ -1,6 +1,7 @@
 //! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` as of
 //! the 4.x kernels the seeds used, without ack-aggregation or EDT code), uncoupled: one
-//! instance per subflow is the seeds' "mpbbr" (ALGORITHMS.md A3, A4).
+//! instance per subflow is the seeds' "mpbbr". Model, choices and test vectors:
+//! `docs/algorithms/bbr.md`.
 //!
 //! # Model
 //! ```text
@@ -39,15 +40,20 @@
 //! # Loss, RTO, policers, idle
 //! * First round of recovery: packet conservation, cwnd = max(cwnd, inflight + acked); after
 //!   it cwnd grows by the acked amount. Each ACK first deducts the bytes it declared lost.
-//!   Leaving recovery: cwnd = max(cwnd, cwnd saved at entry).
+//!   Entering recovery or the RTO-loss state saves cwnd (`bbr_save_cwnd`, only when Linux
+//!   would reduce ssthresh: not on an RTO backoff repeat); leaving them restores
+//!   cwnd = max(cwnd, prior_cwnd) (`bbr_set_cwnd_to_recover_or_restore`). The loss state is
+//!   the core's (`AckEvent::in_recovery`/`in_rto_loss`): the RTO-loss state lasts until
+//!   everything sent before the RTO is acknowledged, and cwnd grows from 1 MSS meanwhile.
 //! * RTO: cwnd = 1 MSS, full_bw = 0, and the RTO ends the round (for the policer detector).
+//! * PROBE_BW's gain cycle is a per-subflow [`ProbeBwCycle`] (Coupled BBR replaces it).
 //! * Long-term ("policer") bandwidth, switch `lt_bw` (default on): after a loss, sample
 //!   intervals of 4..16 rounds; an interval ending in a loss with loss rate ≥ 50/256 gives a
 //!   rate; two consecutive rates within 1/8 (or 4 kbit/s) of each other mean a token-bucket
 //!   policer: pace at their mean with gain 1 for 48 rounds.
 //! * Restart from idle (sending with nothing in flight): in PROBE_BW pace at 1.0·BtlBw, and
-//!   do not enter PROBE_RTT until something new is delivered. [GAP] Linux also applies the
-//!   generic idle cwnd cut (slow_start_after_idle); the draft does not. [PROP] no cut
+//!   do not enter PROBE_RTT until something new is delivered. Linux also applies the
+//!   generic idle cwnd cut (slow_start_after_idle); the draft does not. Choice: no cut
 //!   (switch `idle_cwnd_cut`, default off).
 //!
 //! In PROBE_RTT (and until what was in flight then is delivered) rate samples are treated
@@ -119,7 +125,7 @@ pub struct BbrConfig {
     pub pacing_margin_percent: f64,
     /// Policer detector; option `lt_bw`.
     pub lt_bw: bool,
-    /// Option `idle_cwnd_cut`: on restart from idle, cwnd = min(cwnd, IW) ([PROP] off).
+    /// Option `idle_cwnd_cut`: on restart from idle, cwnd = min(cwnd, IW) (default off).
     pub idle_cwnd_cut: bool,
     /// Seed of the PROBE_BW start-phase draw.
     pub seed: u64,
@@ -162,6 +168,31 @@ impl BbrConfig {
             idle_cwnd_cut: cfg.flag("idle_cwnd_cut", d.idle_cwnd_cut)?,
             seed,
         })
+    }
+}
+
+/// The PROBE_BW gain cycle of one subflow. `Default` is Linux's; Coupled BBR (seed 000)
+/// replaces only this, per subflow, with [`Bbr::set_probe_bw_cycle`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbeBwCycle {
+    /// Pacing gain of each of the 8 phases (each > 0; phase 0 is the probe).
+    pub pacing_gains: [f64; 8],
+    /// A phase with gain < 1 ends only after one RTprop (wall-clock), not as soon as
+    /// inflight ≤ BDP as Linux's drain phase does. Coupled BBR needs this: its α phases
+    /// would otherwise be skipped and the cycle's mean gain would be lost.
+    pub low_gain_ends_on_time: bool,
+    /// Floor of the PROBE_BW pacing rate in packets per RTprop (0 = none); Coupled BBR's
+    /// "one packet per RTT/4" when its α ≤ 0 is 4.
+    pub min_pkts_per_rtprop: f64,
+}
+
+impl Default for ProbeBwCycle {
+    fn default() -> Self {
+        ProbeBwCycle {
+            pacing_gains: PACING_GAIN_CYCLE,
+            low_gain_ends_on_time: false,
+            min_pkts_per_rtprop: 0.0,
+        }
     }
 }
 
@@ -235,6 +266,7 @@ pub struct Bbr {
     probe_rtt_round_done: bool,
     prior_cwnd_bytes: u64,
     restore_cwnd: bool,
+    cycle: ProbeBwCycle,
     packet_conservation: bool,
     ca_state: CaState,
     prev_ca_state: CaState,
@@ -280,6 +312,7 @@ impl Bbr {
             probe_rtt_round_done: false,
             prior_cwnd_bytes: 0,
             restore_cwnd: false,
+            cycle: ProbeBwCycle::default(),
             packet_conservation: false,
             ca_state: CaState::Open,
             prev_ca_state: CaState::Open,
@@ -321,6 +354,23 @@ impl Bbr {
     }
     pub fn cycle_idx(&self) -> usize {
         self.cycle_idx
+    }
+    /// The last ACK started a new round trip (Linux `bbr->round_start`).
+    pub fn round_start(&self) -> bool {
+        self.round_start
+    }
+    /// cwnd saved on entering recovery, the RTO-loss state or PROBE_RTT (Linux
+    /// `prior_cwnd`), restored as max(cwnd, prior_cwnd) on leaving them.
+    pub fn prior_cwnd_bytes(&self) -> u64 {
+        self.prior_cwnd_bytes
+    }
+    pub fn probe_bw_cycle(&self) -> &ProbeBwCycle {
+        &self.cycle
+    }
+    /// Replaces the PROBE_BW gain cycle (takes effect at the next ACK; the phase index and
+    /// its start time are kept).
+    pub fn set_probe_bw_cycle(&mut self, cycle: ProbeBwCycle) {
+        self.cycle = cycle;
     }
     pub fn full_bw_reached(&self) -> bool {
         self.full_bw_reached
@@ -385,7 +435,15 @@ impl Bbr {
         if !self.has_seen_rtt && srtt.is_some_and(|s| !s.is_zero()) {
             self.init_pacing_rate(srtt);
         }
-        let rate = self.pacing_rate_for(self.bw(), gain);
+        let mut rate = self.pacing_rate_for(self.bw(), gain);
+        if self.mode == Mode::ProbeBw
+            && self.cycle.min_pkts_per_rtprop > 0.0
+            && let Some(rtprop) = self.min_rtt.filter(|r| !r.is_zero())
+        {
+            let floor =
+                self.cycle.min_pkts_per_rtprop * self.mss_bytes as f64 / rtprop.as_secs_f64();
+            rate = rate.max(Bandwidth::from_bytes_per_s(floor));
+        }
         if self.full_bw_reached || rate > self.pacing_rate {
             self.pacing_rate = rate;
         }
@@ -485,11 +543,14 @@ impl Bbr {
             return is_full_length
                 && (lost_bytes > 0 || inflight >= self.target_cwnd_bytes(bw, self.pacing_gain));
         }
+        if self.cycle.low_gain_ends_on_time {
+            return is_full_length;
+        }
         is_full_length || inflight <= self.target_cwnd_bytes(bw, 1.0)
     }
 
     fn advance_cycle_phase(&mut self, now: Instant) {
-        self.cycle_idx = (self.cycle_idx + 1) % PACING_GAIN_CYCLE.len();
+        self.cycle_idx = (self.cycle_idx + 1) % self.cycle.pacing_gains.len();
         self.cycle_stamp = now;
     }
 
@@ -519,7 +580,7 @@ impl Bbr {
 
     fn enter_probe_bw(&mut self, now: Instant) {
         self.mode = Mode::ProbeBw;
-        let len = PACING_GAIN_CYCLE.len();
+        let len = self.cycle.pacing_gains.len();
         self.cycle_idx = len - 1 - self.next_random_below(CYCLE_RAND) as usize;
         self.advance_cycle_phase(now);
     }
@@ -595,7 +656,7 @@ impl Bbr {
                 let pacing = if self.lt.use_bw {
                     1.0
                 } else {
-                    PACING_GAIN_CYCLE[self.cycle_idx]
+                    self.cycle.pacing_gains[self.cycle_idx]
                 };
                 (pacing, PROBE_BW_CWND_GAIN)
             }
@@ -764,12 +825,19 @@ impl SubflowCc for Bbr {
         if ack.mss > 0 {
             self.mss_bytes = ack.mss;
         }
-        if !ack.in_recovery && self.ca_state != CaState::Open {
-            self.ca_state = CaState::Open;
-        }
-        let lost_bytes = ack
-            .rate
-            .map_or(self.episode_lost_bytes, |r| r.newly_lost_bytes);
+        // The loss state is the core's: fast recovery, or the RTO-loss state until everything
+        // sent before the RTO is acknowledged (Linux CA_Loss until `high_seq`).
+        self.ca_state = if ack.in_rto_loss {
+            CaState::Loss
+        } else if ack.in_recovery {
+            CaState::Recovery
+        } else {
+            CaState::Open
+        };
+        let lost_bytes = ack.newly_lost_bytes.max(
+            ack.rate
+                .map_or(self.episode_lost_bytes, |r| r.newly_lost_bytes),
+        );
         self.episode_lost_bytes = 0;
         self.lost_bytes_total += lost_bytes;
         self.delivered_bytes_total = ack.delivered_bytes_total;
@@ -790,8 +858,12 @@ impl SubflowCc for Bbr {
                 self.save_cwnd();
                 self.ca_state = CaState::Recovery;
             }
-            CongestionEvent::Rto { .. } => {
-                self.save_cwnd();
+            CongestionEvent::Rto { repeat, .. } => {
+                // Linux calls `bbr_ssthresh` (which saves cwnd) only when `tcp_enter_loss`
+                // reduces ssthresh: not on a backoff repeat, not inside fast recovery.
+                if !repeat && self.ca_state != CaState::Recovery {
+                    self.save_cwnd();
+                }
                 self.ca_state = CaState::Loss;
                 self.prev_ca_state = CaState::Loss;
                 self.cwnd_bytes = self.mss_bytes;
@@ -900,6 +972,7 @@ pub(crate) mod tests {
             rate,
             delivered_bytes_total: 0,
             mss: MSS,
+            ..Default::default()
         }
     }
 
@@ -935,7 +1008,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_bdp_and_target_at_100mbps_50ms() {
+    fn bdp_and_target_at_100mbps_50ms() {
         let b = probe_bw_100mbps_50ms(1.0, 2);
         let bdp = b.bdp_pkts(Bandwidth::from_mbps(100.0)).unwrap();
         assert!(close(bdp, 416.67, 0.01), "BDP {bdp}");
@@ -952,7 +1025,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_pacing_per_phase_with_and_without_the_margin() {
+    fn pacing_per_phase_with_and_without_the_margin() {
         for (idx, plain, margin) in [(0, 125.0, 123.75), (1, 75.0, 74.25), (2, 100.0, 99.0)] {
             let b = probe_bw_100mbps_50ms(0.0, idx);
             assert!(close(b.pacing_rate().unwrap().bps() / 1e6, plain, 1e-9));
@@ -962,7 +1035,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_initial_startup_pacing_is_6_92_mbps() {
+    fn initial_startup_pacing_is_6_92_mbps() {
         for (margin, want) in [(0.0, 6.92), (1.0, 6.92 * 0.99)] {
             let mut b = bbr_with(margin);
             b.on_ack(&AckEvent {
@@ -977,7 +1050,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_full_bw_detection_enters_drain_at_round_7() {
+    fn full_bw_detection_enters_drain_at_round_7() {
         let mut b = bbr_with(1.0);
         let mut delivered = 0;
         for (round, mbps) in [10.0, 20.0, 40.0, 50.0, 55.0, 60.0, 61.0]
@@ -1007,7 +1080,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_drain_ends_when_inflight_falls_to_the_bdp_and_never_starts_at_0_75() {
+    fn drain_ends_when_inflight_falls_to_the_bdp_and_never_starts_at_0_75() {
         for seed in 1..200u64 {
             let mut b = Bbr::new(
                 BbrConfig {
@@ -1044,7 +1117,87 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_probe_bw_phase_rules() {
+    fn rto_loss_state_grows_from_one_mss_and_restores_prior_cwnd_only_at_its_end() {
+        // Linux: bbr_save_cwnd at the RTO (prior_cwnd = 800), cwnd = 1; in CA_Loss cwnd
+        // grows by the acked amount but never below bbr_cwnd_min_target = 4 packets; at the
+        // exit (CA_Loss -> Open) cwnd = max(cwnd, prior_cwnd) = 800, and that ACK's growth.
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.cwnd_bytes = 800 * MSS;
+        let t = |x: u64| Instant::ZERO + ms(x);
+        let rto = |repeat| CongestionEvent::Rto {
+            inflight_bytes: 800 * MSS,
+            repeat,
+        };
+        b.on_congestion(t(0), &rto(false));
+        assert_eq!(b.cwnd_bytes(), MSS);
+        assert_eq!(b.prior_cwnd_bytes(), 800 * MSS);
+        b.on_congestion(t(400), &rto(true));
+        assert_eq!(b.prior_cwnd_bytes(), 800 * MSS);
+        let in_loss = |now, delivered| AckEvent {
+            in_rto_loss: true,
+            inflight_bytes: 0,
+            delivered_bytes_total: delivered,
+            ..ack(now, MSS, None)
+        };
+        b.on_ack(&in_loss(t(500), 1000 * MSS));
+        assert_eq!(b.cwnd_bytes(), 4 * MSS, "1 + 1 MSS, floored at 4 packets");
+        b.on_ack(&in_loss(t(501), 1001 * MSS));
+        assert_eq!(
+            b.cwnd_bytes(),
+            5 * MSS,
+            "no restore while the loss state lasts"
+        );
+        b.on_recovery_exit(t(550));
+        b.on_ack(&AckEvent {
+            delivered_bytes_total: 1002 * MSS,
+            inflight_bytes: 0,
+            ..ack(t(551), MSS, None)
+        });
+        // Restored to 800, then the same ACK's growth: min(800 + 1, target ≈ 838) = 801.
+        assert_eq!(b.cwnd_bytes(), 801 * MSS);
+    }
+
+    #[test]
+    fn probe_bw_cycle_is_replaceable_per_subflow() {
+        let t = |x: u64| Instant::ZERO + ms(x);
+        let coupled = ProbeBwCycle {
+            pacing_gains: [1.25, 0.75, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5],
+            low_gain_ends_on_time: true,
+            min_pkts_per_rtprop: 0.0,
+        };
+        let mut b = probe_bw_100mbps_50ms(0.0, 2);
+        b.set_probe_bw_cycle(coupled);
+        b.cycle_stamp = t(0);
+        // Inflight far below the BDP: Linux's rule would end a gain < 1 phase at once.
+        let low = |now| AckEvent {
+            prior_inflight_bytes: 10 * MSS,
+            ..ack(now, MSS, None)
+        };
+        b.on_ack(&low(t(10)));
+        assert_eq!(b.cycle_idx(), 2);
+        assert_eq!(b.pacing_gain(), 0.5);
+        assert!(close(b.pacing_rate().unwrap().bps() / 1e6, 50.0, 1e-9));
+        b.on_ack(&low(t(51)));
+        assert_eq!(b.cycle_idx(), 3, "ends after one RTprop");
+        // The same ACK pattern under Linux's cycle ends the 0.75 phase early.
+        let mut linux = probe_bw_100mbps_50ms(0.0, 1);
+        linux.cycle_stamp = t(0);
+        linux.on_ack(&low(t(10)));
+        assert_eq!(linux.cycle_idx(), 2);
+        // A floor of 4 packets per RTprop: 4 · 1500 B / 50 ms = 0.96 Mbit/s > 0.001 · 100.
+        let mut b = probe_bw_100mbps_50ms(0.0, 2);
+        b.set_probe_bw_cycle(ProbeBwCycle {
+            pacing_gains: [1.25, 0.75, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001],
+            low_gain_ends_on_time: true,
+            min_pkts_per_rtprop: 4.0,
+        });
+        b.cycle_stamp = t(0);
+        b.on_ack(&low(t(10)));
+        assert!(close(b.pacing_rate().unwrap().bps() / 1e6, 0.96, 1e-9));
+    }
+
+    #[test]
+    fn probe_bw_phase_rules() {
         let bw = Bandwidth::from_mbps(100.0).bytes_per_s();
         let t = |x: u64| Instant::ZERO + ms(x);
         // gain 1.0: advances after one RTprop.
@@ -1088,7 +1241,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_probe_rtt_after_10_s_holds_4_packets_then_restores_cwnd() {
+    fn probe_rtt_after_10_s_holds_4_packets_then_restores_cwnd() {
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.cwnd_bytes = 800 * MSS;
         b.min_rtt_stamp = Instant::ZERO;
@@ -1129,7 +1282,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_loss_packet_conservation_then_growth_then_restore() {
+    fn loss_packet_conservation_then_growth_then_restore() {
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.cwnd_bytes = 800 * MSS;
         let t = |x: u64| Instant::ZERO + ms(x);
@@ -1205,7 +1358,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_idle_restart_paces_at_btlbw_and_defers_probe_rtt() {
+    fn idle_restart_paces_at_btlbw_and_defers_probe_rtt() {
         let t = |x: u64| Instant::ZERO + ms(x);
         let mut b = probe_bw_100mbps_50ms(1.0, 0);
         b.delivered_bytes_total = 1000 * MSS;
@@ -1223,7 +1376,7 @@ pub(crate) mod tests {
         assert_eq!(b.mode(), Mode::ProbeBw);
         b.on_ack(&no_rtt(t(10_700), MSS));
         assert_eq!(b.mode(), Mode::ProbeRtt);
-        // [PROP] no idle cwnd cut by default; the switch applies min(cwnd, IW).
+        // No idle cwnd cut by default; the switch applies min(cwnd, IW).
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.cwnd_bytes = 800 * MSS;
         b.on_idle_restart(t(0));
@@ -1234,13 +1387,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_rto_sets_one_mss_and_resets_full_bw() {
+    fn rto_sets_one_mss_and_resets_full_bw() {
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
         b.full_bw_bytes_per_s = 1e6;
         b.on_congestion(
             Instant::ZERO,
             &CongestionEvent::Rto {
                 inflight_bytes: 100 * MSS,
+                repeat: false,
             },
         );
         assert_eq!(b.cwnd_bytes(), MSS);
@@ -1249,7 +1403,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a4_btlbw_converges_to_each_paths_rate() {
+    fn btlbw_converges_to_each_paths_rate() {
         for mbps in [12.0, 48.0] {
             let bbr = Bbr::new(
                 BbrConfig {
@@ -1276,7 +1430,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a3_policer_detector_switch() {
+    fn policer_detector_switch() {
         // 20 Mb/s link behind a 5 Mb/s token-bucket policer (bucket 30 kB).
         for lt_bw in [true, false] {
             let cfg = BbrConfig {

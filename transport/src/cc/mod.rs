@@ -11,15 +11,24 @@
 //!
 //! # Order of calls made by the core (per subflow)
 //! 1. `on_sent` for every packet that counts towards inflight, after it was added.
-//! 2. On an ACK frame: the core runs loss detection and the delivery-rate sampler
-//!    (`rate.rs`) first; then, if the ACK acknowledges a packet sent after the current
-//!    recovery episode began, `on_recovery_exit`; then `on_congestion(Loss)` if a *new*
-//!    recovery episode starts (RFC 9002 §7.3.2: losses of packets sent before the episode
-//!    began do not start another one; they appear in `RateSample::newly_lost_bytes`);
-//!    then `on_ack` once per ACK frame that newly acknowledged or lost something.
-//! 3. `on_congestion(Rto)` when the retransmission timeout declares the window lost
-//!    (persistent congestion), before the retransmission is sent.
-//! 4. `on_idle_restart` before sending after the subflow was idle (nothing in flight) for
+//! 2. On an ACK frame (and when the loss timer declares packets lost): the core runs loss
+//!    detection and the delivery-rate sampler (`rate.rs`) first; then `on_recovery_exit` if
+//!    the subflow's episode ended (see 4); then `on_congestion(Loss)` if a *new* fast-recovery
+//!    episode starts — losses while an episode (fast recovery or RTO-loss) is in progress do
+//!    not start another, as Linux stays in CA_Recovery/CA_Loss; they appear in
+//!    `AckEvent::newly_lost_bytes` — then `on_ack` once per ACK frame that newly
+//!    acknowledged or lost something.
+//! 3. `on_congestion(Rto { repeat })` when the retransmission timeout fires, before the
+//!    retransmission is sent. The first RTO of a loss episode has `repeat == false` and
+//!    reduces ssthresh once (Linux `tcp_enter_loss`); the backoff repeats that follow while
+//!    the subflow is still in the RTO-loss state with no ACK since the previous timeout, and
+//!    a timeout during fast recovery (ssthresh was lowered when it began), have
+//!    `repeat == true` and must not reduce ssthresh again (only collapse cwnd).
+//! 4. `on_recovery_exit` when a fast-recovery episode ends OR when the RTO-loss state ends:
+//!    everything sent before the episode began (before the latest timeout) is acknowledged or,
+//!    if it was lost, delivered (Linux leaves CA_Recovery/CA_Loss when `snd_una` reaches
+//!    `high_seq`; `connection/recovery.rs`). BBR restores `prior_cwnd` here.
+//! 5. `on_idle_restart` before sending after the subflow was idle (nothing in flight) for
 //!    longer than one RTO.
 //!
 //! Windows are in bytes, rates in [`Bandwidth`], times in [`Instant`]/[`Duration`]. No hook
@@ -42,6 +51,7 @@ pub mod rate;
 pub mod reno;
 #[cfg(test)]
 pub mod test_sender;
+pub mod window;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
 /// only in PROBE_BW).
@@ -103,7 +113,7 @@ pub struct RateSample {
 }
 
 /// Everything a CC may want to know about one ACK frame on one subflow.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AckEvent {
     pub now: Instant,
     /// Bytes newly acknowledged (payload + header bytes counted in inflight).
@@ -117,7 +127,7 @@ pub struct AckEvent {
     /// Inflight before this ACK.
     pub prior_inflight_bytes: u64,
     /// The sender was limited by cwnd (not by the application) during the last RTT; window
-    /// CCs grow only while this is true (ALGORITHMS.md §0).
+    /// CCs grow only while this is true (`docs/algorithms/window.md`).
     pub is_cwnd_limited: bool,
     /// The subflow is (still) in a recovery episode after this ACK.
     pub in_recovery: bool,
@@ -128,6 +138,16 @@ pub struct AckEvent {
     /// Total bytes delivered (acked) on this subflow so far, including this ACK.
     pub delivered_bytes_total: u64,
     pub mss: u64,
+    /// Bytes newly declared lost while processing this ACK, whether or not the ACK produced a
+    /// rate sample (a discarded sample keeps its losses here, as `tcp_rate.c` does).
+    pub newly_lost_bytes: u64,
+    /// The subflow is in the RTO-loss state (Linux CA_Loss) after this ACK.
+    pub in_rto_loss: bool,
+    /// This ACK starts a new packet-timed round: it acknowledged a packet sent after the
+    /// previous round ended (delivered-based, as `tcp_rate.c`/`tcp_bbr.c` count rounds).
+    pub round_start: bool,
+    /// RTT variation of the subflow's estimator after this ACK.
+    pub rttvar: Duration,
 }
 
 /// A congestion signal.
@@ -139,8 +159,11 @@ pub enum CongestionEvent {
         largest_lost_sent_time: Instant,
         inflight_bytes: u64,
     },
-    /// Retransmission timeout: the whole window is considered lost.
-    Rto { inflight_bytes: u64 },
+    /// Retransmission timeout: the whole window is considered lost. `inflight_bytes` is the
+    /// inflight before the timeout declared it lost. `repeat` = a backoff repeat within the
+    /// same RTO-loss episode: the CC must not reduce ssthresh again (`tcp_enter_loss` lowers
+    /// it only when not already in CA_Loss or after an undo).
+    Rto { inflight_bytes: u64, repeat: bool },
 }
 
 /// What a CC reports for logs and for schedulers. Fields an algorithm does not have are None.
@@ -164,11 +187,13 @@ pub trait SubflowCc: Send {
     fn on_sent(&mut self, _now: Instant, _bytes: u64, _inflight_bytes: u64) {}
     fn on_ack(&mut self, ack: &AckEvent);
     fn on_congestion(&mut self, now: Instant, ev: &CongestionEvent);
+    /// A fast-recovery episode OR the RTO-loss state (CA_Loss) ended.
     fn on_recovery_exit(&mut self, _now: Instant) {}
     fn on_idle_restart(&mut self, _now: Instant) {}
     fn cwnd_bytes(&self) -> u64;
-    /// None = the CC does not pace; the core then paces at about cwnd/SRTT × gain as Linux
-    /// does (2.0 in slow start, 1.2 otherwise), see `pacer.rs`.
+    /// `None` = the CC does not pace: the core sends unpaced, as Linux does without the fq
+    /// qdisc (the seeds' kernels ran Reno and CUBIC this way). `Some(rate)` = pace at `rate`
+    /// (BBR; window CCs with `paced=true` return cwnd/SRTT × gain, see `pacer.rs`).
     fn pacing_rate(&self) -> Option<Bandwidth>;
     fn phase(&self) -> CcPhase;
     fn bw_estimate(&self) -> Option<Bandwidth> {
@@ -185,7 +210,7 @@ pub trait SubflowCc: Send {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SubflowCcView {
     pub id: SubflowId,
-    /// Handshake done and the subflow has an RTT sample (member of R in ALGORITHMS.md §0).
+    /// Handshake done and the subflow has an RTT sample (a member of the set of subflows the coupled CCs sum over).
     pub established: bool,
     pub cwnd_bytes: u64,
     pub srtt: Duration,
@@ -194,6 +219,24 @@ pub struct SubflowCcView {
     pub phase: CcPhase,
     pub bw_estimate: Option<Bandwidth>,
     pub mss: u64,
+    /// In a fast-recovery episode.
+    pub in_recovery: bool,
+    /// In the RTO-loss state (Linux CA_Loss).
+    pub in_rto_loss: bool,
+    pub rttvar: Duration,
+    /// Latest delivery-rate sample (not app-limited unless it exceeded the previous one).
+    pub delivery_rate: Option<Bandwidth>,
+    pub ssthresh_bytes: Option<u64>,
+    /// Bytes sent on this subflow, retransmissions included.
+    pub sent_bytes_total: u64,
+    /// Bytes declared lost on this subflow (packet/time threshold and RTO).
+    pub lost_bytes_total: u64,
+    /// Bytes acknowledged on this subflow.
+    pub delivered_bytes_total: u64,
+    /// RTT samples taken in the current packet-timed round (wVegas needs a count).
+    pub rtt_samples_this_round: u32,
+    /// The most recent RTT sample, None before the first.
+    pub last_rtt_sample: Option<Duration>,
 }
 
 /// Connection-level congestion controller with per-subflow state. Subflow ids are dense
@@ -212,9 +255,11 @@ pub trait CongestionController: Send {
         ev: &CongestionEvent,
         views: &[SubflowCcView],
     );
+    /// A fast-recovery episode OR the RTO-loss state of `sf` ended.
     fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant);
     fn on_idle_restart(&mut self, sf: SubflowId, now: Instant);
     fn cwnd_bytes(&self, sf: SubflowId) -> u64;
+    /// `None` = unpaced (Linux without fq), `Some(rate)` = pace at `rate`.
     fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth>;
     fn phase(&self, sf: SubflowId) -> CcPhase;
     fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth>;
@@ -229,7 +274,7 @@ pub trait CongestionController: Send {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcConfig {
     pub mss_bytes: u64,
-    /// Initial window in packets (ALGORITHMS.md §0: IW = 10 MSS).
+    /// Initial window in packets (IW = 10 MSS as RFC 6928 and Linux).
     pub initial_window_pkts: u64,
     /// Seed for algorithms that draw random numbers (BBR's PROBE_BW start phase); combine it
     /// with the subflow id so that subflows differ but runs repeat.

@@ -53,6 +53,10 @@ pub struct TestSender<C: SubflowCc> {
     outstanding: VecDeque<Outstanding>,
     bottleneck_free_at: Instant,
     recovery_start: Option<Instant>,
+    /// The episode in `recovery_start` began with an RTO (the RTO-loss state).
+    in_rto_loss: bool,
+    /// Bytes declared lost since the last ACK (reported as `AckEvent::newly_lost_bytes`).
+    pending_lost_bytes: u64,
     /// A send was refused by cwnd since the last round began.
     cwnd_limited: bool,
     pub lost_bytes_total: u64,
@@ -77,6 +81,8 @@ impl<C: SubflowCc> TestSender<C> {
             outstanding: VecDeque::new(),
             bottleneck_free_at: Instant::ZERO,
             recovery_start: None,
+            in_rto_loss: false,
+            pending_lost_bytes: 0,
             cwnd_limited: true,
             lost_bytes_total: 0,
         }
@@ -216,13 +222,14 @@ impl<C: SubflowCc> TestSender<C> {
         }
         let prior_inflight = self.inflight_bytes;
         self.inflight_bytes -= p.bytes;
-        self.rate.on_packet_acked(self.now, &p.stamp, p.bytes);
+        self.rate.on_packet_delivered(self.now, &p.stamp, p.bytes);
         let rtt = self.now - p.stamp.sent_time;
         self.update_rtt(rtt);
         if let Some(start) = self.recovery_start
             && p.stamp.sent_time > start
         {
             self.recovery_start = None;
+            self.in_rto_loss = false;
             self.cc.on_recovery_exit(self.now);
         }
         let min_rtt = self.min_rtt.unwrap_or(rtt);
@@ -235,11 +242,15 @@ impl<C: SubflowCc> TestSender<C> {
             inflight_bytes: self.inflight_bytes,
             prior_inflight_bytes: prior_inflight,
             is_cwnd_limited: self.cwnd_limited,
-            in_recovery: self.recovery_start.is_some(),
+            in_recovery: self.recovery_start.is_some() && !self.in_rto_loss,
+            in_rto_loss: self.in_rto_loss,
+            newly_lost_bytes: std::mem::take(&mut self.pending_lost_bytes),
+            rttvar: self.rttvar,
             largest_acked_sent_time: p.stamp.sent_time,
-            rate: self.rate.take_sample(min_rtt),
+            rate: self.rate.take_ack(self.now, min_rtt).sample,
             delivered_bytes_total: self.rate.delivered_bytes(),
             mss: self.mss,
+            ..Default::default()
         };
         self.cc.on_ack(&ack);
         true
@@ -273,6 +284,7 @@ impl<C: SubflowCc> TestSender<C> {
             largest_sent = largest_sent.max(p.stamp.sent_time);
         }
         self.lost_bytes_total += lost;
+        self.pending_lost_bytes += lost;
         let new_episode = match self.recovery_start {
             None => true,
             Some(start) => largest_sent > start,
@@ -288,19 +300,25 @@ impl<C: SubflowCc> TestSender<C> {
         }
     }
 
-    /// Retransmission timeout: everything outstanding is lost.
+    /// Retransmission timeout: everything outstanding is lost. A second RTO before the
+    /// RTO-loss state ended is a backoff repeat. The state ends when a packet sent after
+    /// the last RTO is acknowledged.
     pub fn rto(&mut self) {
         let inflight = self.inflight_bytes;
+        let repeat = self.in_rto_loss;
         for p in self.outstanding.drain(..) {
             self.rate.on_packet_lost(p.bytes);
             self.lost_bytes_total += p.bytes;
+            self.pending_lost_bytes += p.bytes;
         }
         self.inflight_bytes = 0;
         self.recovery_start = Some(self.now);
+        self.in_rto_loss = true;
         self.cc.on_congestion(
             self.now,
             &CongestionEvent::Rto {
                 inflight_bytes: inflight,
+                repeat,
             },
         );
     }

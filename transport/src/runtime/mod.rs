@@ -33,6 +33,7 @@ use serde_json::json;
 
 use crate::connection::{self, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
+use crate::sched::trace::SchedTraceWriter;
 use crate::units::{Instant, SubflowId};
 use stats::StatsLog;
 use sys::{Batch, Epoll, READABLE, WRITABLE};
@@ -67,6 +68,8 @@ pub struct ProxyConfig {
     pub mode: Mode,
     pub conn: Config,
     pub stats: Option<PathBuf>,
+    /// Per-decision scheduler trace file (sched/trace.rs); None = off.
+    pub sched_trace: Option<PathBuf>,
     pub t0_ns: u64,
     pub seed: u64,
     /// Stop after this long (tests); None = until SIGINT/SIGTERM.
@@ -120,6 +123,7 @@ pub struct Proxy {
     conns: Vec<Option<Entry>>,
     by_conn_id: HashMap<u64, usize>,
     log: StatsLog,
+    sched_trace: Option<SchedTraceWriter>,
     rng: Rng,
     next_log_id: u64,
     scratch: Vec<u8>,
@@ -134,6 +138,10 @@ impl Proxy {
             Mode::Client { .. } => "mpproxy-client",
         };
         let log = StatsLog::open(cfg.stats.as_deref(), src, cfg.t0_ns)?;
+        let sched_trace = match cfg.sched_trace.as_deref() {
+            Some(p) => Some(SchedTraceWriter::create(p, cfg.t0_ns, src)?),
+            None => None,
+        };
         let mut p = Proxy {
             src,
             epoll: Epoll::new()?,
@@ -142,6 +150,7 @@ impl Proxy {
             conns: Vec::new(),
             by_conn_id: HashMap::new(),
             log,
+            sched_trace,
             rng: Rng::new(cfg.seed),
             next_log_id: 1,
             scratch: vec![0u8; TCP_CHUNK_BYTES],
@@ -255,6 +264,9 @@ impl Proxy {
                     self.log.snapshot(now_ns, e.log_id, &e.conn);
                 }
                 self.log.flush();
+                if let Some(w) = self.sched_trace.as_mut() {
+                    let _ = w.flush();
+                }
             }
         }
         let now_ns = sys::monotonic_ns();
@@ -267,10 +279,17 @@ impl Proxy {
             json!({"udp_send_refused_total": self.send_refused_total}),
         );
         self.log.flush();
+        if let Some(w) = self.sched_trace.as_mut() {
+            w.flush()?;
+        }
         Ok(())
     }
 
     fn new_entry(&mut self, conn: Connection, tcp: Option<TcpStream>, now_ns: u64) -> Entry {
+        let mut conn = conn;
+        if self.sched_trace.is_some() {
+            conn.enable_sched_trace();
+        }
         let log_id = self.next_log_id;
         self.next_log_id += 1;
         let peer = tcp
@@ -476,6 +495,13 @@ impl Proxy {
         self.pump_tcp(&mut e);
         self.transmit(&mut e, now);
         self.log_events(&mut e, now);
+        if let Some(w) = self.sched_trace.as_mut() {
+            let records = e.conn.drain_sched_trace();
+            if !records.is_empty() {
+                // A full disk loses trace lines, not the connection.
+                let _ = w.write(e.log_id, &e.conn.path_names(), &records);
+            }
+        }
         // Clean-up: connection closed and TCP side finished (or broken).
         if e.conn.is_closed() {
             let tcp_done =

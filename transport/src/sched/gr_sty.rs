@@ -1,4 +1,5 @@
-//! Sticky schedulers (ALGORITHMS.md B7, seed 002) and GR-STY, the greedy one.
+//! Sticky schedulers (as in the seed paper "Evaluation of MPTCP with BBR Performance on
+//! Wi-Fi/Cellular Networks for Video Streaming", Kondo et al.) and GR-STY, the greedy one.
 //!
 //! State `cur`, set to the LRF choice (lowest-SRTT available subflow) at the start and again
 //! after `cur` goes down.
@@ -12,19 +13,19 @@
 //!          TP-STY  switches if cwnd/SRTT(cand) > cwnd/SRTT(cur)          (tp_sty.rs)
 //!          TR-STY  ... and SRTT(cand) < SRTT(cur)                        (tr_sty.rs)
 //! ```
-//! The two readings ALGORITHMS.md leaves open ([GAP]) are options, defaults as proposed
-//! there (they reproduce TP-STY clinging to Wi-Fi):
+//! The two readings the paper leaves open are options, with the defaults that reproduce
+//! its TP-STY clinging to Wi-Fi:
 //! * `switch_test` = `when_exhausted` (default: the rule runs only once cur is exhausted, "stay
 //!   until resources are exhausted") | `every_packet` (the rule runs on every decision, even
 //!   while cur is available; GR then moves whenever cand has a lower SRTT, TP/TR when their
 //!   rule holds).
 //! * `congestion` = `cwnd_full` (default: cur is exhausted when it is not available,
-//!   §0: cwnd full, RTO-Loss) | `loss_state` (cur is exhausted only in a loss state —
+//!   cwnd full, RTO-Loss) | `loss_state` (cur is exhausted only in a loss state —
 //!   Recovery, RTO-Loss — and a merely cwnd-full cur is waited for).
 //!
 //! A reinjection does not move `cur`: it goes to the lowest-SRTT available subflow that has
-//! not carried the data, else the lowest-SRTT available one (B2's net effect, as LRF).
-//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+//! not carried the data, else the lowest-SRTT available one (the kernel's reinjection, as LRF).
+//! One packet per decision (the out-of-tree kernel decides per segment).
 
 use super::{
     ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, WaitReason,
@@ -33,14 +34,14 @@ use super::{
 use crate::cc::{CcPhase, RegistryError};
 use crate::units::{Instant, SubflowId};
 
-/// When the switch rule is evaluated ([GAP] 1).
+/// When the switch rule is evaluated (open in the paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwitchTest {
     WhenExhausted,
     EveryPacket,
 }
 
-/// What "cur is congested" means ([GAP] 2).
+/// What "cur is congested" means (open in the paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Congestion {
     CwndFull,
@@ -52,7 +53,6 @@ pub enum Congestion {
 pub struct StickyConfig {
     pub switch_test: SwitchTest,
     pub congestion: Congestion,
-    pub burst_cap_bytes: u64,
 }
 
 impl StickyConfig {
@@ -73,7 +73,6 @@ impl StickyConfig {
         Ok(StickyConfig {
             switch_test,
             congestion,
-            burst_cap_bytes: cfg.burst_bytes,
         })
     }
 }
@@ -119,7 +118,7 @@ impl<R: SwitchRule> Sticky<R> {
     }
 
     fn send_on(&self, p: &PathView) -> Selection {
-        Selection::send_on(p, self.cfg.burst_cap_bytes)
+        Selection::send_on(p)
     }
 
     fn exhausted(&self, cur: &PathView) -> bool {
@@ -203,9 +202,14 @@ impl<R: SwitchRule + 'static> Scheduler for Sticky<R> {
             self.cur = None;
         }
     }
+
+    /// `current_path`: the id of `cur`, null (NaN) while unset.
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        vec![("current_path", self.cur.map_or(f64::NAN, |c| c.0 as f64))]
+    }
 }
 
-/// Shared test vectors for the three sticky schedulers (ALGORITHMS.md B7).
+/// Shared test vectors for the three sticky schedulers (worked out by hand from the rules above).
 #[cfg(test)]
 pub(crate) mod sticky_tests {
     use super::*;

@@ -1,12 +1,14 @@
-//! LET, largest estimated throughput (ALGORITHMS.md B6, seed 002): send on the *available*
-//! subflow with the largest cwnd/SRTT, the window-based estimate of its delivery rate.
-//! [PROP] Ties go to the lower SRTT, then the lower id. If none is available, send nothing
-//! until an ACK or timer (`Selection::None`). (`let` is a Rust keyword, hence `let_.rs`.)
+//! LET, largest estimated throughput (as in the seed paper "Evaluation of MPTCP with BBR
+//! Performance on Wi-Fi/Cellular Networks for Video Streaming", Kondo et al.): send on the
+//! *available* subflow with the largest cwnd/SRTT, the window-based estimate of its delivery
+//! rate. Ties (a choice: the paper does not say) go to the lower SRTT, then the lower id. If
+//! none is available, send nothing until an ACK or timer (`Selection::None`). (`let` is a
+//! Rust keyword, hence `let_.rs`.)
 //!
 //! A reinjection prefers, by the same rule, a subflow that has not carried the data yet,
-//! and falls back to any available subflow (B2's net effect, as LRF does here).
+//! and falls back to any available subflow (the kernel's reinjection, as LRF does here).
 //!
-//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+//! One packet per decision (the out-of-tree kernel decides per segment).
 
 use std::cmp::Ordering;
 
@@ -14,15 +16,11 @@ use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, bes
 use crate::cc::RegistryError;
 use crate::units::Instant;
 
-pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Let {
-        burst_cap_bytes: cfg.burst_bytes,
-    }))
+pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    Ok(Box::new(Let))
 }
 
-pub struct Let {
-    burst_cap_bytes: u64,
-}
+pub struct Let;
 
 /// Order: higher cwnd/SRTT first, then lower SRTT, then lower id.
 fn better(a: &PathView, b: &PathView) -> Ordering {
@@ -44,9 +42,7 @@ impl Scheduler for Let {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, better).map_or(Selection::None, |p| {
-            Selection::send_on(p, self.burst_cap_bytes)
-        })
+        best_available(paths, kind, better).map_or(Selection::None, Selection::send_on)
     }
 }
 

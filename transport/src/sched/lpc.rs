@@ -1,12 +1,13 @@
-//! LPC, largest packet credits (ALGORITHMS.md B6, seed 002): send on the *available* subflow
-//! with the most free window, cwnd − inflight (− bytes already queued on it), i.e. the one
-//! that can take the most packets right now. [PROP] Ties go to the lower SRTT, then the
-//! lower id. If none is available, send nothing until an ACK or timer (`Selection::None`).
+//! LPC, largest packet credits (as in the seed paper "Evaluation of MPTCP with BBR
+//! Performance on Wi-Fi/Cellular Networks for Video Streaming", Kondo et al.): send on the
+//! *available* subflow with the most free window, cwnd − inflight (− bytes already queued on
+//! it), i.e. the one that can take the most packets right now. Ties (a choice: the paper does
+//! not say) go to the lower SRTT, then the lower id. If none is available, send nothing until an ACK or timer (`Selection::None`).
 //!
 //! A reinjection prefers, by the same rule, a subflow that has not carried the data yet,
-//! and falls back to any available subflow (B2's net effect, as LRF does here).
+//! and falls back to any available subflow (the kernel's reinjection, as LRF does here).
 //!
-//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+//! One packet per decision (the out-of-tree kernel decides per segment).
 
 use std::cmp::{Ordering, Reverse};
 
@@ -14,15 +15,11 @@ use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, bes
 use crate::cc::RegistryError;
 use crate::units::Instant;
 
-pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Lpc {
-        burst_cap_bytes: cfg.burst_bytes,
-    }))
+pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    Ok(Box::new(Lpc))
 }
 
-pub struct Lpc {
-    burst_cap_bytes: u64,
-}
+pub struct Lpc;
 
 /// Order: more free window first, then lower SRTT, then lower id.
 fn more_credits(a: &PathView, b: &PathView) -> Ordering {
@@ -41,9 +38,7 @@ impl Scheduler for Lpc {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, more_credits).map_or(Selection::None, |p| {
-            Selection::send_on(p, self.burst_cap_bytes)
-        })
+        best_available(paths, kind, more_credits).map_or(Selection::None, Selection::send_on)
     }
 }
 

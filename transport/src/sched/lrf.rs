@@ -1,10 +1,12 @@
-//! LRF / minRTT (ALGORITHMS.md B1, seed 002): send on the *available* subflow with the
-//! lowest SRTT; ties go to the lower id. If none is available, send nothing and wait for the
-//! next ACK or timer (`Selection::None`, not a deliberate wait). A reinjection may use any
-//! available subflow, including one that already carried the data (B2's net effect), but
-//! prefers a subflow that has not carried it.
+//! LRF / minRTT (the out-of-tree kernel's default `mptcp_sched.c`; as in the seed paper
+//! "Evaluation of MPTCP with BBR Performance on Wi-Fi/Cellular Networks for Video
+//! Streaming", Kondo et al.): send on the *available* subflow with the lowest SRTT; ties go to
+//! the lower id. If none is available, send nothing and wait for the next ACK or timer
+//! (`Selection::None`, not a deliberate wait). A reinjection may use any available subflow,
+//! including one that already carried the data (the kernel's reinjection), but prefers a
+//! subflow that has not carried it.
 //!
-//! Burst: the chosen subflow's free window, capped by the configured burst budget.
+//! One packet per decision (the out-of-tree kernel decides per segment).
 
 use super::{
     ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available, by_srtt,
@@ -12,15 +14,11 @@ use super::{
 use crate::cc::RegistryError;
 use crate::units::Instant;
 
-pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Lrf {
-        burst_cap_bytes: cfg.burst_bytes,
-    }))
+pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    Ok(Box::new(Lrf))
 }
 
-pub struct Lrf {
-    burst_cap_bytes: u64,
-}
+pub struct Lrf;
 
 impl Scheduler for Lrf {
     fn name(&self) -> &'static str {
@@ -34,9 +32,7 @@ impl Scheduler for Lrf {
         _conn: &ConnView,
         paths: &[PathView],
     ) -> Selection {
-        best_available(paths, kind, by_srtt).map_or(Selection::None, |p| {
-            Selection::send_on(p, self.burst_cap_bytes)
-        })
+        best_available(paths, kind, by_srtt).map_or(Selection::None, Selection::send_on)
     }
 }
 
@@ -80,7 +76,7 @@ mod tests {
     }
 
     #[test]
-    fn ties_go_to_lower_id_and_burst_is_the_free_window() {
+    fn ties_go_to_lower_id_and_the_decision_is_one_packet() {
         let a = test_path(0, 40, 10, 4);
         let b = test_path(1, 40, 10, 0);
         match pick(&[b, a], SendKind::Fresh) {
@@ -90,7 +86,7 @@ mod tests {
                 copies,
             } => {
                 assert_eq!(path, SubflowId(0));
-                assert_eq!(burst_bytes, 6 * 1448);
+                assert_eq!(burst_bytes, 1448);
                 assert!(copies.is_empty());
             }
             other => panic!("expected send, got {other:?}"),

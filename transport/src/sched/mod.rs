@@ -13,13 +13,17 @@
 //!   (`SendKind::Fresh`). It asks again after it has placed what the last decision covered,
 //!   and after every ACK, loss or timer while data is waiting, so every [`Selection::Wait`]
 //!   is one counted decision (`sched_waits_total`), not a spin.
-//! * [`Selection::Send`]`{ path, copies, burst_bytes }`: up to `burst_bytes` (at least one
-//!   segment) are assigned to `path`'s send queue, and the same bytes to each subflow in
-//!   `copies` (redundant copies; counted in `redundant_bytes_total`). A subflow sends from its
-//!   queue when its cwnd and pacer allow. Assigning to a subflow that is not available is
-//!   allowed (pre-assignment, as AR&P does); those bytes show as `queued_bytes` in the next
-//!   views. The core stops asking while the bytes queued on all subflows exceed the sum of
-//!   their congestion windows plus one burst (bounded queues).
+//! * [`Selection::Send`]`{ path, copies, burst_bytes }`: whole chunks are assigned to
+//!   `path`'s send queue while the wire bytes assigned (datagram bytes, the unit of cwnd,
+//!   inflight and `queued_bytes`) are below `burst_bytes` — at least one, and none starting
+//!   beyond the burst — and the same chunks to each subflow in `copies` (redundant copies;
+//!   counted in `redundant_bytes_total`). [`Selection::send_on`] is a per-packet decision,
+//!   [`Selection::send_burst_on`] a burst of the free window. A subflow sends from its queue
+//!   when its cwnd and pacer allow (data it lost is retransmitted on it first, outside the
+//!   scheduler). Assigning to a subflow that is not available is allowed (pre-assignment, as
+//!   AR&P does); those bytes show as `queued_bytes` in the next views. The core stops asking
+//!   while the bytes queued on all subflows exceed the sum of their congestion windows plus
+//!   one burst (bounded queues).
 //! * [`Selection::Wait`] — deliberately send nothing although a subflow is free (STY, BLEST,
 //!   ECF, AR&P); counted. [`Selection::None`] — nothing is available; not counted.
 //!
@@ -35,6 +39,11 @@ use crate::cc::{CcPhase, RegistryError, check_unique};
 use crate::units::{Bandwidth, Instant, PathMask, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod arp;
+pub mod blest;
+pub mod default_oot;
+pub mod default_upstream;
+pub mod ecf;
 pub mod gr_sty;
 pub mod let_;
 pub mod lpc;
@@ -43,6 +52,7 @@ pub mod redundant;
 pub mod rr;
 pub mod tp_sty;
 pub mod tr_sty;
+pub mod trace;
 
 /// Read-only snapshot of one subflow at decision time.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,9 +63,9 @@ pub struct PathView {
     /// Handshake done (the subflow can carry data).
     pub established: bool,
     pub backup: bool,
-    /// `pf`: an RTO fired and no ACK has arrived on it since (reinjection model, B*).
+    /// `pf`: an RTO fired and no ACK has arrived on it since (the out-of-tree kernel's `tp->pf`).
     pub potentially_failed: bool,
-    /// RTO-Loss state (cwnd collapsed after a timeout): not available (§0).
+    /// RTO-Loss state (cwnd collapsed after a timeout): not available.
     pub in_rto_loss: bool,
     /// SRTT; the initial RTT guess (333 ms as RFC 9002) before the first sample.
     pub srtt: Duration,
@@ -70,12 +80,27 @@ pub struct PathView {
     pub pacing_rate: Option<Bandwidth>,
     pub bw_estimate: Option<Bandwidth>,
     pub cc_phase: CcPhase,
-    /// Assigned to this subflow but not yet sent.
+    /// Assigned to this subflow (or lost on it and awaiting retransmission) but not yet
+    /// sent, in wire bytes.
     pub queued_bytes: u64,
     pub ssthresh_bytes: Option<u64>,
     /// Smallest and largest SRTT seen (BLEST), zero before the first sample.
     pub srtt_min_seen: Duration,
     pub srtt_max_seen: Duration,
+    /// In a fast-recovery episode.
+    pub in_recovery: bool,
+    /// RTT variation as Linux keeps `rttvar_us` in `tcp_rtt_estimator` (the smoothed mean
+    /// deviation, at least the RTO floor's quarter, decayed once per RTT towards `mdev_max`),
+    /// which the kernel variant of ECF reads.
+    pub rttvar_kernel: Duration,
+    /// Latest delivery-rate sample of the subflow.
+    pub delivery_rate: Option<Bandwidth>,
+    /// Bytes sent on the subflow, retransmissions included.
+    pub sent_bytes_total: u64,
+    /// Bytes declared lost on the subflow.
+    pub lost_bytes_total: u64,
+    /// Receive window the peer offers (data-level, shared by every subflow), free part.
+    pub peer_rwnd_bytes: u64,
 }
 
 impl PathView {
@@ -85,7 +110,7 @@ impl PathView {
             .saturating_sub(self.inflight_bytes + self.queued_bytes)
     }
 
-    /// ALGORITHMS.md §0: established, not in RTO-Loss, inflight (plus what is already queued
+    /// Available: established, not in RTO-Loss, inflight (plus what is already queued
     /// on it) below cwnd.
     pub fn is_available(&self) -> bool {
         self.established
@@ -182,6 +207,11 @@ pub enum SchedEvent {
         path: SubflowId,
         now: Instant,
     },
+    /// New data waits only because the peer's receive window is full (the out-of-tree
+    /// kernel's opportunistic-retransmission trigger; BLEST's λ rises on it).
+    WindowBlocked {
+        now: Instant,
+    },
 }
 
 pub trait Scheduler: Send {
@@ -194,6 +224,22 @@ pub trait Scheduler: Send {
         paths: &[PathView],
     ) -> Selection;
     fn on_event(&mut self, _ev: &SchedEvent) {}
+    /// New data is blocked by the peer's window: the oldest undelivered chunk (carried by
+    /// `head_carriers`) may be resent on the subflow returned (the out-of-tree kernel's
+    /// opportunistic retransmission, docs/algorithms/default-schedulers.md). Default: never.
+    fn opportunistic_retransmit(
+        &mut self,
+        _now: Instant,
+        _head_carriers: PathMask,
+        _paths: &[PathView],
+    ) -> Option<SubflowId> {
+        None
+    }
+    /// The scheduler's own state after its last decision, for the per-decision trace
+    /// (`--sched-trace`): name and value pairs, e.g. BLEST's λ. Only called when tracing.
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Settings shared by schedulers plus free-form options (`--sched-opt switch_on=loss`).
@@ -306,6 +352,36 @@ pub const REGISTRY: &[SchedEntry] = &[
         summary: "throughput+RTT sticky: leave only for a larger cwnd/SRTT and lower SRTT",
         build: tr_sty::build,
     },
+    SchedEntry {
+        name: "arp",
+        aliases: &[],
+        summary: "AR&P (Han et al., TWC 2021): redundant/non-redundant split, in-order pre-assignment by predicted arrival",
+        build: arp::build,
+    },
+    SchedEntry {
+        name: "blest",
+        aliases: &[],
+        summary: "BLEST (Ferlin et al., IFIP Networking 2016; mptcp_blest.c): skip the slow subflow when it would block the window",
+        build: blest::build,
+    },
+    SchedEntry {
+        name: "ecf",
+        aliases: &[],
+        summary: "ECF (Lim et al., CoNEXT 2017; mptcp_ecf.c): wait for the fast subflow when it completes sooner",
+        build: ecf::build,
+    },
+    SchedEntry {
+        name: "default-oot",
+        aliases: &[],
+        summary: "out-of-tree kernel default (mptcp_sched.c): lowest-SRTT available, pf, backups",
+        build: default_oot::build,
+    },
+    SchedEntry {
+        name: "default-upstream",
+        aliases: &[],
+        summary: "upstream Linux default (net/mptcp/protocol.c): shortest linger wmem/pacing rate, no cwnd test",
+        build: default_upstream::build,
+    },
 ];
 
 /// Canonical names (no aliases), in registry order.
@@ -346,7 +422,7 @@ pub fn build(name: &str, cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, Regist
 
 /// The best *available* subflow by `order` (the least in that order), for the schedulers
 /// that only rank subflows (LRF, LPC, LET). A reinjection prefers the best subflow that has
-/// not carried the data yet and falls back to the best at all (B2's net effect).
+/// not carried the data yet and falls back to the best at all (the kernel's reinjection: any subflow may take it, one that has not carried it first).
 pub fn best_available(
     paths: &[PathView],
     kind: SendKind,
@@ -366,15 +442,27 @@ pub fn best_available(
     }
 }
 
-/// LRF's order: lower SRTT first, ties to the lower id ([PROP] B1).
+/// LRF's order: lower SRTT first, ties to the lower id (a choice: the sources do not say).
 pub fn by_srtt(a: &PathView, b: &PathView) -> Ordering {
     (a.srtt, a.id).cmp(&(b.srtt, b.id))
 }
 
 impl Selection {
-    /// Send on `p` alone, as much as its free window takes, capped by the burst budget
-    /// (at least one MSS: a pre-assigned burst waits in the subflow's queue).
-    pub fn send_on(p: &PathView, burst_cap_bytes: u64) -> Selection {
+    /// Send one packet on `p` alone: a per-packet decision, as the out-of-tree MPTCP kernel's
+    /// schedulers make one (`mptcp_next_segment` per segment) — the next packet is decided
+    /// with views that include this one.
+    pub fn send_on(p: &PathView) -> Selection {
+        Selection::Send {
+            path: p.id,
+            copies: PathMask::EMPTY,
+            burst_bytes: p.mss,
+        }
+    }
+
+    /// Send on `p` alone as much as its free window takes, capped by `burst_cap_bytes` (at
+    /// least one packet: a pre-assigned burst waits in the subflow's queue). For schedulers
+    /// that declare a burst, as the upstream kernel's default does (`MPTCP_SEND_BURST_SIZE`).
+    pub fn send_burst_on(p: &PathView, burst_cap_bytes: u64) -> Selection {
         Selection::Send {
             path: p.id,
             copies: PathMask::EMPTY,
@@ -383,7 +471,7 @@ impl Selection {
     }
 }
 
-/// Lowest SRTT among `paths` passing `keep`; ties go to the lower id ([PROP] B1).
+/// Lowest SRTT among `paths` passing `keep`; ties go to the lower id (a choice: the sources do not say).
 pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Option<&PathView> {
     paths
         .iter()
@@ -415,6 +503,12 @@ pub fn test_path(id: u8, srtt_ms: u64, cwnd_pkts: u64, inflight_pkts: u64) -> Pa
         ssthresh_bytes: None,
         srtt_min_seen: Duration::from_millis(srtt_ms),
         srtt_max_seen: Duration::from_millis(srtt_ms),
+        in_recovery: false,
+        rttvar_kernel: Duration::from_millis(srtt_ms / 4).max(Duration::from_millis(50)),
+        delivery_rate: None,
+        sent_bytes_total: 0,
+        lost_bytes_total: 0,
+        peer_rwnd_bytes: u64::MAX,
     }
 }
 

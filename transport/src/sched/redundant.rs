@@ -1,4 +1,4 @@
-//! Redundant (ALGORITHMS.md B5; out-of-tree Linux MPTCP `mptcp_redundant.c`, v0.90+): every
+//! Redundant (out-of-tree Linux MPTCP `mptcp_redundant.c`, v0.90+): every
 //! segment goes out on every subflow that can take it, so the connection runs at the pace
 //! of the best path and survives the loss of any one.
 //!
@@ -8,10 +8,10 @@
 //! (active or backup) that is not in RTO-Loss, *whether or not its window is open*: the copy
 //! waits in that subflow's queue and goes out when its cwnd allows, unless the data was
 //! delivered meanwhile (the core skips such copies) — the kernel's "each subflow walks the
-//! whole stream and skips what is meta-acked". [PROP] A subflow takes copies only while less
+//! whole stream and skips what is meta-acked". A choice of ours: a subflow takes copies only while less
 //! than one cwnd is queued on it, so a slow subflow lags by at most a window and cannot make
 //! the core stop scheduling. Backup subflows are used only when no active subflow is
-//! available. Reinjections follow B2's net effect: the lowest-SRTT available subflow that has
+//! available. Reinjections follow the kernel's reinjection: the lowest-SRTT available subflow that has
 //! not carried the data, else the lowest-SRTT available one, without copies.
 //!
 //! Burst: the first subflow's free window (at least one segment), capped by the configured
@@ -65,9 +65,8 @@ impl Scheduler for Redundant {
         paths: &[PathView],
     ) -> Selection {
         if let SendKind::Reinject { .. } = kind {
-            return best_available(paths, kind, by_srtt).map_or(Selection::None, |p| {
-                Selection::send_on(p, self.burst_cap_bytes)
-            });
+            return best_available(paths, kind, by_srtt)
+                .map_or(Selection::None, Selection::send_on);
         }
         let mut chosen = self.rotated(paths, false);
         if chosen.is_empty() {
@@ -187,7 +186,7 @@ mod tests {
             Selection::Send {
                 path: SubflowId(1),
                 copies: PathMask::EMPTY,
-                burst_bytes: 10 * 1448
+                burst_bytes: 1448
             }
         );
     }

@@ -4,9 +4,11 @@
 //! Everything random (link loss, connection ids, CC draws) comes from the run seed, so a run
 //! repeats exactly.
 
+pub mod app_limited;
 pub mod link;
 pub mod pair;
 
+pub use app_limited::{AppLimitedResult, AppLimitedSpec, run_app_limited};
 pub use link::{Link, LinkSpec};
 pub use pair::{
     DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,

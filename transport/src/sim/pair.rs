@@ -40,6 +40,9 @@ pub struct Pair {
     pub client_events: Vec<Event>,
     pub server_events: Vec<Event>,
     pub steps: u64,
+    /// An application timer (e.g. the next scheduled write of an app-limited sender): the
+    /// simulation does not jump past it.
+    pub app_wake_at: Option<Instant>,
 }
 
 impl Pair {
@@ -76,6 +79,7 @@ impl Pair {
             client_events: Vec::new(),
             server_events: Vec::new(),
             steps: 0,
+            app_wake_at: None,
         }
     }
 
@@ -83,6 +87,11 @@ impl Pair {
     /// transit keep their fate.
     pub fn set_link(&mut self, path: usize, down: bool, spec: LinkSpec) {
         self.links[path][down as usize].spec = spec;
+    }
+
+    /// A link's current model.
+    pub fn link_spec(&self, path: usize, down: bool) -> LinkSpec {
+        self.links[path][down as usize].spec
     }
 
     pub fn link_counters(&self, path: usize, down: bool) -> LinkCounters {
@@ -121,6 +130,7 @@ impl Pair {
             }
         };
         consider(self.server.as_ref().and_then(|s| s.poll_timeout()));
+        consider(self.app_wake_at.filter(|&t| t > self.now));
         for l in &self.links {
             consider(l[0].next_delivery());
             consider(l[1].next_delivery());

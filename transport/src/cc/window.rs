@@ -1,0 +1,865 @@
+//! The base window machine: what every loss-based window CC shares, so that an algorithm is
+//! "an increase rule and a decrease rule" in its own file.
+//!
+//! # What the machine does (RFC 5681, RFC 6582, RFC 6937; Linux `tcp_input.c`, `tcp_cong.c`)
+//! Windows are in bytes; "packets" below are bytes / MSS.
+//! * **Start**: cwnd = IW (10 MSS), ssthresh = ∞.
+//! * **Slow start** (cwnd < ssthresh): cwnd += acked, at most up to ssthresh; what is left of
+//!   the ACK goes on to congestion avoidance (Linux `tcp_slow_start`).
+//! * **Congestion avoidance**: the rule's [`Increase`]. The common form is
+//!   [`Increase::PerAcked`]`(w)`, Linux `tcp_cong_avoid_ai`: acked bytes add up in a counter
+//!   (`snd_cwnd_cnt`) and each time it reaches w·MSS, cwnd grows by one MSS. Reno's w is cwnd
+//!   in packets (+1 MSS per window of ACKs); CUBIC's is its `cnt`.
+//! * **Cwnd-limited gating**: no growth from an ACK unless `AckEvent::is_cwnd_limited`
+//!   (Linux `tcp_is_cwnd_limited`; the kernel LIA/OLIA/BALIA code gates the same way).
+//! * **Fast recovery** (`CongestionEvent::Loss`, once per episode): prior_cwnd = cwnd,
+//!   ssthresh = the rule's decrease (Reno: max(cwnd/2, 2 MSS), Linux `tcp_reno_ssthresh`).
+//!   During the episode cwnd never grows; it follows Proportional Rate Reduction
+//!   (RFC 6937, Linux `tcp_cwnd_reduction`, the default) or, with option `prr=false`, is set
+//!   to ssthresh at once (RFC 6582 without window inflation: ACK ranges already take SACKed
+//!   data out of inflight). At the end of the episode cwnd = ssthresh (Linux
+//!   `tcp_end_cwnd_reduction`).
+//! * **RTO** (`CongestionEvent::Rto { repeat }`, Linux `tcp_enter_loss`): ssthresh is
+//!   reduced once per loss episode: not on a backoff repeat, and not when the RTO fires
+//!   inside a fast-recovery episode (ssthresh was already reduced for that window). cwnd =
+//!   1 MSS; the RTO-loss state lasts until the core calls `on_recovery_exit`. cwnd grows by
+//!   slow start meanwhile (Linux grows cwnd in CA_Loss); cwnd is kept at the exit.
+//! * **Idle restart** (Linux `tcp_cwnd_restart`, `tcp_slow_start_after_idle = 1`): after
+//!   an idle period longer than one RTO, ssthresh = max(ssthresh, ¾·cwnd), then cwnd is halved
+//!   once per RTO elapsed, but not below min(IW, cwnd). The RTO is Linux's,
+//!   SRTT + max(4·RTTVAR, 200 ms), from the last ACK's estimator values.
+//! * **Pacing**: none (Linux without the fq qdisc) unless option `paced=true`; then
+//!   cwnd/SRTT × 2 while cwnd < ssthresh/2 and × 1.2 otherwise (Linux
+//!   `tcp_update_pacing_rate`).
+//!
+//! # Writing an algorithm on it
+//! Implement [`WindowRule`]: [`WindowRule::increase`] (required) and, where the algorithm
+//! differs from Reno, [`WindowRule::ssthresh`]. Optional hooks see every event
+//! ([`WindowRule::on_ack_start`] runs before any window change, as Linux's `pkts_acked`;
+//! HyStart lives there). An uncoupled algorithm is then `WindowCc<MyRule>` in the registry:
+//!
+//! ```
+//! use mptransport::cc::window::{Increase, WindowCc, WindowConfig, WindowRule, WindowView};
+//! use mptransport::cc::{AckEvent, SubflowCc};
+//!
+//! /// Scalable TCP-like: +0.01 packet per acknowledged packet, ssthresh = 7/8 cwnd.
+//! struct Scalable;
+//! impl WindowRule for Scalable {
+//!     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked: u64) -> Increase {
+//!         Increase::Packets(0.01 * acked as f64 / w.mss_bytes as f64)
+//!     }
+//!     fn ssthresh(&mut self, w: &WindowView, _cause: mptransport::cc::window::Reduction) -> u64 {
+//!         (w.cwnd_bytes * 7 / 8).max(2 * w.mss_bytes)
+//!     }
+//! }
+//! let cc = WindowCc::new(WindowConfig::default(), Scalable);
+//! assert_eq!(cc.cwnd_bytes(), 10 * WindowConfig::default().mss_bytes);
+//! ```
+//!
+//! A coupled algorithm (LIA, OLIA, BALIA, ...) implements `CongestionController` itself,
+//! keeps one [`Window`] per subflow, and on each hook builds its rule from `views` (every
+//! subflow's cwnd, SRTT, rate, loss state) and passes it in:
+//! `self.windows[sf].on_ack(ack, &mut LiaRule { alpha, cwnd_total })`. The rule may borrow
+//! `views`; nothing needs to be stored between calls unless the algorithm keeps state.
+//!
+//! Anything the [`Increase`] forms do not cover (wVegas' once-per-RTT moves, Compound's
+//! dwnd) can set the window directly with [`Window::set_cwnd`] / [`Window::set_ssthresh`]
+//! before or after `on_ack`, or return [`Increase::SetCwnd`].
+//!
+//! Full model, choices and test vectors: `docs/algorithms/window.md`.
+
+use std::time::Duration;
+
+use super::{AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionEvent, RegistryError, SubflowCc};
+use crate::pacer::window_pacing_rate;
+use crate::units::{Bandwidth, Instant};
+
+/// Linux `TCP_RTO_MIN`: the floor of 4·RTTVAR in the RTO the idle restart counts with.
+pub const LINUX_RTO_MIN: Duration = Duration::from_millis(200);
+/// Linux `TCP_TIMEOUT_INIT`: the RTO before any RTT sample.
+pub const LINUX_RTO_INITIAL: Duration = Duration::from_secs(1);
+/// Floor of ssthresh after a reduction, in packets (RFC 5681, Linux `tcp_reno_ssthresh`).
+pub const MIN_SSTHRESH_PKTS: u64 = 2;
+/// cwnd never goes below this many packets through [`Increase::Packets`] or
+/// [`Window::set_cwnd`] (Linux keeps snd_cwnd ≥ 1).
+pub const MIN_CWND_PKTS: u64 = 1;
+
+/// Loss state of one subflow's window (Linux `icsk_ca_state`, reduced to what matters for
+/// the window: Open/Disorder = `Open`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LossState {
+    Open,
+    /// Fast recovery episode (Linux TCP_CA_Recovery).
+    Recovery,
+    /// After a retransmission timeout until the core ends the RTO-loss state (TCP_CA_Loss).
+    RtoLoss,
+}
+
+/// Settings of the window machine; `Default` is Linux's behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowConfig {
+    pub mss_bytes: u64,
+    pub initial_window_pkts: u64,
+    /// Floor of ssthresh after a reduction in packets (2).
+    pub min_ssthresh_pkts: u64,
+    /// Proportional Rate Reduction in fast recovery (Linux; option `prr`, default true).
+    /// Off: cwnd = ssthresh at the start of the episode.
+    pub prr: bool,
+    /// Pace at cwnd/SRTT × 2 or × 1.2 (Linux with the fq qdisc; option `paced`, default
+    /// false = unpaced as Linux with pfifo_fast).
+    pub paced: bool,
+    /// Cut cwnd after idle periods (Linux `tcp_slow_start_after_idle`; option
+    /// `slow_start_after_idle`, default true).
+    pub slow_start_after_idle: bool,
+}
+
+impl Default for WindowConfig {
+    fn default() -> Self {
+        WindowConfig {
+            mss_bytes: crate::units::DEFAULT_MSS_BYTES,
+            initial_window_pkts: 10,
+            min_ssthresh_pkts: MIN_SSTHRESH_PKTS,
+            prr: true,
+            paced: false,
+            slow_start_after_idle: true,
+        }
+    }
+}
+
+impl WindowConfig {
+    /// Reads the machine's `--cc-opt` switches `prr`, `paced`, `slow_start_after_idle`.
+    pub fn from_cc_config(cfg: &CcConfig, mss_bytes: u64) -> Result<WindowConfig, RegistryError> {
+        let d = WindowConfig::default();
+        Ok(WindowConfig {
+            mss_bytes,
+            initial_window_pkts: cfg.initial_window_pkts,
+            min_ssthresh_pkts: d.min_ssthresh_pkts,
+            prr: cfg.flag("prr", d.prr)?,
+            paced: cfg.flag("paced", d.paced)?,
+            slow_start_after_idle: cfg.flag("slow_start_after_idle", d.slow_start_after_idle)?,
+        })
+    }
+
+    pub fn initial_window_bytes(&self) -> u64 {
+        self.initial_window_pkts * self.mss_bytes
+    }
+}
+
+/// Read-only state of one window, handed to the rules.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowView {
+    pub cwnd_bytes: u64,
+    /// `u64::MAX` = ∞ (no reduction yet).
+    pub ssthresh_bytes: u64,
+    pub mss_bytes: u64,
+    pub state: LossState,
+    /// cwnd when the current or last reduction began (Linux `prior_cwnd`); 0 = none yet.
+    pub prior_cwnd_bytes: u64,
+    pub initial_window_bytes: u64,
+    /// Inflight as last reported by the core (after the ACK being processed, if any).
+    pub inflight_bytes: u64,
+}
+
+impl WindowView {
+    pub fn cwnd_pkts(&self) -> f64 {
+        self.cwnd_bytes as f64 / self.mss_bytes as f64
+    }
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd_bytes < self.ssthresh_bytes
+    }
+    /// ssthresh, None while ∞.
+    pub fn ssthresh(&self) -> Option<u64> {
+        (self.ssthresh_bytes != u64::MAX).then_some(self.ssthresh_bytes)
+    }
+}
+
+/// What congestion avoidance does with one ACK's acknowledged bytes (those left after slow
+/// start).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Increase {
+    /// Linux `tcp_cong_avoid_ai(w)`: +1 MSS each time w packets' worth of acknowledged bytes
+    /// have accumulated (w > 0, in packets, may be fractional). Reno: w = cwnd in packets.
+    PerAcked(f64),
+    /// Change cwnd by this many packets (fractional, may be negative, as OLIA's). The
+    /// fraction carries over to the next ACK; cwnd changes in whole MSS and never goes
+    /// below [`MIN_CWND_PKTS`].
+    Packets(f64),
+    /// Set cwnd to this many bytes (at least [`MIN_CWND_PKTS`] MSS).
+    SetCwnd(u64),
+    /// Leave cwnd as it is.
+    Hold,
+}
+
+/// Why the window is being reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    /// A new fast-recovery episode; `flight_bytes` = inflight before the losses were taken
+    /// out (RFC 5681's FlightSize).
+    FastRecovery { flight_bytes: u64 },
+    /// The first RTO of a loss episode.
+    Rto { flight_bytes: u64 },
+}
+
+/// Reno's decrease (Linux `tcp_reno_ssthresh`): max(cwnd/2, 2 MSS). Linux halves cwnd,
+/// RFC 5681 halves FlightSize; with cwnd-limited gating the two are within a packet or two.
+pub fn reno_ssthresh(w: &WindowView) -> u64 {
+    (w.cwnd_bytes / 2).max(MIN_SSTHRESH_PKTS * w.mss_bytes)
+}
+
+/// The algorithm-specific part of a window CC. Only [`WindowRule::increase`] is required;
+/// every other hook defaults to Reno / doing nothing. Hooks that get `&mut Window` may change
+/// it (e.g. HyStart sets ssthresh).
+pub trait WindowRule {
+    /// Congestion avoidance: what to do with `acked_bytes` (> 0) of this ACK. Called only
+    /// while cwnd-limited, in Open or RTO-loss state, with cwnd ≥ ssthresh.
+    fn increase(&mut self, w: &WindowView, ack: &AckEvent, acked_bytes: u64) -> Increase;
+
+    /// New ssthresh in bytes, once per loss episode (Linux `ssthresh` op). Default: Reno.
+    fn ssthresh(&mut self, w: &WindowView, _cause: Reduction) -> u64 {
+        reno_ssthresh(w)
+    }
+
+    /// Every ACK, before the window reacts (Linux `pkts_acked`, e.g. HyStart).
+    fn on_ack_start(&mut self, _window: &mut Window, _ack: &AckEvent) {}
+
+    /// Every RTO, repeats included, after the window entered the RTO-loss state (Linux
+    /// `set_state(TCP_CA_Loss)`). `reduced` = ssthresh was reduced by this RTO.
+    fn on_rto(&mut self, _w: &WindowView, _now: Instant, _reduced: bool) {}
+
+    /// Every packet counted in inflight, after the window saw it. `was_idle` = nothing was in
+    /// flight before it (Linux `CA_EVENT_TX_START`); `idle_for` = time since the previous
+    /// send.
+    fn on_sent(&mut self, _w: &WindowView, _now: Instant, _was_idle: bool, _idle_for: Duration) {}
+
+    /// The fast-recovery episode or the RTO-loss state ended (after the window's own exit).
+    fn on_recovery_exit(&mut self, _w: &WindowView, _now: Instant) {}
+
+    /// Algorithm-specific values for logs (`CcSnapshot::extra`).
+    fn extra(&self, _w: &WindowView, _out: &mut Vec<(&'static str, f64)>) {}
+}
+
+/// One subflow's window: cwnd, ssthresh and the loss state.
+#[derive(Clone, Debug)]
+pub struct Window {
+    cfg: WindowConfig,
+    cwnd_bytes: u64,
+    ssthresh_bytes: u64,
+    /// Linux `snd_cwnd_cnt`, in acknowledged bytes.
+    cwnd_cnt_bytes: f64,
+    /// w of the last [`Increase::PerAcked`], for `cwnd_exact_bytes`.
+    last_w_pkts: f64,
+    /// Fraction of a packet carried by [`Increase::Packets`].
+    frac_pkts: f64,
+    state: LossState,
+    prior_cwnd_bytes: u64,
+    /// RFC 6937 `prr_delivered` and `prr_out`, bytes.
+    prr_delivered_bytes: u64,
+    prr_out_bytes: u64,
+    last_sent: Option<Instant>,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    inflight_bytes: u64,
+}
+
+impl Window {
+    pub fn new(cfg: WindowConfig) -> Window {
+        Window {
+            cfg,
+            cwnd_bytes: cfg.initial_window_bytes(),
+            ssthresh_bytes: u64::MAX,
+            cwnd_cnt_bytes: 0.0,
+            last_w_pkts: 0.0,
+            frac_pkts: 0.0,
+            state: LossState::Open,
+            prior_cwnd_bytes: 0,
+            prr_delivered_bytes: 0,
+            prr_out_bytes: 0,
+            last_sent: None,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            inflight_bytes: 0,
+        }
+    }
+
+    pub fn config(&self) -> &WindowConfig {
+        &self.cfg
+    }
+
+    pub fn view(&self) -> WindowView {
+        WindowView {
+            cwnd_bytes: self.cwnd_bytes,
+            ssthresh_bytes: self.ssthresh_bytes,
+            mss_bytes: self.cfg.mss_bytes,
+            state: self.state,
+            prior_cwnd_bytes: self.prior_cwnd_bytes,
+            initial_window_bytes: self.cfg.initial_window_bytes(),
+            inflight_bytes: self.inflight_bytes,
+        }
+    }
+
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes
+    }
+
+    /// cwnd plus the progress of the `snd_cwnd_cnt` counter towards the next MSS, in bytes
+    /// (e.g. 10 MSS + 144.8 B after one Reno CA ACK of one MSS).
+    pub fn cwnd_exact_bytes(&self) -> f64 {
+        if self.last_w_pkts > 0.0 {
+            self.cwnd_bytes as f64 + self.cwnd_cnt_bytes / self.last_w_pkts
+        } else {
+            self.cwnd_bytes as f64
+        }
+    }
+
+    /// ssthresh, None while ∞.
+    pub fn ssthresh_bytes(&self) -> Option<u64> {
+        self.view().ssthresh()
+    }
+
+    pub fn state(&self) -> LossState {
+        self.state
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd_bytes < self.ssthresh_bytes
+    }
+
+    /// Phase for logs and schedulers.
+    pub fn phase(&self) -> CcPhase {
+        match self.state {
+            LossState::Recovery => CcPhase::Recovery,
+            LossState::RtoLoss => CcPhase::Loss,
+            LossState::Open if self.in_slow_start() => CcPhase::SlowStart,
+            LossState::Open => CcPhase::CongestionAvoidance,
+        }
+    }
+
+    /// Latest SRTT the core reported (None before the first ACK).
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+
+    /// Sets ssthresh (bytes; `u64::MAX` = ∞), e.g. a HyStart exit (ssthresh = cwnd).
+    pub fn set_ssthresh(&mut self, bytes: u64) {
+        self.ssthresh_bytes = bytes;
+    }
+
+    /// Sets cwnd (at least [`MIN_CWND_PKTS`] MSS).
+    pub fn set_cwnd(&mut self, bytes: u64) {
+        self.cwnd_bytes = bytes.max(MIN_CWND_PKTS * self.cfg.mss_bytes);
+    }
+
+    /// The `snd_cwnd_cnt` counter in bytes.
+    pub fn cwnd_cnt_bytes(&self) -> f64 {
+        self.cwnd_cnt_bytes
+    }
+
+    /// Linux's RTO from the last ACK's estimator values, SRTT + max(4·RTTVAR, 200 ms).
+    pub fn linux_rto(&self) -> Duration {
+        match self.srtt {
+            Some(srtt) => srtt + (self.rttvar * 4).max(LINUX_RTO_MIN),
+            None => LINUX_RTO_INITIAL,
+        }
+    }
+
+    /// `pacing_rate()` of a window CC: None (unpaced) unless `paced`; then Linux's
+    /// `tcp_update_pacing_rate`, max(cwnd, inflight)/SRTT × (2 if cwnd < ssthresh/2, else 1.2).
+    pub fn pacing_rate(&self) -> Option<Bandwidth> {
+        if !self.cfg.paced {
+            return None;
+        }
+        let srtt = self.srtt?;
+        let early_slow_start = self.cwnd_bytes < self.ssthresh_bytes / 2;
+        Some(window_pacing_rate(
+            self.cwnd_bytes.max(self.inflight_bytes),
+            srtt,
+            early_slow_start,
+        ))
+    }
+
+    // ---- events ---------------------------------------------------------------------------
+
+    /// A packet of `bytes` counted in inflight was sent; `inflight_bytes` includes it.
+    pub fn on_sent<R: WindowRule + ?Sized>(
+        &mut self,
+        now: Instant,
+        bytes: u64,
+        inflight_bytes: u64,
+        rule: &mut R,
+    ) {
+        if self.state == LossState::Recovery {
+            self.prr_out_bytes += bytes;
+        }
+        let was_idle = inflight_bytes <= bytes;
+        let idle_for = self
+            .last_sent
+            .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        self.last_sent = Some(now);
+        self.inflight_bytes = inflight_bytes;
+        rule.on_sent(&self.view(), now, was_idle, idle_for);
+    }
+
+    /// One ACK frame (Linux `tcp_cong_control` without a `cong_control` op).
+    pub fn on_ack<R: WindowRule + ?Sized>(&mut self, ack: &AckEvent, rule: &mut R) {
+        if !ack.srtt.is_zero() {
+            self.srtt = Some(ack.srtt);
+            self.rttvar = ack.rttvar;
+        }
+        self.inflight_bytes = ack.inflight_bytes;
+        rule.on_ack_start(self, ack);
+        if self.state == LossState::Recovery {
+            if self.cfg.prr {
+                self.prr_step(ack);
+            }
+            return;
+        }
+        if !ack.is_cwnd_limited || ack.acked_bytes == 0 {
+            return;
+        }
+        let mut acked = ack.acked_bytes;
+        if self.in_slow_start() {
+            acked = self.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let inc = rule.increase(&self.view(), ack, acked);
+        self.apply(inc, acked);
+    }
+
+    /// A congestion signal. Returns whether ssthresh was reduced.
+    pub fn on_congestion<R: WindowRule + ?Sized>(
+        &mut self,
+        now: Instant,
+        ev: &CongestionEvent,
+        rule: &mut R,
+    ) -> bool {
+        let mss = self.cfg.mss_bytes;
+        match *ev {
+            CongestionEvent::Loss {
+                lost_bytes,
+                inflight_bytes,
+                ..
+            } => {
+                // In CA_Loss Linux does not start a fast recovery (`tcp_process_loss`);
+                // a second Loss event inside an episode is not a new episode.
+                if self.state != LossState::Open {
+                    return false;
+                }
+                self.prior_cwnd_bytes = self.cwnd_bytes;
+                let ssthresh = rule.ssthresh(
+                    &self.view(),
+                    Reduction::FastRecovery {
+                        flight_bytes: inflight_bytes,
+                    },
+                );
+                self.ssthresh_bytes = ssthresh.max(self.cfg.min_ssthresh_pkts * mss);
+                self.prr_delivered_bytes = 0;
+                self.prr_out_bytes = 0;
+                self.state = LossState::Recovery;
+                if self.cfg.prr {
+                    // Until the ACK's PRR step: room for the fast retransmission only (as
+                    // Linux's RACK reordering timer runs `tcp_cwnd_reduction(sk, 1, 0)`).
+                    let after_loss = inflight_bytes.saturating_sub(lost_bytes);
+                    self.cwnd_bytes = self.cwnd_bytes.min(after_loss + mss).max(mss);
+                } else {
+                    self.cwnd_bytes = self.ssthresh_bytes;
+                }
+                true
+            }
+            CongestionEvent::Rto {
+                inflight_bytes,
+                repeat,
+            } => {
+                let reduce = !repeat && self.state != LossState::Recovery;
+                if reduce {
+                    self.prior_cwnd_bytes = self.cwnd_bytes;
+                    let ssthresh = rule.ssthresh(
+                        &self.view(),
+                        Reduction::Rto {
+                            flight_bytes: inflight_bytes,
+                        },
+                    );
+                    self.ssthresh_bytes = ssthresh.max(self.cfg.min_ssthresh_pkts * mss);
+                }
+                self.cwnd_bytes = mss;
+                self.cwnd_cnt_bytes = 0.0;
+                self.frac_pkts = 0.0;
+                self.state = LossState::RtoLoss;
+                rule.on_rto(&self.view(), now, reduce);
+                reduce
+            }
+        }
+    }
+
+    /// The fast-recovery episode or the RTO-loss state ended.
+    pub fn on_recovery_exit<R: WindowRule + ?Sized>(&mut self, now: Instant, rule: &mut R) {
+        match self.state {
+            LossState::Recovery => {
+                if self.ssthresh_bytes != u64::MAX {
+                    self.cwnd_bytes = self.ssthresh_bytes;
+                }
+            }
+            LossState::RtoLoss => {}
+            LossState::Open => return,
+        }
+        self.state = LossState::Open;
+        rule.on_recovery_exit(&self.view(), now);
+    }
+
+    /// Sending restarts after the subflow was idle longer than an RTO (Linux
+    /// `tcp_cwnd_restart`).
+    pub fn on_idle_restart<R: WindowRule + ?Sized>(&mut self, now: Instant, _rule: &mut R) {
+        if !self.cfg.slow_start_after_idle || self.state != LossState::Open {
+            return;
+        }
+        let Some(last) = self.last_sent else { return };
+        let idle = now.saturating_duration_since(last);
+        let rto = self.linux_rto();
+        // tcp_current_ssthresh in Open state: max(ssthresh, ¾ cwnd).
+        if self.ssthresh_bytes != u64::MAX {
+            let three_quarters = (self.cwnd_bytes >> 1) + (self.cwnd_bytes >> 2);
+            self.ssthresh_bytes = self.ssthresh_bytes.max(three_quarters);
+        }
+        let restart = self.cfg.initial_window_bytes().min(self.cwnd_bytes);
+        let mut cwnd = self.cwnd_bytes;
+        let mut left = idle;
+        // while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1;
+        while left > rto && cwnd > restart {
+            left -= rto;
+            cwnd >>= 1;
+        }
+        self.cwnd_bytes = cwnd.max(restart);
+    }
+
+    // ---- internals ------------------------------------------------------------------------
+
+    /// Linux `tcp_slow_start`: returns the acked bytes left over for congestion avoidance.
+    fn slow_start(&mut self, acked: u64) -> u64 {
+        let cwnd = self
+            .cwnd_bytes
+            .saturating_add(acked)
+            .min(self.ssthresh_bytes);
+        let used = cwnd - self.cwnd_bytes;
+        self.cwnd_bytes = cwnd;
+        acked - used
+    }
+
+    fn apply(&mut self, inc: Increase, acked: u64) {
+        let mss = self.cfg.mss_bytes;
+        let floor = MIN_CWND_PKTS * mss;
+        match inc {
+            Increase::PerAcked(w_pkts) => {
+                let w_pkts = w_pkts.max(f64::MIN_POSITIVE);
+                self.last_w_pkts = w_pkts;
+                let w_bytes = w_pkts * mss as f64;
+                // Linux tcp_cong_avoid_ai: credits accumulated at a higher w apply now.
+                if self.cwnd_cnt_bytes >= w_bytes {
+                    self.cwnd_cnt_bytes = 0.0;
+                    self.cwnd_bytes += mss;
+                }
+                self.cwnd_cnt_bytes += acked as f64;
+                if self.cwnd_cnt_bytes >= w_bytes {
+                    let delta = (self.cwnd_cnt_bytes / w_bytes).floor();
+                    self.cwnd_cnt_bytes -= delta * w_bytes;
+                    self.cwnd_bytes += delta as u64 * mss;
+                }
+            }
+            Increase::Packets(p) => {
+                self.frac_pkts += p;
+                let whole = self.frac_pkts.trunc();
+                self.frac_pkts -= whole;
+                let cwnd = self.cwnd_bytes as f64 + whole * mss as f64;
+                self.cwnd_bytes = (cwnd.max(0.0) as u64).max(floor);
+            }
+            Increase::SetCwnd(bytes) => self.cwnd_bytes = bytes.max(floor),
+            Increase::Hold => {}
+        }
+    }
+
+    /// RFC 6937 / Linux `tcp_cwnd_reduction`, in bytes. Below ssthresh Linux adds one MSS
+    /// (the slow-start reduction bound) on an ACK that advanced `snd_una` and declared no new
+    /// loss; an ACK-range ACK does not say whether the cumulative point moved, so the MSS is
+    /// added on every ACK that declared no new loss (RFC 6937's PRR-SSRB, which adds it on
+    /// every ACK).
+    fn prr_step(&mut self, ack: &AckEvent) {
+        let newly = ack.acked_bytes;
+        if newly == 0 || self.prior_cwnd_bytes == 0 {
+            return;
+        }
+        let mss = self.cfg.mss_bytes;
+        self.prr_delivered_bytes += newly;
+        let inflight = ack.inflight_bytes;
+        let ssthresh = self.ssthresh_bytes;
+        let sndcnt = if inflight > ssthresh {
+            // Proportional part: ⌈ssthresh·prr_delivered/prior_cwnd⌉ − prr_out.
+            let allowed = (ssthresh as u128 * self.prr_delivered_bytes as u128)
+                .div_ceil(self.prior_cwnd_bytes as u128) as u64;
+            allowed.saturating_sub(self.prr_out_bytes)
+        } else {
+            let deficit = ssthresh - inflight;
+            let mut bound = self
+                .prr_delivered_bytes
+                .saturating_sub(self.prr_out_bytes)
+                .max(newly);
+            if ack.newly_lost_bytes == 0 {
+                bound += mss;
+            }
+            deficit.min(bound)
+        };
+        // Force the fast retransmission when nothing was sent in the episode yet.
+        let sndcnt = sndcnt.max(if self.prr_out_bytes > 0 { 0 } else { mss });
+        self.cwnd_bytes = (inflight + sndcnt).max(MIN_CWND_PKTS * mss);
+    }
+
+    /// Snapshot for logs with the rule's extras.
+    pub fn snapshot<R: WindowRule + ?Sized>(&self, rule: &R) -> CcSnapshot {
+        let view = self.view();
+        let mut extra = vec![("cwnd_exact_bytes", self.cwnd_exact_bytes())];
+        rule.extra(&view, &mut extra);
+        CcSnapshot {
+            cwnd_bytes: self.cwnd_bytes,
+            ssthresh_bytes: self.ssthresh_bytes(),
+            pacing_rate: self.pacing_rate(),
+            extra,
+            ..CcSnapshot::default()
+        }
+    }
+}
+
+/// An uncoupled window CC: one [`Window`] and one rule per subflow. Register it with
+/// `Uncoupled::new(name, cfg, factory)` where the factory returns `WindowCc<MyRule>`.
+#[derive(Clone, Debug)]
+pub struct WindowCc<R: WindowRule> {
+    pub window: Window,
+    pub rule: R,
+}
+
+impl<R: WindowRule> WindowCc<R> {
+    pub fn new(cfg: WindowConfig, rule: R) -> WindowCc<R> {
+        WindowCc {
+            window: Window::new(cfg),
+            rule,
+        }
+    }
+}
+
+impl<R: WindowRule + Send> SubflowCc for WindowCc<R> {
+    fn on_sent(&mut self, now: Instant, bytes: u64, inflight_bytes: u64) {
+        self.window
+            .on_sent(now, bytes, inflight_bytes, &mut self.rule)
+    }
+    fn on_ack(&mut self, ack: &AckEvent) {
+        self.window.on_ack(ack, &mut self.rule)
+    }
+    fn on_congestion(&mut self, now: Instant, ev: &CongestionEvent) {
+        self.window.on_congestion(now, ev, &mut self.rule);
+    }
+    fn on_recovery_exit(&mut self, now: Instant) {
+        self.window.on_recovery_exit(now, &mut self.rule)
+    }
+    fn on_idle_restart(&mut self, now: Instant) {
+        self.window.on_idle_restart(now, &mut self.rule)
+    }
+    fn cwnd_bytes(&self) -> u64 {
+        self.window.cwnd_bytes()
+    }
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        self.window.pacing_rate()
+    }
+    fn phase(&self) -> CcPhase {
+        self.window.phase()
+    }
+    fn ssthresh_bytes(&self) -> Option<u64> {
+        self.window.ssthresh_bytes()
+    }
+    fn snapshot(&self) -> CcSnapshot {
+        self.window.snapshot(&self.rule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1448;
+
+    /// Reno's rule, to exercise the machine alone.
+    struct Reno;
+    impl WindowRule for Reno {
+        fn increase(&mut self, w: &WindowView, _ack: &AckEvent, _acked: u64) -> Increase {
+            Increase::PerAcked(w.cwnd_pkts())
+        }
+    }
+
+    /// A rule that returns a fixed increase.
+    struct Fixed(Increase);
+    impl WindowRule for Fixed {
+        fn increase(&mut self, _w: &WindowView, _ack: &AckEvent, _acked: u64) -> Increase {
+            self.0
+        }
+    }
+
+    fn window(prr: bool) -> Window {
+        Window::new(WindowConfig {
+            mss_bytes: MSS,
+            prr,
+            ..WindowConfig::default()
+        })
+    }
+
+    fn ack(acked_bytes: u64, inflight_bytes: u64) -> AckEvent {
+        AckEvent {
+            acked_bytes,
+            inflight_bytes,
+            srtt: Duration::from_millis(100),
+            rttvar: Duration::from_millis(10),
+            is_cwnd_limited: true,
+            mss: MSS,
+            ..AckEvent::default()
+        }
+    }
+
+    /// cwnd 20 MSS, one packet lost at FlightSize 20: a Reno recovery episode.
+    fn in_recovery(prr: bool, lost_pkts: u64) -> Window {
+        let mut w = window(prr);
+        w.set_cwnd(20 * MSS);
+        let ev = CongestionEvent::Loss {
+            lost_bytes: lost_pkts * MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 20 * MSS,
+        };
+        assert!(w.on_congestion(Instant::ZERO, &ev, &mut Reno));
+        assert_eq!(w.ssthresh_bytes(), Some(10 * MSS));
+        w
+    }
+
+    #[test]
+    fn prr_sends_half_of_what_is_delivered_while_inflight_exceeds_ssthresh() {
+        // RFC 6937 proportional part, ssthresh/prior_cwnd = 10/20.
+        let mut w = in_recovery(true, 1);
+        // ACK 1: prr_delivered 1 MSS → ⌈10·1/20⌉ = 0.5 MSS, but the first send of the
+        // episode is forced: cwnd = inflight 18 + 1 MSS.
+        w.on_ack(&ack(MSS, 18 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 19 * MSS);
+        w.on_sent(Instant::ZERO, MSS, 19 * MSS, &mut Reno);
+        // ACK 2: ⌈10·2/20⌉ = 1 MSS − prr_out 1 MSS = 0: cwnd = inflight.
+        w.on_ack(&ack(MSS, 18 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 18 * MSS);
+        // ACK 3: ⌈10·3/20 MSS⌉ = 2172 B − 1448 = 724 B.
+        w.on_ack(&ack(MSS, 17 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 17 * MSS + 724);
+        // The full ACK: cwnd = ssthresh.
+        w.on_recovery_exit(Instant::ZERO, &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        assert_eq!(w.state(), LossState::Open);
+    }
+
+    #[test]
+    fn prr_slow_start_bound_when_inflight_fell_below_ssthresh() {
+        // 12 of 20 lost, one acked: inflight 7 < ssthresh 10. An ACK that declares a new
+        // loss: sndcnt = min(10 − 7, max(prr_delivered − prr_out, acked)) = min(3, 1) = 1.
+        let mut w = in_recovery(true, 12);
+        w.on_ack(
+            &AckEvent {
+                newly_lost_bytes: MSS,
+                ..ack(MSS, 7 * MSS)
+            },
+            &mut Reno,
+        );
+        assert_eq!(w.cwnd_bytes(), 8 * MSS);
+        w.on_sent(Instant::ZERO, MSS, 8 * MSS, &mut Reno);
+        // No new loss: one MSS more, min(10 − 7, max(2 − 1, 1) + 1) = 2 → cwnd 9.
+        w.on_ack(&ack(MSS, 7 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 9 * MSS);
+        // Capped by ssthresh − inflight: inflight 9 → min(1, …) = 1 → cwnd 10.
+        w.on_ack(&ack(MSS, 9 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn without_prr_cwnd_is_ssthresh_for_the_whole_episode() {
+        let mut w = in_recovery(false, 1);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        w.on_ack(&ack(3 * MSS, 15 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn rto_inside_fast_recovery_does_not_reduce_ssthresh_again() {
+        // tcp_enter_loss: ssthresh was already reduced for this window.
+        let mut w = in_recovery(true, 1);
+        let rto = CongestionEvent::Rto {
+            inflight_bytes: 19 * MSS,
+            repeat: false,
+        };
+        assert!(!w.on_congestion(Instant::ZERO, &rto, &mut Reno));
+        assert_eq!(w.ssthresh_bytes(), Some(10 * MSS));
+        assert_eq!(w.cwnd_bytes(), MSS);
+        assert_eq!(w.state(), LossState::RtoLoss);
+        // A fast-retransmit loss during the RTO-loss state is not a new episode.
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 2 * MSS,
+        };
+        assert!(!w.on_congestion(Instant::ZERO, &loss, &mut Reno));
+        assert_eq!(w.state(), LossState::RtoLoss);
+    }
+
+    #[test]
+    fn idle_restart_halves_once_per_rto_down_to_the_initial_window() {
+        // RTO = 100 ms + max(4·10 ms, 200 ms) = 300 ms. Linux tcp_cwnd_restart with
+        // delta = 700 ms: 700 − 300 > 0 → 40; 400 − 300 > 0 → 20; 100 − 300 ≤ 0 → stop.
+        let mut w = window(true);
+        w.set_cwnd(80 * MSS);
+        w.set_ssthresh(40 * MSS);
+        w.on_ack(&ack(0, 0), &mut Reno);
+        w.on_sent(Instant::ZERO, MSS, MSS, &mut Reno);
+        assert_eq!(w.linux_rto(), Duration::from_millis(300));
+        w.on_idle_restart(Instant::from_nanos(700_000_000), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 20 * MSS);
+        // ssthresh = max(40, ¾·80) = 60.
+        assert_eq!(w.ssthresh_bytes(), Some(60 * MSS));
+        // A long idle period stops at IW = 10.
+        w.on_sent(Instant::from_nanos(700_000_000), MSS, MSS, &mut Reno);
+        w.on_idle_restart(Instant::from_nanos(60_000_000_000), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn fractional_packet_increases_carry_over_and_floor_at_one_mss() {
+        let mut w = window(true);
+        w.set_ssthresh(10 * MSS);
+        let mut rule = Fixed(Increase::Packets(0.4));
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_bytes(), 11 * MSS, "0.4 + 0.4 + 0.4 = 1.2");
+        let mut rule = Fixed(Increase::Packets(-100.0));
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_bytes(), MSS);
+    }
+
+    #[test]
+    fn growth_needs_cwnd_limited_and_stops_in_recovery() {
+        let mut w = window(true);
+        w.on_ack(
+            &AckEvent {
+                is_cwnd_limited: false,
+                ..ack(MSS, 0)
+            },
+            &mut Reno,
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        w.on_ack(&ack(MSS, 0), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 11 * MSS, "slow start adds the acked bytes");
+        let mut w = in_recovery(false, 1);
+        w.on_ack(
+            &ack(5 * MSS, 5 * MSS),
+            &mut Fixed(Increase::SetCwnd(50 * MSS)),
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS, "no increase rule in recovery");
+    }
+}

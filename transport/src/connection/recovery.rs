@@ -1,0 +1,367 @@
+//! ACK processing, loss detection and a subflow's two congestion episodes, as Linux's
+//! `tcp_fastretrans_alert`/`tcp_enter_loss` (`net/ipv4/tcp_input.c`) with the out-of-tree
+//! MPTCP's reinjection (`mptcp_reinject_data` on a subflow's RTO):
+//!
+//! * **Fast recovery** (CA_Recovery): starts when a packet- or time-threshold loss is
+//!   detected outside an episode; the CC gets `CongestionEvent::Loss` once. Lost data is
+//!   retransmitted on the same subflow (its retransmission queue is served before anything
+//!   the scheduler assigned). Further losses do not start another episode. It ends when
+//!   nothing sent before it began (`high_pn`, Linux `high_seq`) is outstanding: no such
+//!   packet in flight and all data lost from them delivered; the CC gets
+//!   `on_recovery_exit`.
+//! * **RTO-loss** (CA_Loss): the retransmission timeout declares the whole flight lost, the
+//!   CC gets `CongestionEvent::Rto { repeat }` (repeat = the timeout fired again with no ACK
+//!   since the previous one, or during fast recovery: Linux then does not lower ssthresh
+//!   again), the subflow retransmits its lost data itself and the connection also queues
+//!   every undelivered chunk of the subflow for reinjection elsewhere. The state ends, with
+//!   `on_recovery_exit`, when every chunk lost at the (latest) timeout is delivered and a
+//!   packet was acknowledged on the subflow since that timeout.
+
+use std::time::Duration;
+
+use super::{CloseReason, Connection, Event};
+use crate::cc::rate::AckRate;
+use crate::cc::{AckEvent, CcPhase, CongestionEvent};
+use crate::sched::SchedEvent;
+use crate::subflow::{
+    ChunkRef, EpisodeKind, LossEpisode, LostPackets, MAX_HANDSHAKE_ATTEMPTS, SubflowState,
+};
+use crate::units::{Instant, SubflowId};
+use crate::wire;
+
+/// A sender counts as cwnd-limited for this long after it last filled its window, in SRTTs
+/// (Linux `tcp_is_cwnd_limited` looks back over the last window's worth of sends).
+const CWND_LIMITED_MEMORY_SRTTS: u32 = 2;
+
+/// In slow start the sender counts as cwnd-limited once the flight reaches this fraction
+/// of cwnd (1/2, Linux `tcp_is_cwnd_limited`: cwnd < 2 · max_packets_out).
+const SLOW_START_LIMITED_FRACTION: u64 = 2;
+
+/// What one ACK frame (or loss timer) amounted to, for the CC's `AckEvent`.
+struct AckSummary {
+    acked_bytes: u64,
+    rtt_sample: Option<Duration>,
+    prior_inflight: u64,
+    largest_acked_sent_time: Instant,
+    rate: AckRate,
+    round_start: bool,
+}
+
+impl Connection {
+    pub(super) fn on_ack_frame(&mut self, id: SubflowId, now: Instant, a: &wire::AckFrame<'_>) {
+        let max_ack_delay = self.cfg.max_ack_delay;
+        let s = &mut self.subflows[id.index()];
+        if a.largest >= s.next_pn {
+            return; // acknowledges a packet never sent: ignore the frame
+        }
+        if s.state == SubflowState::Handshaking {
+            s.state = SubflowState::Established;
+            s.hello_pending = false;
+            s.handshake_attempts = 0;
+            self.on_established(id);
+        }
+        let s = &mut self.subflows[id.index()];
+        let prior_inflight = s.inflight_bytes;
+        let acked = s.on_ack_ranges(now, a.ranges());
+        if s.largest_acked.is_none_or(|l| a.largest > l) {
+            s.largest_acked = Some(a.largest);
+        }
+        let mut rtt_sample = None;
+        if let Some((pn, sent_time, eliciting)) = acked.largest {
+            if s.largest_acked == Some(pn) {
+                s.largest_acked_sent_time = Some(sent_time);
+            }
+            if pn == a.largest && eliciting {
+                let sample = now - sent_time;
+                let ack_delay = Duration::from_micros(a.ack_delay_us as u64).min(max_ack_delay);
+                s.rtt.update(sample, ack_delay, a.largest, s.next_pn);
+                s.rtt_samples_this_round += 1;
+                rtt_sample = Some(sample);
+                let srtt = s.rtt.srtt();
+                s.srtt_min_seen = Some(s.srtt_min_seen.map_or(srtt, |m| m.min(srtt)));
+                s.srtt_max_seen = Some(s.srtt_max_seen.map_or(srtt, |m| m.max(srtt)));
+            }
+            // The path works: leave the potentially-failed state, stop probing.
+            s.pto_count = 0;
+            s.potentially_failed = false;
+            s.probes_pending = 0;
+            if let Some(e) = s.episode.as_mut() {
+                e.acked_since_timeout = true;
+            }
+        }
+        s.counters.bytes_acked_total += acked.acked_bytes;
+        for c in &acked.delivered {
+            self.chunks.mark_delivered(*c);
+        }
+        let lost = self.subflows[id.index()].detect_losses(now);
+        self.after_ack_or_loss_timer(id, now, prior_inflight, lost, acked.acked_bytes, rtt_sample);
+        if acked.acked_bytes > 0 {
+            self.sched.on_event(&SchedEvent::Acked {
+                path: id,
+                bytes: acked.acked_bytes,
+                now,
+            });
+        }
+    }
+
+    /// RFC 9002 loss timer: packets may now be lost by the time threshold.
+    pub(super) fn on_loss_timer(&mut self, id: SubflowId, now: Instant) {
+        let s = &mut self.subflows[id.index()];
+        let prior_inflight = s.inflight_bytes;
+        let lost = s.detect_losses(now);
+        if lost.pkts > 0 {
+            self.after_ack_or_loss_timer(id, now, prior_inflight, lost, 0, None);
+        }
+    }
+
+    /// The common tail of an ACK and of the loss timer: losses, episode exit and start, the
+    /// rate sample, the round, then `on_ack` (the order `cc/mod.rs` documents).
+    fn after_ack_or_loss_timer(
+        &mut self,
+        id: SubflowId,
+        now: Instant,
+        prior_inflight: u64,
+        lost: LostPackets,
+        acked_bytes: u64,
+        rtt_sample: Option<Duration>,
+    ) {
+        let lost_data = self.record_losses(id, now, &lost);
+        self.check_episode_exit(id, now);
+        if !lost_data.is_empty() && self.subflows[id.index()].episode.is_none() {
+            self.enter_fast_recovery(id, now, prior_inflight, &lost, lost_data);
+        }
+        let s = &mut self.subflows[id.index()];
+        let rate = s.rate.take_ack(now, s.rtt.min_rtt());
+        let round_start = rate
+            .prior_delivered_bytes
+            .is_some_and(|p| p >= s.round_end_delivered);
+        if round_start {
+            s.round_end_delivered = s.rate.delivered_bytes();
+        }
+        let summary = AckSummary {
+            acked_bytes,
+            rtt_sample,
+            prior_inflight,
+            largest_acked_sent_time: s.largest_acked_sent_time.unwrap_or(now),
+            rate,
+            round_start,
+        };
+        if rate.prior_delivered_bytes.is_some() || lost.pkts > 0 {
+            let views = self.build_cc_views();
+            let ack = self.ack_event(id, now, &summary);
+            self.cc.on_ack(id, &ack, &views);
+        }
+        if round_start {
+            self.subflows[id.index()].rtt_samples_this_round = 0;
+        }
+    }
+
+    fn ack_event(&self, id: SubflowId, now: Instant, a: &AckSummary) -> AckEvent {
+        let s = &self.subflows[id.index()];
+        let cwnd = self.cc.cwnd_bytes(id);
+        let srtt = s.rtt.srtt();
+        let recently_limited = s
+            .last_cwnd_limited
+            .is_some_and(|t| now.saturating_duration_since(t) <= srtt * CWND_LIMITED_MEMORY_SRTTS);
+        let slow_start = matches!(self.cc.phase(id), CcPhase::SlowStart | CcPhase::Startup);
+        let is_cwnd_limited = recently_limited
+            || a.prior_inflight + s.mss_bytes >= cwnd
+            || (slow_start && a.prior_inflight * SLOW_START_LIMITED_FRACTION >= cwnd);
+        AckEvent {
+            now,
+            acked_bytes: a.acked_bytes,
+            rtt_sample: a.rtt_sample,
+            srtt,
+            min_rtt: s.rtt.min_rtt(),
+            inflight_bytes: s.inflight_bytes,
+            prior_inflight_bytes: a.prior_inflight,
+            is_cwnd_limited,
+            in_recovery: s.in_recovery(),
+            largest_acked_sent_time: a.largest_acked_sent_time,
+            rate: a.rate.sample,
+            delivered_bytes_total: s.rate.delivered_bytes(),
+            mss: s.mss_bytes,
+            newly_lost_bytes: a.rate.newly_lost_bytes,
+            in_rto_loss: s.in_rto_loss(),
+            round_start: a.round_start,
+            rttvar: s.rtt.rttvar(),
+        }
+    }
+
+    /// Events, and where the lost data goes: retransmitted on the same subflow (Linux), or
+    /// into the reinjection queue with `Config::reinject_fast_losses`. Data lost from packets
+    /// sent before the current episode began is added to it. Returns the lost data that was
+    /// not delivered by another packet: only such a loss is one TCP would see (a lost PING or
+    /// a lost copy of data acknowledged meanwhile has no sequence-space hole).
+    fn record_losses(&mut self, id: SubflowId, now: Instant, lost: &LostPackets) -> Vec<ChunkRef> {
+        let mut lost_data = Vec::new();
+        if lost.pkts == 0 {
+            return lost_data;
+        }
+        self.events.push_back(Event::Loss {
+            path: id,
+            pkts: lost.pkts,
+        });
+        self.sched.on_event(&SchedEvent::Lost {
+            path: id,
+            bytes: lost.bytes,
+            now,
+        });
+        for &(_, c) in &lost.chunks {
+            if self.chunks.is_delivered(c.dsn) {
+                continue;
+            }
+            lost_data.push(c);
+            if self.cfg.reinject_fast_losses {
+                self.chunks.queue_reinjection(c.dsn);
+            } else {
+                self.subflows[id.index()].push_retransmit(c);
+            }
+        }
+        let s = &mut self.subflows[id.index()];
+        if let Some(e) = s.episode.as_mut() {
+            let high_pn = e.high_pn;
+            e.undelivered.extend(
+                lost.chunks
+                    .iter()
+                    .filter(|(pn, c)| *pn < high_pn && lost_data.contains(c))
+                    .map(|&(_, c)| c),
+            );
+        }
+        self.sched_dirty = true;
+        lost_data
+    }
+
+    fn enter_fast_recovery(
+        &mut self,
+        id: SubflowId,
+        now: Instant,
+        prior_inflight: u64,
+        lost: &LostPackets,
+        lost_data: Vec<ChunkRef>,
+    ) {
+        let s = &mut self.subflows[id.index()];
+        s.episode = Some(LossEpisode {
+            kind: EpisodeKind::FastRecovery,
+            high_pn: s.next_pn,
+            undelivered: lost_data,
+            acked_since_timeout: false,
+        });
+        let ev = CongestionEvent::Loss {
+            lost_bytes: lost.bytes,
+            largest_lost_sent_time: lost.largest_sent_time.unwrap_or(now),
+            inflight_bytes: prior_inflight,
+        };
+        let views = self.build_cc_views();
+        self.cc.on_congestion(id, now, &ev, &views);
+    }
+
+    /// Ends the subflow's episode once nothing sent before `high_pn` is outstanding (and, in
+    /// the RTO-loss state, an ACK arrived since the latest timeout).
+    fn check_episode_exit(&mut self, id: SubflowId, now: Instant) {
+        let s = &self.subflows[id.index()];
+        let Some(e) = s.episode.as_ref() else {
+            return;
+        };
+        let in_flight_below = s.in_flight_below(e.high_pn);
+        let undelivered: Vec<ChunkRef> = e
+            .undelivered
+            .iter()
+            .copied()
+            .filter(|c| !self.chunks.is_delivered(c.dsn))
+            .collect();
+        let acked_ok = e.kind == EpisodeKind::FastRecovery || e.acked_since_timeout;
+        let s = &mut self.subflows[id.index()];
+        if undelivered.is_empty() && !in_flight_below && acked_ok {
+            s.episode = None;
+            self.cc.on_recovery_exit(id, now);
+            self.sched_dirty = true;
+        } else if let Some(e) = s.episode.as_mut() {
+            e.undelivered = undelivered;
+        }
+    }
+
+    /// The probe timer: handshake retry, tail-loss probe, or retransmission timeout.
+    pub(super) fn on_pto(&mut self, id: SubflowId, now: Instant) {
+        let s = &mut self.subflows[id.index()];
+        if s.state == SubflowState::Handshaking {
+            s.handshake_attempts += 1;
+            if s.handshake_attempts >= MAX_HANDSHAKE_ATTEMPTS {
+                s.state = SubflowState::Failed;
+                self.events.push_back(Event::SubflowFailed { path: id });
+                self.sched.on_event(&SchedEvent::PathDown { path: id, now });
+                if self
+                    .subflows
+                    .iter()
+                    .all(|s| s.state == SubflowState::Failed)
+                {
+                    self.close(CloseReason::HandshakeFailed);
+                }
+            } else {
+                s.hello_pending = true;
+                s.last_ack_eliciting_sent = Some(now);
+            }
+            return;
+        }
+        if s.pto_count == 0 {
+            // Tail-loss probe: one packet, no window reduction.
+            s.pto_count = 1;
+            s.probes_pending = 1;
+            s.counters.tlp_total += 1;
+            s.last_ack_eliciting_sent = Some(now);
+            return;
+        }
+        self.on_rto(id, now);
+    }
+
+    /// Retransmission timeout (`tcp_retransmit_timer` → `tcp_enter_loss`).
+    fn on_rto(&mut self, id: SubflowId, now: Instant) {
+        let s = &mut self.subflows[id.index()];
+        let repeat = match &s.episode {
+            None => false,
+            Some(e) => e.kind == EpisodeKind::FastRecovery || !e.acked_since_timeout,
+        };
+        s.pto_count += 1;
+        s.counters.rto_total += 1;
+        let prior_inflight = s.inflight_bytes;
+        let lost = s.declare_flight_lost(now);
+        let mut undelivered = s.episode.take().map_or(Vec::new(), |e| e.undelivered);
+        undelivered.extend(lost.chunks.iter().map(|&(_, c)| c));
+        s.episode = Some(LossEpisode {
+            kind: EpisodeKind::RtoLoss,
+            high_pn: s.next_pn,
+            undelivered,
+            acked_since_timeout: false,
+        });
+        s.potentially_failed = true;
+        s.probes_pending = 1;
+        s.last_ack_eliciting_sent = Some(now);
+        // The subflow retransmits its lost data itself (its first retransmission is the
+        // probe), and the connection reinjects everything undelivered that it holds.
+        for &(_, c) in &lost.chunks {
+            if !self.chunks.is_delivered(c.dsn) {
+                s.push_retransmit(c);
+            }
+        }
+        let mut reinject: Vec<u64> = s.pending_retransmissions().map(|c| c.dsn).collect();
+        reinject.extend(s.drain_assigned().iter().map(|c| c.dsn));
+        for dsn in reinject {
+            self.chunks.queue_reinjection(dsn);
+        }
+        self.sched_dirty = true;
+        let views = self.build_cc_views();
+        let ev = CongestionEvent::Rto {
+            inflight_bytes: prior_inflight,
+            repeat,
+        };
+        self.cc.on_congestion(id, now, &ev, &views);
+        self.events.push_back(Event::Rto { path: id });
+        if lost.pkts > 0 {
+            self.events.push_back(Event::Loss {
+                path: id,
+                pkts: lost.pkts,
+            });
+        }
+        self.sched.on_event(&SchedEvent::Rto { path: id, now });
+    }
+}

@@ -1,0 +1,354 @@
+//! Out-of-tree default scheduler (`default` of the multipath-tcp/mptcp kernel, v0.9x:
+//! `get_available_subflow` and `mptcp_rcv_buf_optimization` in `net/mptcp/mptcp_sched.c`),
+//! the scheduler the MPTCP video studies of that kernel ran.
+//!
+//! # Subflow for a segment (`get_subflow_from_selectors`)
+//! * A subflow is *available* when it is established, not in RTO-Loss, its inflight plus what
+//!   is already queued on it is below its cwnd, and its `pf` (potentially failed: an RTO
+//!   fired and no ACK came since) flag is clear (`mptcp_is_def_unavailable`,
+//!   `mptcp_is_temp_unavailable`).
+//! * Active (non-backup) subflows first: among available subflows that have not carried the
+//!   segment yet ("unused"), the lowest SRTT (ties to the lower id).
+//! * If none is available but an unused active subflow is only cwnd-blocked (established,
+//!   not `pf`, not in RTO-Loss), return nothing: backups are not tried while an active
+//!   subflow will free up.
+//! * Otherwise the backups, the same way.
+//! * If that fails, forget which subflows carried the segment and retry once: net effect, the
+//!   lowest-SRTT available subflow, even one that already carried it.
+//!
+//! One packet per decision: the kernel asks per segment (`mptcp_next_segment`).
+//!
+//! # Opportunistic retransmission and penalisation (`mptcp_rcv_buf_optimization`)
+//! When the peer's receive window blocks new data, the kernel takes the oldest unacked
+//! segment H and (1) at most once per SRTT of the current subflow halves the cwnd of each
+//! slower subflow that carried H and is in CA_Open (and its ssthresh unless in slow start),
+//! (2) resends H on the current subflow if H was not sent there and the scan of H's carriers
+//! says so. [`opportunistic_retransmit`] is that decision as a pure function. The connection
+//! tells the scheduler when the window blocks new data ([`SchedEvent::WindowBlocked`]); the
+//! scheduler counts those episodes (`window_blocked_episodes` in its trace state), and BLEST
+//! raises its λ on them. The connection core does not yet carry out the resend of H nor the
+//! cwnd halving (that needs a core hook and a CC hook, outside the scheduler).
+
+use std::time::Duration;
+
+use super::{ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind};
+use crate::cc::{CcPhase, RegistryError};
+use crate::units::{Instant, PathMask, SubflowId};
+
+pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
+    let _ = cfg;
+    Ok(Box::new(DefaultOot {
+        window_blocked_episodes: 0,
+        opportunistic: Opportunistic::default(),
+    }))
+}
+
+/// The out-of-tree default: stateless apart from a counter for the trace.
+pub struct DefaultOot {
+    window_blocked_episodes: u64,
+    opportunistic: Opportunistic,
+}
+
+/// Availability as the out-of-tree kernel tests it: section "Subflow for a segment" above.
+pub fn oot_available(p: &PathView) -> bool {
+    p.is_available() && !p.potentially_failed
+}
+
+/// Only the cwnd (or what is queued on it) keeps this subflow from taking data.
+fn only_cwnd_blocked(p: &PathView) -> bool {
+    p.established && !p.in_rto_loss && !p.potentially_failed && !p.is_available()
+}
+
+/// One pass of `get_subflow_from_selectors` over active or backup subflows: the lowest-SRTT
+/// available subflow that has not carried the segment, else the lowest-SRTT available one
+/// that has; `force` is true when an unused one was found, or when none is available but an
+/// unused one is only cwnd-blocked (then the answer is "nothing, wait for it").
+fn from_selectors(paths: &[PathView], backup: bool, mask: PathMask) -> (Option<&PathView>, bool) {
+    let class = || paths.iter().filter(move |p| p.backup == backup);
+    let lowest = |unused: bool| {
+        class()
+            .filter(|p| oot_available(p) && mask.contains(p.id) != unused)
+            .min_by_key(|p| (p.srtt, p.id))
+    };
+    if let Some(p) = lowest(true) {
+        return (Some(p), true);
+    }
+    let used = lowest(false);
+    let unused_blocked = class().any(|p| !mask.contains(p.id) && only_cwnd_blocked(p));
+    (used, used.is_none() && unused_blocked)
+}
+
+/// The out-of-tree default's choice for a segment already carried by `already_on` (empty for
+/// new data), or `None` when it returns no subflow (`get_available_subflow`: active
+/// subflows, then backups, then once more with the carriers forgotten).
+pub fn oot_choice(paths: &[PathView], already_on: PathMask) -> Option<&PathView> {
+    let mut mask = already_on;
+    let mut looping = false;
+    loop {
+        let (sk, force) = from_selectors(paths, false, mask);
+        if force {
+            return sk;
+        }
+        let (sk, force) = from_selectors(paths, true, mask);
+        if !force && !looping {
+            mask = PathMask::EMPTY;
+            looping = true;
+            continue;
+        }
+        return sk;
+    }
+}
+
+impl Scheduler for DefaultOot {
+    fn name(&self) -> &'static str {
+        "default-oot"
+    }
+
+    fn select(
+        &mut self,
+        _now: Instant,
+        kind: SendKind,
+        _conn: &ConnView,
+        paths: &[PathView],
+    ) -> Selection {
+        let already_on = match kind {
+            SendKind::Fresh => PathMask::EMPTY,
+            SendKind::Reinject { already_on } => already_on,
+        };
+        oot_choice(paths, already_on).map_or(Selection::None, Selection::send_on)
+    }
+
+    fn on_event(&mut self, ev: &SchedEvent) {
+        if let SchedEvent::WindowBlocked { .. } = ev {
+            self.window_blocked_episodes += 1;
+        }
+    }
+
+    fn opportunistic_retransmit(
+        &mut self,
+        now: Instant,
+        head_carriers: PathMask,
+        paths: &[PathView],
+    ) -> Option<SubflowId> {
+        self.opportunistic.decide(now, head_carriers, paths)
+    }
+
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            (
+                "window_blocked_episodes",
+                self.window_blocked_episodes as f64,
+            ),
+            ("opportunistic_resends", self.opportunistic.resends as f64),
+            (
+                "penalties_decided",
+                self.opportunistic.penalties_decided as f64,
+            ),
+        ]
+    }
+}
+
+/// What `mptcp_rcv_buf_optimization` decides for the oldest unacked segment H when the peer
+/// window blocks new data and `current` is the subflow the scheduler picked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpportunisticDecision {
+    /// Subflows whose cwnd (and ssthresh unless in slow start) to halve.
+    pub penalise: PathMask,
+    /// Resend H on `current`.
+    pub resend_on_current: bool,
+}
+
+/// The opportunistic retransmission and penalisation decision (see the module comment).
+/// `head_carriers`: subflows that carried H; `since_last_penalty`: time since `current` last
+/// penalised (None: never). Carriers are scanned in id order (the kernel's list order).
+pub fn opportunistic_retransmit(
+    current: &PathView,
+    paths: &[PathView],
+    head_carriers: PathMask,
+    since_last_penalty: Option<Duration>,
+) -> OpportunisticDecision {
+    let mut penalise = PathMask::EMPTY;
+    let may_penalise = since_last_penalty.is_none_or(|d| d >= current.srtt);
+    if may_penalise {
+        for p in paths {
+            let open = matches!(
+                p.cc_phase,
+                CcPhase::SlowStart | CcPhase::CongestionAvoidance
+            );
+            if p.id != current.id && head_carriers.contains(p.id) && current.srtt < p.srtt && open {
+                penalise = penalise.with(p.id);
+            }
+        }
+    }
+    let mut resend = false;
+    if !head_carriers.contains(current.id) {
+        let mut carriers: Vec<&PathView> = paths
+            .iter()
+            .filter(|p| p.id != current.id && head_carriers.contains(p.id))
+            .collect();
+        carriers.sort_by_key(|p| p.id);
+        for p in carriers {
+            if p.cwnd_bytes <= 4 * p.mss {
+                resend = true;
+                break;
+            }
+            if current.srtt.saturating_mul(4) >= p.srtt {
+                resend = false;
+                break;
+            }
+            resend = true;
+        }
+        resend &= oot_available(current);
+    }
+    OpportunisticDecision {
+        penalise,
+        resend_on_current: resend,
+    }
+}
+
+/// State of the opportunistic retransmission shared by the out-of-tree family (default,
+/// BLEST and ECF run the same `mptcp_rcv_buf_optimization`): when each subflow last
+/// penalised, and counters for the trace. The penalties are decided and counted but not
+/// applied (the CC interface has no way to halve another subflow's cwnd).
+#[derive(Clone, Debug, Default)]
+pub struct Opportunistic {
+    last_penalty: [Option<Instant>; crate::units::MAX_SUBFLOWS],
+    pub resends: u64,
+    pub penalties_decided: u64,
+}
+
+impl Opportunistic {
+    /// The subflow to resend the oldest undelivered chunk on, if any: the subflow the
+    /// default would pick for new data, when [`opportunistic_retransmit`] says so.
+    pub fn decide(
+        &mut self,
+        now: Instant,
+        head_carriers: PathMask,
+        paths: &[PathView],
+    ) -> Option<SubflowId> {
+        let current = oot_choice(paths, PathMask::EMPTY)?;
+        let slot = &mut self.last_penalty[current.id.index()];
+        let since = slot.map(|t| now.saturating_duration_since(t));
+        let d = opportunistic_retransmit(current, paths, head_carriers, since);
+        if !d.penalise.is_empty() {
+            *slot = Some(now);
+            self.penalties_decided += 1;
+        }
+        if d.resend_on_current {
+            self.resends += 1;
+            return Some(current.id);
+        }
+        None
+    }
+}
+
+/// Subflow ids in `mask`, for tests and traces.
+pub fn ids(mask: PathMask) -> Vec<SubflowId> {
+    mask.iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::test_path;
+
+    fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
+        let mut s = build(&SchedConfig::default()).unwrap();
+        match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+            Selection::Send { path, copies, .. } => {
+                assert!(copies.is_empty());
+                Some(path.0)
+            }
+            Selection::None => None,
+            other => panic!("the default never waits deliberately: {other:?}"),
+        }
+    }
+
+    fn on(id: u8) -> SendKind {
+        SendKind::Reinject {
+            already_on: PathMask::single(SubflowId(id)),
+        }
+    }
+
+    #[test]
+    fn segment_on_a_goes_to_unused_b_else_back_to_a() {
+        let a = test_path(0, 20, 10, 0);
+        let b = test_path(1, 50, 10, 0);
+        assert_eq!(pick(&[a.clone(), b], on(0)), Some(1));
+        let b_full = test_path(1, 50, 10, 10);
+        assert_eq!(pick(&[a, b_full], on(0)), Some(0));
+    }
+
+    #[test]
+    fn new_data_with_full_actives_does_not_use_a_free_backup() {
+        let mut c = test_path(2, 10, 10, 0);
+        c.backup = true;
+        let full = [
+            test_path(0, 20, 10, 10),
+            test_path(1, 50, 10, 10),
+            c.clone(),
+        ];
+        assert_eq!(pick(&full, SendKind::Fresh), None);
+        // With every active subflow potentially failed, the backup takes the data.
+        let mut a = test_path(0, 20, 10, 0);
+        a.potentially_failed = true;
+        assert_eq!(pick(&[a, c], SendKind::Fresh), Some(2));
+    }
+
+    #[test]
+    fn lowest_srtt_first_and_pf_is_unavailable() {
+        let mut a = test_path(0, 20, 10, 0);
+        let b = test_path(1, 50, 10, 0);
+        assert_eq!(pick(&[b.clone(), a.clone()], SendKind::Fresh), Some(0));
+        a.potentially_failed = true;
+        assert_eq!(pick(&[a, b], SendKind::Fresh), Some(1));
+    }
+
+    #[test]
+    fn opportunistic_state_resends_on_the_new_data_choice_and_times_penalties() {
+        let fast = test_path(0, 20, 10, 0);
+        let slow = test_path(1, 100, 20, 20);
+        let paths = [fast, slow];
+        let on_slow = PathMask::single(SubflowId(1));
+        let mut o = Opportunistic::default();
+        let t0 = Instant::from_nanos(1_000_000_000);
+        assert_eq!(o.decide(t0, on_slow, &paths), Some(SubflowId(0)));
+        assert_eq!((o.resends, o.penalties_decided), (1, 1));
+        // 10 ms later, within the fast subflow's 20 ms SRTT: resend again, no new penalty.
+        let t1 = Instant::from_nanos(1_010_000_000);
+        assert_eq!(o.decide(t1, on_slow, &paths), Some(SubflowId(0)));
+        assert_eq!(o.penalties_decided, 1);
+        // Already on the fast one: nothing.
+        let t2 = Instant::from_nanos(1_050_000_000);
+        assert_eq!(o.decide(t2, on_slow.with(SubflowId(0)), &paths), None);
+        assert_eq!(o.penalties_decided, 2, "a penalty again after one SRTT");
+    }
+
+    #[test]
+    fn opportunistic_retransmission_penalises_slower_carriers_once_per_srtt() {
+        let fast = test_path(0, 20, 10, 0);
+        let slow = test_path(1, 100, 20, 20);
+        let paths = [fast.clone(), slow.clone()];
+        let head_on_slow = PathMask::single(SubflowId(1));
+        let d = opportunistic_retransmit(&fast, &paths, head_on_slow, None);
+        assert_eq!(ids(d.penalise), vec![SubflowId(1)]);
+        assert!(
+            d.resend_on_current,
+            "100 ms > 4 × 20 ms: resend on the fast one"
+        );
+        let soon = Some(Duration::from_millis(10));
+        let d = opportunistic_retransmit(&fast, &paths, head_on_slow, soon);
+        assert!(d.penalise.is_empty(), "within one SRTT of the last penalty");
+        // A carrier within 4× the current SRTT stops the scan: no resend.
+        let near = test_path(1, 60, 20, 20);
+        let d = opportunistic_retransmit(&fast, &[fast.clone(), near], head_on_slow, None);
+        assert!(!d.resend_on_current);
+        // A carrier with cwnd ≤ 4 segments: resend regardless of its SRTT.
+        let tiny = test_path(1, 60, 4, 4);
+        let d = opportunistic_retransmit(&fast, &[fast.clone(), tiny], head_on_slow, None);
+        assert!(d.resend_on_current);
+        // Already sent on the current subflow: never resend there.
+        let both = head_on_slow.with(SubflowId(0));
+        assert!(!opportunistic_retransmit(&fast, &paths, both, None).resend_on_current);
+    }
+}
