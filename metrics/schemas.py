@@ -36,14 +36,20 @@ FILE_STREAMS = {
     "testbed.jsonl": "testbed",
     "control.jsonl": "control",
     "nginx-access.jsonl": "nginx-access",
+    "cross-traffic.jsonl": "cross-traffic",
 }
-TRANSPORT_FILE = re.compile(r"^transport-[a-z]+\.jsonl$")
+# Streams written once per side: transport-client.jsonl, sched-trace-server.jsonl, ...
+SIDED_FILES = {
+    re.compile(r"^transport-[a-z]+\.jsonl$"): "transport",
+    re.compile(r"^sched-trace-[a-z]+\.jsonl$"): "sched-trace",
+}
 
 
 def stream_of(file_name: str) -> str | None:
     """The stream a trial file belongs to, or None when no schema covers it."""
-    if TRANSPORT_FILE.match(file_name):
-        return "transport"
+    for pattern, stream in SIDED_FILES.items():
+        if pattern.match(file_name):
+            return stream
     return FILE_STREAMS.get(file_name)
 
 

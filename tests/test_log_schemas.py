@@ -16,7 +16,12 @@ from metrics.read import LogFormatError, read_trial
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
-STREAMS = sorted({*schemas.FILE_STREAMS.values(), "transport"})
+STREAMS = sorted({*schemas.FILE_STREAMS.values(), *schemas.SIDED_FILES.values()})
+
+
+def test_every_schema_file_is_a_known_stream() -> None:
+    on_disk = {p.name.split(".v")[0] for p in schemas.SCHEMA_DIR.glob("*.schema.json")}
+    assert on_disk == set(STREAMS)
 
 
 def fixture_logs() -> list[Path]:
