@@ -45,13 +45,25 @@ use std::time::Duration;
 use crate::units::{Bandwidth, Instant, SubflowId};
 
 // Algorithm modules: one line each (H-algos adds theirs here).
+pub mod balia;
 pub mod bbr;
+pub mod compound;
+pub mod coupled;
+pub mod coupled_bbr;
 pub mod cubic;
+pub mod emptcp;
+pub mod hbdp;
+pub mod hmptcp;
+pub mod lia;
+pub mod mpcubic;
+pub mod olia;
 pub mod rate;
 pub mod reno;
 #[cfg(test)]
 pub mod test_sender;
 pub mod window;
+pub mod wmptcp;
+pub mod wvegas;
 
 /// What the algorithm is doing; logged as `cc_state` and shown to schedulers (AR&P pre-assigns
 /// only in PROBE_BW).
@@ -267,6 +279,10 @@ pub trait CongestionController: Send {
         self.snapshot(sf).ssthresh_bytes
     }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot;
+    /// The path name of subflow `sf` (`--path wifi=...` → "wifi"), called after
+    /// `add_subflow` and again when the server learns it from the subflow's HELLO. Algorithms
+    /// with per-path options (H-MPTCP's `weight.<path>`) key on it; others ignore it.
+    fn set_subflow_name(&mut self, _sf: SubflowId, _name: &str) {}
 }
 
 /// Settings shared by every algorithm plus free-form per-algorithm options
@@ -510,6 +526,61 @@ pub const REGISTRY: &[CcEntry] = &[
         name: "bbr",
         summary: "BBR v1 (Linux 4.x, draft-cardwell-00), per subflow = the seeds' mpbbr",
         build: bbr::build,
+    },
+    CcEntry {
+        name: "lia",
+        summary: "LIA (RFC 6356), coupled, as mptcp_coupled.c; --cc-opt form=rfc for the RFC formula",
+        build: lia::build,
+    },
+    CcEntry {
+        name: "olia",
+        summary: "OLIA (Khalili et al., ToN 2013), coupled, as mptcp_olia.c",
+        build: olia::build,
+    },
+    CcEntry {
+        name: "balia",
+        summary: "BALIA (Peng et al., ToN 2016), coupled, as mptcp_balia.c",
+        build: balia::build,
+    },
+    CcEntry {
+        name: "wvegas",
+        summary: "wVegas (Cao et al., ICNP 2012), coupled delay-based, as mptcp_wvegas.c",
+        build: wvegas::build,
+    },
+    CcEntry {
+        name: "compound",
+        summary: "Compound TCP (draft-sridharan-tcpm-ctcp-02), loss + delay, uncoupled",
+        build: compound::build,
+    },
+    CcEntry {
+        name: "mpcubic",
+        summary: "MPCubic (Le et al., ICTC 2011), CUBIC per subflow coupled by delta",
+        build: mpcubic::build,
+    },
+    CcEntry {
+        name: "coupled-bbr",
+        summary: "Coupled BBR (Han et al., IEEE TWC 2021): BBR per subflow, PROBE_BW gains [1.25, 0.75, α_i×6] from all BtlBw",
+        build: coupled_bbr::build,
+    },
+    CcEntry {
+        name: "emptcp",
+        summary: "EMPTCP (semi-coupled, Singhal et al.), coupled: W_l/(τ_l·Σ W_j/τ_j) per RTT",
+        build: emptcp::build,
+    },
+    CcEntry {
+        name: "wmptcp",
+        summary: "WMPTCP (Singhal et al.): ω_l per RTT, --cc-opt weight.<path>=ω (default 1/S)",
+        build: wmptcp::build,
+    },
+    CcEntry {
+        name: "hmptcp",
+        summary: "H-MPTCP (Singhal et al.): max(EMPTCP, WMPTCP) increase, weights as wmptcp",
+        build: hmptcp::build,
+    },
+    CcEntry {
+        name: "hbdp",
+        summary: "HBDP scheme (Chung & Oh): queue-aware increase, expected-throughput load balancing, CUBIC-friendly δ",
+        build: hbdp::build,
     },
 ];
 

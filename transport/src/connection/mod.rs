@@ -400,6 +400,7 @@ impl Connection {
         let mss = self.cfg.max_datagram_bytes as u64;
         let sf = Subflow::new(id, name, backup, st, mss, self.cfg.rto_form);
         self.cc.add_subflow(id, now, mss);
+        self.cc.set_subflow_name(id, name);
         self.views.push(PathView {
             id,
             name: name.to_string(),

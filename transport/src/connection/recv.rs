@@ -55,6 +55,7 @@ impl Connection {
                 s.state = SubflowState::Established;
                 s.name = name.clone();
                 s.backup = backup;
+                self.cc.set_subflow_name(id, &name);
                 self.views[id.index()].name = name;
                 self.views[id.index()].backup = backup;
                 self.on_established(id);

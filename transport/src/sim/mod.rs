@@ -6,10 +6,12 @@
 
 pub mod app_limited;
 pub mod link;
+pub mod net;
 pub mod pair;
 
 pub use app_limited::{AppLimitedResult, AppLimitedSpec, run_app_limited};
 pub use link::{Link, LinkSpec};
+pub use net::{FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared_bottleneck};
 pub use pair::{
     DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,
 };

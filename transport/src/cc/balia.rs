@@ -1,0 +1,339 @@
+//! BALIA, the Balanced Linked Adaptation algorithm (Peng, Walid, Hwang, Low, "Multipath
+//! TCP: analysis, design, and implementation", IEEE/ACM Transactions on Networking 2016), as
+//! the out-of-tree Linux MPTCP kernel runs it (`mptcp_balia.c`).
+//!
+//! # Model (x_k = w_k / r_k, α_i = max_k x_k / x_i, over the members R)
+//! ```text
+//!   CA ACK:  w_i += x_i / (r_i · (Σ_k x_k)²) · (1 + α_i)/2 · (4 + α_i)/5   per acked packet
+//!   loss:    w_i −= (w_i / 2) · min(α_i, 1.5)           (floor 1 packet)
+//! ```
+//! The denominator is (Σx)², as in the kernel (some papers print Σ(x²)).
+//!
+//! # Kernel form (what runs)
+//! `mptcp_balia_recalc_ai` caches two integers per subflow:
+//! ```text
+//!   x_k  = MSS · w_k · 8·10⁶ / srtt_us·8            bytes/s; all rates shifted right by 5
+//!                                                   bits at a time while max x > 2²⁵
+//!   α    = ⌊x_max / x_i⌋                             integer quotient
+//!   ai   = ⌊⌊10 (Σx)² / (x_i + x_max)⌋ · w_i / (4 x_i + x_max)⌋   packets per +1 (w_i if 0)
+//!   md   = ⌊⌊w_i / 2⌋ · min(α·2¹⁰, 1.5·2¹⁰) / 2¹⁰⌋
+//! ```
+//! 1/ai is the float increase above with the exact α; the integer α only affects md, so the
+//! cut is exactly ½ unless x_i ≤ x_max / 2. ssthresh = max(w_i − md, 1) (and the window
+//! machine's floor of 2). They are recomputed after every slow-start ACK, after each +1, on
+//! an RTO (`CA_EVENT_LOSS`) and at the end of a recovery (`CA_EVENT_COMPLETE_CWR`). The
+//! kernel's `forced_update` flag is written on the subflow but read on the meta socket, so
+//! it never forces a recalculation; that is reproduced (no recalculation on state changes).
+//! With at most one established subflow the kernel uses Reno: w_i packets per +1 and
+//! ssthresh = max(w/2, 2).
+//!
+//! # Choices
+//! * The kernel counts ACKs; here acknowledged packets (bytes / MSS), as for every CC on the
+//!   window machine.
+//!
+//! Stats extras: `balia_ai` (packets per +1), `balia_md_pkts`, `balia_alpha` (float α_i),
+//! `balia_rate_Bps` (x_i). Documentation: `docs/algorithms/balia.md`.
+
+use super::coupled::{Coupled, CoupledAlgo, Members, established_count, member_windows};
+use super::window::{Increase, LossState, Reduction, WindowRule, WindowView, reno_ssthresh};
+use super::{
+    AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
+    SubflowInit,
+};
+use crate::units::{Instant, SubflowId};
+
+/// Kernel `rate_scale_limit`, `scale_num`, `alpha_scale`.
+const RATE_SCALE_LIMIT: u32 = 25;
+const SCALE_NUM: u32 = 5;
+const ALPHA_SCALE: u32 = 10;
+
+/// Paper form: increase of w_i per acknowledged packet (w in packets, r in seconds).
+pub fn increase_per_packet(w: &[f64], r: &[f64], i: usize) -> f64 {
+    let x: Vec<f64> = w.iter().zip(r).map(|(w, r)| w / r).collect();
+    let sum: f64 = x.iter().sum();
+    let x_max = x.iter().cloned().fold(f64::MIN, f64::max);
+    let a = x_max / x[i];
+    x[i] / (r[i] * sum * sum) * (1.0 + a) / 2.0 * (4.0 + a) / 5.0
+}
+
+/// Paper form: the decrease of w_i on a loss, (w_i/2)·min(α_i, 1.5).
+pub fn decrease(w: &[f64], r: &[f64], i: usize) -> f64 {
+    let x: Vec<f64> = w.iter().zip(r).map(|(w, r)| w / r).collect();
+    let x_max = x.iter().cloned().fold(f64::MIN, f64::max);
+    w[i] / 2.0 * (x_max / x[i]).min(1.5)
+}
+
+/// The kernel's cached integers of one subflow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AiMd {
+    /// Packets acknowledged per +1 packet; 0 = not computed (Reno).
+    pub ai: u64,
+    /// Packets taken off at a loss.
+    pub md: u64,
+    /// ⌊x_max / x_i⌋.
+    pub alpha: u64,
+}
+
+/// `mptcp_balia_recalc_ai` for member `i`: w in packets, SRTT in µs, MSS in bytes.
+pub fn kernel_ai_md(w: &[u64], srtt_us: &[u64], mss: u64, i: usize) -> AiMd {
+    let rate_of = |k: usize| -> u128 {
+        (mss as u128 * w[k] as u128 * (1_000_000u128 << 3)) / ((srtt_us[k].max(1) as u128) << 3)
+    };
+    let mut max_rate = 0u128;
+    let mut sum_rate = 0u128;
+    for k in 0..w.len() {
+        let x = rate_of(k);
+        sum_rate += x;
+        if x >= max_rate {
+            max_rate = x;
+        }
+    }
+    let mut rate = rate_of(i);
+    if rate == 0 {
+        return AiMd::default();
+    }
+    let alpha = max_rate / rate;
+    let mut shifts = 0u32;
+    while max_rate > 1u128 << RATE_SCALE_LIMIT {
+        max_rate >>= SCALE_NUM;
+        shifts += 1;
+    }
+    if shifts > 0 {
+        sum_rate = (0..w.len())
+            .map(|k| rate_of(k) >> (SCALE_NUM * shifts))
+            .sum();
+        rate >>= SCALE_NUM * shifts;
+    }
+    let sum2 = sum_rate * sum_rate;
+    let mut ai = (sum2 * 10) / (rate + max_rate).max(1);
+    ai = (ai * w[i] as u128) / ((rate << 2) + max_rate).max(1);
+    if ai == 0 {
+        ai = w[i] as u128;
+    }
+    let md = ((w[i] as u128 >> 1) * (alpha << ALPHA_SCALE).min((3u128 << ALPHA_SCALE) >> 1))
+        >> ALPHA_SCALE;
+    AiMd {
+        ai: ai as u64,
+        md: md as u64,
+        alpha: alpha as u64,
+    }
+}
+
+/// Per-subflow state: the cached integers.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BaliaSub {
+    pub cached: AiMd,
+    /// Float α_i and x_i (bytes/s) of the last recalculation, for the stats.
+    pub alpha: f64,
+    pub rate_bytes_per_s: f64,
+    /// A recovery ended (`CA_EVENT_COMPLETE_CWR`): recalculate on the next ACK, where the
+    /// views are at hand.
+    pub recalc_pending: bool,
+}
+
+/// BALIA has no connection state beyond its members.
+#[derive(Clone, Debug, Default)]
+pub struct Balia;
+
+impl Balia {
+    fn recalc(m: &mut Members<BaliaSub>, sf: SubflowId, views: &[SubflowCcView]) {
+        let ws = member_windows(m, views);
+        let Some(i) = ws.iter().position(|x| x.id == sf) else {
+            m.get_mut(sf).state.cached = AiMd::default();
+            return;
+        };
+        if established_count(views) <= 1 {
+            m.get_mut(sf).state.cached = AiMd::default();
+            return;
+        }
+        let mss = m.get(sf).window.config().mss_bytes;
+        let w: Vec<u64> = ws.iter().map(|x| x.cwnd_pkts.floor() as u64).collect();
+        let r: Vec<u64> = ws.iter().map(|x| x.srtt.as_micros() as u64).collect();
+        let cached = kernel_ai_md(&w, &r, mss, i);
+        let x: Vec<f64> = ws
+            .iter()
+            .map(|x| x.cwnd_pkts * mss as f64 / x.srtt.as_secs_f64().max(1e-6))
+            .collect();
+        let x_max = x.iter().cloned().fold(f64::MIN, f64::max);
+        let s = &mut m.get_mut(sf).state;
+        s.cached = cached;
+        s.rate_bytes_per_s = x[i];
+        s.alpha = x_max / x[i].max(f64::MIN_POSITIVE);
+    }
+}
+
+struct BaliaRule {
+    cached: AiMd,
+    coupled: bool,
+}
+
+impl WindowRule for BaliaRule {
+    fn increase(&mut self, w: &WindowView, _ack: &AckEvent, _acked: u64) -> Increase {
+        if self.coupled && self.cached.ai > 0 {
+            Increase::PerAcked(self.cached.ai as f64)
+        } else {
+            Increase::PerAcked(w.cwnd_pkts())
+        }
+    }
+    fn ssthresh(&mut self, w: &WindowView, _cause: Reduction) -> u64 {
+        if !self.coupled {
+            return reno_ssthresh(w);
+        }
+        let pkts = (w.cwnd_bytes / w.mss_bytes)
+            .saturating_sub(self.cached.md)
+            .max(1);
+        pkts * w.mss_bytes
+    }
+}
+
+impl CoupledAlgo for Balia {
+    type Sub = BaliaSub;
+    fn name(&self) -> &'static str {
+        "balia"
+    }
+    fn new_sub(&mut self, _init: &SubflowInit) -> BaliaSub {
+        BaliaSub::default()
+    }
+
+    fn on_ack(
+        &mut self,
+        m: &mut Members<BaliaSub>,
+        sf: SubflowId,
+        ack: &AckEvent,
+        views: &[SubflowCcView],
+    ) {
+        if m.get(sf).state.recalc_pending {
+            m.get_mut(sf).state.recalc_pending = false;
+            Balia::recalc(m, sf, views);
+        }
+        let before = m.get(sf).window.view();
+        let mut rule = BaliaRule {
+            cached: m.get(sf).state.cached,
+            coupled: established_count(views) > 1,
+        };
+        m.get_mut(sf).window.on_ack(ack, &mut rule);
+        let after = m.get(sf).window.view();
+        let slow_start_ack =
+            before.state != LossState::Recovery && before.in_slow_start() && ack.is_cwnd_limited;
+        if slow_start_ack || after.cwnd_bytes > before.cwnd_bytes {
+            Balia::recalc(m, sf, views);
+        }
+    }
+
+    fn on_congestion(
+        &mut self,
+        m: &mut Members<BaliaSub>,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        views: &[SubflowCcView],
+    ) {
+        let mut rule = BaliaRule {
+            cached: m.get(sf).state.cached,
+            coupled: established_count(views) > 1,
+        };
+        m.get_mut(sf).window.on_congestion(now, ev, &mut rule);
+        if matches!(ev, CongestionEvent::Rto { .. }) {
+            // CA_EVENT_LOSS.
+            Balia::recalc(m, sf, views);
+        }
+    }
+
+    fn on_recovery_exit(&mut self, m: &mut Members<BaliaSub>, sf: SubflowId, now: Instant) {
+        let me = m.get_mut(sf);
+        me.window.on_recovery_exit(now, &mut super::reno::RenoRule);
+        me.state.recalc_pending = true;
+    }
+
+    fn extra(&self, m: &Members<BaliaSub>, sf: SubflowId, out: &mut Vec<(&'static str, f64)>) {
+        let s = &m.get(sf).state;
+        out.push(("balia_ai", s.cached.ai as f64));
+        out.push(("balia_md_pkts", s.cached.md as f64));
+        out.push(("balia_alpha", s.alpha));
+        out.push(("balia_rate_Bps", s.rate_bytes_per_s));
+    }
+}
+
+/// Registry constructor (window machine options only).
+pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
+    Ok(Box::new(Coupled::new(Balia, cfg)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::coupled::testkit::{MSS, ack, view};
+
+    #[test]
+    fn paper_increase_and_decrease_match_the_worked_example() {
+        let (w, r) = ([10.0, 20.0], [0.010, 0.100]);
+        assert!((increase_per_packet(&w, &r, 0) - 0.0694).abs() < 5e-5);
+        assert!((increase_per_packet(&w, &r, 1) - 0.0075).abs() < 5e-5);
+        assert_eq!(w[0] - decrease(&w, &r, 0), 5.0);
+        assert_eq!(w[1] - decrease(&w, &r, 1), 5.0);
+    }
+
+    #[test]
+    fn kernel_integers_match_the_worked_example() {
+        // x = (1000, 200) packets/s → α = (1, 5); ai = ⌊14.4⌋ and ⌊133.3⌋; 10 → 5, 20 → 5.
+        let a = kernel_ai_md(&[10, 20], &[10_000, 100_000], MSS, 0);
+        let b = kernel_ai_md(&[10, 20], &[10_000, 100_000], MSS, 1);
+        assert_eq!((a.alpha, a.ai, a.md), (1, 14, 5));
+        assert_eq!((b.alpha, b.ai, b.md), (5, 133, 15));
+        // Rates above 2²⁵ B/s are scaled down; the answer stays within rounding of the
+        // float 1/increase = 14.4·w_i/10 = 1440.
+        let big = kernel_ai_md(&[1000, 2000], &[1_000, 10_000], MSS, 0);
+        assert!((1438..=1440).contains(&big.ai), "{big:?}");
+    }
+
+    #[test]
+    fn a_loss_cuts_the_slow_path_to_a_quarter() {
+        let cfg = CcConfig::default();
+        let mut cc = Coupled::new(Balia, &cfg).unwrap();
+        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
+        cc.add_subflow(SubflowId(1), Instant::ZERO, MSS);
+        let views = [view(0, 10, 10), view(1, 20, 100)];
+        // Slow start to (10, 20) packets; each slow-start ACK recalculates ai/md.
+        for _ in 0..10 {
+            cc.on_ack(SubflowId(1), &ack(0, MSS, 100), &views);
+        }
+        assert_eq!(cc.cwnd_bytes(SubflowId(0)), 10 * MSS);
+        assert_eq!(cc.cwnd_bytes(SubflowId(1)), 20 * MSS);
+        assert_eq!(cc.members.get(SubflowId(1)).state.cached.md, 15);
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 20 * MSS,
+        };
+        cc.on_congestion(SubflowId(1), Instant::ZERO, &loss, &views);
+        assert_eq!(cc.ssthresh_bytes(SubflowId(1)), Some(5 * MSS));
+    }
+
+    #[test]
+    fn one_subflow_is_reno() {
+        let cfg = CcConfig::default();
+        let mut balia = build(&cfg).unwrap();
+        let mut reno = crate::cc::reno::build(&cfg).unwrap();
+        let views = [view(0, 10, 50)];
+        let id = SubflowId(0);
+        balia.add_subflow(id, Instant::ZERO, MSS);
+        reno.add_subflow(id, Instant::ZERO, MSS);
+        for i in 0..3000u64 {
+            let a = ack(i, MSS * (1 + i % 2), 50);
+            balia.on_ack(id, &a, &views);
+            reno.on_ack(id, &a, &views);
+            if i % 500 == 499 {
+                let loss = CongestionEvent::Loss {
+                    lost_bytes: MSS,
+                    largest_lost_sent_time: Instant::ZERO,
+                    inflight_bytes: reno.cwnd_bytes(id),
+                };
+                balia.on_congestion(id, Instant::ZERO, &loss, &views);
+                reno.on_congestion(id, Instant::ZERO, &loss, &views);
+                balia.on_recovery_exit(id, Instant::ZERO);
+                reno.on_recovery_exit(id, Instant::ZERO);
+            }
+            assert_eq!(balia.cwnd_bytes(id), reno.cwnd_bytes(id), "ack {i}");
+        }
+    }
+}

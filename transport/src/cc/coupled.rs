@@ -1,0 +1,325 @@
+//! Plumbing shared by the coupled window CCs (LIA, OLIA, BALIA, wVegas, MPCubic): one
+//! [`Window`] (the base window machine) plus algorithm state per subflow, and a
+//! connection-level algorithm object that sees all of them.
+//!
+//! An algorithm implements [`CoupledAlgo`]; [`Coupled`] turns it into a
+//! [`CongestionController`]. The hooks receive every member, so a rule can read the other
+//! subflows' windows (current, not the core's possibly older copy in `views`) and take
+//! SRTT and establishment from `views`.
+//!
+//! "Members" of the coupling are the subflows that are established and have an RTT sample
+//! (the set R of the papers; the kernel's `mptcp_sk_can_send(sk) && srtt`).
+
+use std::time::Duration;
+
+use super::reno::RenoRule;
+use super::window::{Window, WindowConfig};
+use super::{
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
+    SubflowCcView, SubflowInit, mix_seed,
+};
+use crate::units::{Bandwidth, Instant, SubflowId};
+
+/// One subflow of a coupled CC.
+#[derive(Clone, Debug)]
+pub struct Member<S> {
+    pub id: SubflowId,
+    pub window: Window,
+    pub state: S,
+}
+
+/// All subflows of a coupled CC, indexed by dense subflow id.
+#[derive(Clone, Debug)]
+pub struct Members<S> {
+    slots: Vec<Option<Member<S>>>,
+}
+
+impl<S> Default for Members<S> {
+    fn default() -> Self {
+        Members { slots: Vec::new() }
+    }
+}
+
+impl<S> Members<S> {
+    pub fn get(&self, sf: SubflowId) -> &Member<S> {
+        self.slots
+            .get(sf.index())
+            .and_then(|s| s.as_ref())
+            .unwrap_or_else(|| panic!("coupled cc: subflow {sf} used before add_subflow"))
+    }
+    pub fn get_mut(&mut self, sf: SubflowId) -> &mut Member<S> {
+        self.slots
+            .get_mut(sf.index())
+            .and_then(|s| s.as_mut())
+            .unwrap_or_else(|| panic!("coupled cc: subflow {sf} used before add_subflow"))
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Member<S>> {
+        self.slots.iter().flatten()
+    }
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Member<S>> {
+        self.slots.iter_mut().flatten()
+    }
+    fn insert(&mut self, m: Member<S>) {
+        let i = m.id.index();
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i] = Some(m);
+    }
+    fn remove(&mut self, sf: SubflowId) {
+        if let Some(slot) = self.slots.get_mut(sf.index()) {
+            *slot = None;
+        }
+    }
+}
+
+/// The view of `sf` in `views`, if listed.
+pub fn view_of(views: &[SubflowCcView], sf: SubflowId) -> Option<&SubflowCcView> {
+    views.iter().find(|v| v.id == sf)
+}
+
+/// `sf` takes part in the coupling: established with an RTT sample.
+pub fn is_member(views: &[SubflowCcView], sf: SubflowId) -> bool {
+    view_of(views, sf).is_some_and(|v| v.established && !v.srtt.is_zero())
+}
+
+/// Kernel `cnt_established`: established subflows (RTT sample or not).
+pub fn established_count(views: &[SubflowCcView]) -> usize {
+    views.iter().filter(|v| v.established).count()
+}
+
+/// (window in packets, SRTT) of one member, the inputs of every coupled formula.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowRtt {
+    pub id: SubflowId,
+    pub cwnd_pkts: f64,
+    pub srtt: Duration,
+}
+
+/// Current (w, r) of every member, from the members' windows and the views' SRTT.
+pub fn member_windows<S>(m: &Members<S>, views: &[SubflowCcView]) -> Vec<WindowRtt> {
+    m.iter()
+        .filter(|x| is_member(views, x.id))
+        .map(|x| WindowRtt {
+            id: x.id,
+            cwnd_pkts: x.window.cwnd_bytes() as f64 / x.window.config().mss_bytes as f64,
+            srtt: view_of(views, x.id).map_or(Duration::ZERO, |v| v.srtt),
+        })
+        .collect()
+}
+
+/// A coupled algorithm: per-subflow state `Sub` plus whatever connection state it holds in
+/// `self`. Hooks not overridden run the window machine with Reno's rule.
+pub trait CoupledAlgo: Send + 'static {
+    type Sub: Send;
+    fn name(&self) -> &'static str;
+    fn new_sub(&mut self, init: &SubflowInit) -> Self::Sub;
+    fn on_ack(
+        &mut self,
+        m: &mut Members<Self::Sub>,
+        sf: SubflowId,
+        ack: &AckEvent,
+        views: &[SubflowCcView],
+    );
+    fn on_congestion(
+        &mut self,
+        m: &mut Members<Self::Sub>,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        views: &[SubflowCcView],
+    ) {
+        let _ = views;
+        m.get_mut(sf).window.on_congestion(now, ev, &mut RenoRule);
+    }
+    fn on_recovery_exit(&mut self, m: &mut Members<Self::Sub>, sf: SubflowId, now: Instant) {
+        m.get_mut(sf).window.on_recovery_exit(now, &mut RenoRule);
+    }
+    fn on_sent(
+        &mut self,
+        m: &mut Members<Self::Sub>,
+        sf: SubflowId,
+        now: Instant,
+        bytes: u64,
+        inflight_bytes: u64,
+    ) {
+        m.get_mut(sf)
+            .window
+            .on_sent(now, bytes, inflight_bytes, &mut RenoRule);
+    }
+    fn on_idle_restart(&mut self, m: &mut Members<Self::Sub>, sf: SubflowId, now: Instant) {
+        m.get_mut(sf).window.on_idle_restart(now, &mut RenoRule);
+    }
+    /// Per-subflow values for the stats (`CcSnapshot::extra`).
+    fn extra(&self, _m: &Members<Self::Sub>, _sf: SubflowId, _out: &mut Vec<(&'static str, f64)>) {}
+}
+
+/// A [`CoupledAlgo`] as a [`CongestionController`].
+pub struct Coupled<A: CoupledAlgo> {
+    algo: A,
+    cfg: CcConfig,
+    window_cfg: WindowConfig,
+    pub members: Members<A::Sub>,
+}
+
+impl<A: CoupledAlgo> Coupled<A> {
+    /// Validates the window machine's options (`prr`, `paced`, ...) in `cfg`.
+    pub fn new(algo: A, cfg: &CcConfig) -> Result<Self, RegistryError> {
+        let window_cfg = WindowConfig::from_cc_config(cfg, cfg.mss_bytes)?;
+        Ok(Coupled {
+            algo,
+            cfg: cfg.clone(),
+            window_cfg,
+            members: Members::default(),
+        })
+    }
+    pub fn algo(&self) -> &A {
+        &self.algo
+    }
+}
+
+impl<A: CoupledAlgo> CongestionController for Coupled<A> {
+    fn name(&self) -> &'static str {
+        self.algo.name()
+    }
+    fn add_subflow(&mut self, sf: SubflowId, now: Instant, mss: u64) {
+        let init = SubflowInit {
+            id: sf,
+            now,
+            mss_bytes: mss,
+            seed: mix_seed(self.cfg.seed, sf.0 as u64 + 1),
+        };
+        let state = self.algo.new_sub(&init);
+        self.members.insert(Member {
+            id: sf,
+            window: Window::new(WindowConfig {
+                mss_bytes: mss,
+                ..self.window_cfg
+            }),
+            state,
+        });
+    }
+    fn remove_subflow(&mut self, sf: SubflowId) {
+        self.members.remove(sf);
+    }
+    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
+        self.algo
+            .on_sent(&mut self.members, sf, now, bytes, inflight_bytes)
+    }
+    fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
+        self.algo.on_ack(&mut self.members, sf, ack, views)
+    }
+    fn on_congestion(
+        &mut self,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        views: &[SubflowCcView],
+    ) {
+        self.algo
+            .on_congestion(&mut self.members, sf, now, ev, views)
+    }
+    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
+        self.algo.on_recovery_exit(&mut self.members, sf, now)
+    }
+    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
+        self.algo.on_idle_restart(&mut self.members, sf, now)
+    }
+    fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
+        self.members.get(sf).window.cwnd_bytes()
+    }
+    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
+        self.members.get(sf).window.pacing_rate()
+    }
+    fn phase(&self, sf: SubflowId) -> CcPhase {
+        self.members.get(sf).window.phase()
+    }
+    fn bw_estimate(&self, _sf: SubflowId) -> Option<Bandwidth> {
+        None
+    }
+    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+        self.members.get(sf).window.ssthresh_bytes()
+    }
+    fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
+        let mut snap = self.members.get(sf).window.snapshot(&RenoRule);
+        self.algo.extra(&self.members, sf, &mut snap.extra);
+        snap
+    }
+}
+
+#[cfg(test)]
+pub mod testkit {
+    //! Drives a [`CongestionController`] with hand-made ACKs and views (unit tests).
+    use super::*;
+
+    pub const MSS: u64 = 1448;
+
+    pub fn view(id: u8, cwnd_pkts: u64, srtt_ms: u64) -> SubflowCcView {
+        SubflowCcView {
+            id: SubflowId(id),
+            established: true,
+            cwnd_bytes: cwnd_pkts * MSS,
+            srtt: Duration::from_millis(srtt_ms),
+            min_rtt: Duration::from_millis(srtt_ms),
+            inflight_bytes: 0,
+            phase: CcPhase::CongestionAvoidance,
+            bw_estimate: None,
+            mss: MSS,
+            in_recovery: false,
+            in_rto_loss: false,
+            rttvar: Duration::ZERO,
+            delivery_rate: None,
+            ssthresh_bytes: None,
+            sent_bytes_total: 0,
+            lost_bytes_total: 0,
+            delivered_bytes_total: 0,
+            rtt_samples_this_round: 0,
+            last_rtt_sample: None,
+        }
+    }
+
+    pub fn ack(now_ms: u64, acked_bytes: u64, srtt_ms: u64) -> AckEvent {
+        AckEvent {
+            now: Instant::from_nanos(now_ms * 1_000_000),
+            acked_bytes,
+            rtt_sample: Some(Duration::from_millis(srtt_ms)),
+            srtt: Duration::from_millis(srtt_ms),
+            min_rtt: Duration::from_millis(srtt_ms),
+            is_cwnd_limited: true,
+            mss: MSS,
+            ..AckEvent::default()
+        }
+    }
+
+    /// Puts subflow `sf` of `cc` at `cwnd_pkts` in congestion avoidance: a loss from a
+    /// window of 2·cwnd gives ssthresh = cwnd, the recovery exit sets cwnd = ssthresh.
+    pub fn force_ca(
+        cc: &mut dyn CongestionController,
+        sf: u8,
+        cwnd_pkts: u64,
+        views: &[SubflowCcView],
+    ) {
+        let id = SubflowId(sf);
+        // Grow by slow start to 2·cwnd first.
+        while cc.cwnd_bytes(id) < 2 * cwnd_pkts * MSS {
+            let need = 2 * cwnd_pkts * MSS - cc.cwnd_bytes(id);
+            cc.on_ack(
+                id,
+                &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64),
+                views,
+            );
+        }
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 2 * cwnd_pkts * MSS,
+        };
+        cc.on_congestion(id, Instant::ZERO, &loss, views);
+        cc.on_recovery_exit(id, Instant::ZERO);
+        assert_eq!(
+            cc.cwnd_bytes(id),
+            cwnd_pkts * MSS,
+            "force_ca({sf}, {cwnd_pkts})"
+        );
+    }
+}

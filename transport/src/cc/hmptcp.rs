@@ -1,0 +1,444 @@
+//! H-MPTCP (hybrid MPTCP): each subflow takes the larger of the EMPTCP (semi-coupled) and
+//! the WMPTCP (weighted) additive increase, so the connection is at least as good as the
+//! best single-path flow (EMPTCP's guarantee) while a cheap path can still be preferred
+//! through its weight (WMPTCP's price awareness).
+//!
+//! # Model (windows in packets, RTTs in seconds)
+//! ```text
+//!   congestion avoidance, per RTT of subflow l:
+//!       ΔW_l = max( W_l / (τ_l · Σ_j W_j/τ_j) ,  ω_l )        (per ACK: ΔW_l / W_l)
+//!   loss:        W_l ← W_l / 2
+//!   slow start:  Reno (W_l += acked)
+//! ```
+//! ω_l defaults to 1/S and is set per path with `weight.<path>=ω` (see `cc/wmptcp.rs`).
+//! The stats record, per subflow, the increase per RTT in force and which half gave it.
+//!
+//! # Choices where the paper is silent
+//! * "Which half won" is decided per ACK; a tie counts as EMPTCP.
+//! * τ is the smoothed RTT; subflows without an RTT sample are left out of Σ and S.
+//!
+//! # Source
+//! A. Singhal, X. Wang, Z. Wang, H. Che, H. Jiang, "Hybrid Multipath Congestion Control"
+//! (eqs. 3-5). Page: `docs/algorithms/hmptcp.md`.
+
+use super::coupled::{is_member, view_of};
+use super::emptcp::{self, WindowRtt};
+use super::reno::RenoRule;
+use super::window::{Increase, Window, WindowConfig, WindowRule, WindowView};
+use super::wmptcp::{self, PathWeights};
+use super::{
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
+    SubflowCcView,
+};
+use crate::units::{Bandwidth, Instant, SubflowId};
+
+/// Which rule gave H-MPTCP's increase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    Emptcp,
+    Wmptcp,
+}
+
+impl Half {
+    /// Logged as a number: 0 = EMPTCP, 1 = WMPTCP.
+    pub fn code(self) -> f64 {
+        match self {
+            Half::Emptcp => 0.0,
+            Half::Wmptcp => 1.0,
+        }
+    }
+}
+
+/// H-MPTCP's congestion-avoidance increase per RTT (packets) and the half that gave it.
+pub fn increase_per_rtt(own: WindowRtt, all: &[WindowRtt], weight: f64) -> (f64, Half) {
+    let equal = emptcp::increase_per_rtt(own, all);
+    if weight > equal {
+        (weight, Half::Wmptcp)
+    } else {
+        (equal, Half::Emptcp)
+    }
+}
+
+/// Registry constructor of `hmptcp`.
+pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
+    Ok(Box::new(WeightedFamily::new(Family::Hybrid, cfg)?))
+}
+
+/// Which increase rule of the family runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// Semi-coupled: W_l/(τ_l Σ W_j/τ_j) per RTT.
+    Emptcp,
+    /// ω_l per RTT.
+    Wmptcp,
+    /// The larger of the two.
+    Hybrid,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Emptcp => "emptcp",
+            Family::Wmptcp => "wmptcp",
+            Family::Hybrid => "hmptcp",
+        }
+    }
+}
+
+/// Per-subflow state: the base window machine, the path name and what the last
+/// congestion-avoidance ACK used (for the stats).
+struct Sub {
+    window: Window,
+    name: Option<String>,
+    last_dw_per_rtt: f64,
+    last_half: Half,
+    last_weight: f64,
+}
+
+/// EMPTCP, WMPTCP and H-MPTCP on the base window machine: slow start, fast recovery (the
+/// Reno halving), RTO and idle restart are the machine's; only the congestion-avoidance
+/// increase differs. Implemented directly (not through the generic coupled plumbing)
+/// because WMPTCP's weights are keyed on path names.
+pub struct WeightedFamily {
+    family: Family,
+    weights: PathWeights,
+    window_cfg: WindowConfig,
+    subs: Vec<Option<Sub>>,
+}
+
+/// The congestion-avoidance rule for one ACK: `dw_per_rtt` packets per window of ACKs.
+struct PerRttRule {
+    dw_per_rtt: f64,
+}
+
+impl WindowRule for PerRttRule {
+    fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
+        let acked_pkts = acked_bytes as f64 / w.mss_bytes as f64;
+        Increase::Packets(self.dw_per_rtt * acked_pkts / w.cwnd_pkts().max(1.0))
+    }
+}
+
+impl WeightedFamily {
+    /// Validates the window machine's options and the weights (`weight`, `weight.<path>`).
+    pub fn new(family: Family, cfg: &CcConfig) -> Result<WeightedFamily, RegistryError> {
+        Ok(WeightedFamily {
+            family,
+            weights: PathWeights::from_cc_config(cfg)?,
+            window_cfg: WindowConfig::from_cc_config(cfg, cfg.mss_bytes)?,
+            subs: Vec::new(),
+        })
+    }
+
+    fn sub(&self, sf: SubflowId) -> &Sub {
+        self.subs
+            .get(sf.index())
+            .and_then(|s| s.as_ref())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: subflow {sf} used before add_subflow",
+                    self.family.name()
+                )
+            })
+    }
+
+    fn sub_mut(&mut self, sf: SubflowId) -> &mut Sub {
+        let name = self.family.name();
+        self.subs
+            .get_mut(sf.index())
+            .and_then(|s| s.as_mut())
+            .unwrap_or_else(|| panic!("{name}: subflow {sf} used before add_subflow"))
+    }
+
+    /// (W packets, τ seconds) of every member (established, with an RTT sample).
+    fn members(&self, views: &[SubflowCcView]) -> Vec<(SubflowId, WindowRtt)> {
+        self.subs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (SubflowId(i as u8), s)))
+            .filter(|(id, _)| is_member(views, *id))
+            .map(|(id, s)| {
+                let mss = s.window.config().mss_bytes as f64;
+                let rtt = view_of(views, id).map_or(0.0, |v| v.srtt.as_secs_f64());
+                (
+                    id,
+                    WindowRtt {
+                        w_pkts: s.window.cwnd_bytes() as f64 / mss,
+                        rtt_s: rtt,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Increase per RTT (packets), the half that gave it, and the weight, for subflow `sf`.
+    fn increase_for(&self, sf: SubflowId, views: &[SubflowCcView]) -> (f64, Half, f64) {
+        let members = self.members(views);
+        let all: Vec<WindowRtt> = members.iter().map(|m| m.1).collect();
+        let weight = self
+            .weights
+            .weight(self.sub(sf).name.as_deref(), members.len().max(1));
+        let Some(own) = members.iter().find(|m| m.0 == sf).map(|m| m.1) else {
+            // Not a member yet (no RTT sample): Reno, as with one subflow.
+            return (1.0, Half::Emptcp, weight);
+        };
+        let (dw, half) = match self.family {
+            Family::Emptcp => (emptcp::increase_per_rtt(own, &all), Half::Emptcp),
+            Family::Wmptcp => (wmptcp::increase_per_rtt(weight), Half::Wmptcp),
+            Family::Hybrid => increase_per_rtt(own, &all, weight),
+        };
+        (dw, half, weight)
+    }
+}
+
+impl CongestionController for WeightedFamily {
+    fn name(&self) -> &'static str {
+        self.family.name()
+    }
+    fn add_subflow(&mut self, sf: SubflowId, _now: Instant, mss: u64) {
+        if self.subs.len() <= sf.index() {
+            self.subs.resize_with(sf.index() + 1, || None);
+        }
+        self.subs[sf.index()] = Some(Sub {
+            window: Window::new(WindowConfig {
+                mss_bytes: mss,
+                ..self.window_cfg
+            }),
+            name: None,
+            last_dw_per_rtt: 1.0,
+            last_half: Half::Emptcp,
+            last_weight: 1.0,
+        });
+    }
+    fn set_subflow_name(&mut self, sf: SubflowId, name: &str) {
+        if let Some(Some(s)) = self.subs.get_mut(sf.index()) {
+            s.name = Some(name.to_string());
+        }
+    }
+    fn remove_subflow(&mut self, sf: SubflowId) {
+        if let Some(slot) = self.subs.get_mut(sf.index()) {
+            *slot = None;
+        }
+    }
+    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
+        self.sub_mut(sf)
+            .window
+            .on_sent(now, bytes, inflight_bytes, &mut RenoRule);
+    }
+    fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
+        let (dw, half, weight) = self.increase_for(sf, views);
+        let s = self.sub_mut(sf);
+        s.last_weight = weight;
+        let before = s.window.cwnd_bytes();
+        let in_ca = !s.window.in_slow_start();
+        s.window.on_ack(ack, &mut PerRttRule { dw_per_rtt: dw });
+        if in_ca && s.window.cwnd_bytes() >= before {
+            s.last_dw_per_rtt = dw;
+            s.last_half = half;
+        }
+    }
+    fn on_congestion(
+        &mut self,
+        sf: SubflowId,
+        now: Instant,
+        ev: &CongestionEvent,
+        _views: &[SubflowCcView],
+    ) {
+        self.sub_mut(sf)
+            .window
+            .on_congestion(now, ev, &mut RenoRule);
+    }
+    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
+        self.sub_mut(sf).window.on_recovery_exit(now, &mut RenoRule);
+    }
+    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
+        self.sub_mut(sf).window.on_idle_restart(now, &mut RenoRule);
+    }
+    fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
+        self.sub(sf).window.cwnd_bytes()
+    }
+    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
+        self.sub(sf).window.pacing_rate()
+    }
+    fn phase(&self, sf: SubflowId) -> CcPhase {
+        self.sub(sf).window.phase()
+    }
+    fn bw_estimate(&self, _sf: SubflowId) -> Option<Bandwidth> {
+        None
+    }
+    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+        self.sub(sf).window.ssthresh_bytes()
+    }
+    fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
+        let s = self.sub(sf);
+        let mut snap = s.window.snapshot(&RenoRule);
+        snap.extra.push(("dw_per_rtt_pkts", s.last_dw_per_rtt));
+        snap.extra.push(("weight", s.last_weight));
+        if self.family == Family::Hybrid {
+            // 0 = EMPTCP's increase won, 1 = WMPTCP's.
+            snap.extra.push(("hmptcp_half", s.last_half.code()));
+        }
+        snap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::coupled::testkit::{MSS, ack, force_ca, view};
+
+    /// Acks `n` single packets on subflow `sf`; returns the cwnd (packets) after each.
+    fn ack_n(
+        cc: &mut dyn CongestionController,
+        sf: u8,
+        n: u64,
+        srtt_ms: u64,
+        views: &[SubflowCcView],
+    ) -> Vec<u64> {
+        (0..n)
+            .map(|i| {
+                cc.on_ack(SubflowId(sf), &ack(i, MSS, srtt_ms), views);
+                cc.cwnd_bytes(SubflowId(sf)) / MSS
+            })
+            .collect()
+    }
+
+    fn two_in_ca(
+        name: &str,
+        opts: &[(&str, &str)],
+    ) -> (Box<dyn CongestionController>, [SubflowCcView; 2]) {
+        let mut cfg = CcConfig::default();
+        for (k, v) in opts {
+            cfg.options.insert(k.to_string(), v.to_string());
+        }
+        let mut cc = crate::cc::build(name, &cfg).unwrap();
+        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
+        cc.add_subflow(SubflowId(1), Instant::ZERO, MSS);
+        cc.set_subflow_name(SubflowId(0), "wifi");
+        cc.set_subflow_name(SubflowId(1), "lte");
+        let views = [view(0, 20, 50), view(1, 10, 100)];
+        force_ca(cc.as_mut(), 0, 20, &views);
+        force_ca(cc.as_mut(), 1, 10, &views);
+        (cc, views)
+    }
+
+    /// Packets acknowledged until the window first grows by one.
+    fn acks_to_grow(
+        cc: &mut dyn CongestionController,
+        sf: u8,
+        srtt_ms: u64,
+        views: &[SubflowCcView],
+    ) -> usize {
+        let start = cc.cwnd_bytes(SubflowId(sf)) / MSS;
+        1 + ack_n(cc, sf, 200, srtt_ms, views)
+            .iter()
+            .position(|w| *w > start)
+            .expect("grows within 200 packets")
+    }
+
+    #[test]
+    fn example_through_the_controllers() {
+        // W = (20, 10), τ = (50, 100) ms. Per ACK: EMPTCP (0.04, 0.02), WMPTCP (0.025, 0.05),
+        // H-MPTCP (0.04, 0.05): +1 packet after 25, 50, 40, 20, 25, 20 packets.
+        for (name, sf, srtt, want) in [
+            ("emptcp", 0, 50, 25),
+            ("emptcp", 1, 100, 50),
+            ("wmptcp", 0, 50, 40),
+            ("wmptcp", 1, 100, 20),
+            ("hmptcp", 0, 50, 25),
+            ("hmptcp", 1, 100, 20),
+        ] {
+            let (mut cc, views) = two_in_ca(name, &[]);
+            let got = acks_to_grow(cc.as_mut(), sf, srtt, &views);
+            // 25 × 0.04 may land a hair below 1.0 in floating point: allow one more packet.
+            assert!(
+                got == want || got == want + 1,
+                "{name} sf{sf}: +1 after {got}, want {want}"
+            );
+        }
+        let (mut cc, views) = two_in_ca("hmptcp", &[]);
+        ack_n(cc.as_mut(), 0, 3, 50, &views);
+        ack_n(cc.as_mut(), 1, 3, 100, &views);
+        let extra = |cc: &dyn CongestionController, sf: u8, key: &str| {
+            cc.snapshot(SubflowId(sf))
+                .extra
+                .iter()
+                .find(|e| e.0 == key)
+                .unwrap()
+                .1
+        };
+        assert!((extra(cc.as_ref(), 0, "dw_per_rtt_pkts") - 0.8).abs() < 1e-9);
+        assert_eq!(extra(cc.as_ref(), 0, "hmptcp_half"), Half::Emptcp.code());
+        assert!((extra(cc.as_ref(), 1, "dw_per_rtt_pkts") - 0.5).abs() < 1e-9);
+        assert_eq!(extra(cc.as_ref(), 1, "hmptcp_half"), Half::Wmptcp.code());
+    }
+
+    #[test]
+    fn weight_option_follows_the_path_name() {
+        // weight.lte = 0.25 on subflow 1 (W 10): 0.025 per ACK → +1 after 40 packets.
+        let (mut cc, views) = two_in_ca("wmptcp", &[("weight.lte", "0.25")]);
+        let got = acks_to_grow(cc.as_mut(), 1, 100, &views);
+        assert!(got == 40 || got == 41, "{got}");
+        // wifi keeps the default 1/S = 0.5.
+        let got = acks_to_grow(cc.as_mut(), 0, 50, &views);
+        assert!(got == 40 || got == 41, "{got}");
+        let bad = CcConfig {
+            options: [("weight.lte".to_string(), "2".to_string())].into(),
+            ..CcConfig::default()
+        };
+        assert!(crate::cc::build("hmptcp", &bad).is_err());
+    }
+
+    #[test]
+    fn one_subflow_is_reno_for_all_three() {
+        for name in ["emptcp", "wmptcp", "hmptcp"] {
+            let cfg = CcConfig::default();
+            let mut cc = crate::cc::build(name, &cfg).unwrap();
+            let mut reno = crate::cc::reno::build(&cfg).unwrap();
+            let views = [view(0, 10, 50)];
+            let id = SubflowId(0);
+            cc.add_subflow(id, Instant::ZERO, MSS);
+            reno.add_subflow(id, Instant::ZERO, MSS);
+            for i in 0..3000u64 {
+                let a = ack(i, MSS * (1 + i % 3), 50);
+                cc.on_ack(id, &a, &views);
+                reno.on_ack(id, &a, &views);
+                if i % 700 == 699 {
+                    let loss = CongestionEvent::Loss {
+                        lost_bytes: MSS,
+                        largest_lost_sent_time: Instant::ZERO,
+                        inflight_bytes: cc.cwnd_bytes(id),
+                    };
+                    cc.on_congestion(id, Instant::ZERO, &loss, &views);
+                    reno.on_congestion(id, Instant::ZERO, &loss, &views);
+                    cc.on_recovery_exit(id, Instant::ZERO);
+                    reno.on_recovery_exit(id, Instant::ZERO);
+                }
+                // Reno counts whole windows of bytes, the family adds fractions: equal to
+                // within one packet.
+                let (a, b) = (cc.cwnd_bytes(id) / MSS, reno.cwnd_bytes(id) / MSS);
+                assert!(a.abs_diff(b) <= 1, "{name} ack {i}: {a} vs {b}");
+            }
+            assert!(cc.cwnd_bytes(id) > 20 * MSS);
+        }
+    }
+
+    #[test]
+    fn example_w_20_10_tau_50_100() {
+        let all = [
+            WindowRtt {
+                w_pkts: 20.0,
+                rtt_s: 0.05,
+            },
+            WindowRtt {
+                w_pkts: 10.0,
+                rtt_s: 0.1,
+            },
+        ];
+        let (d0, h0) = increase_per_rtt(all[0], &all, 0.5);
+        let (d1, h1) = increase_per_rtt(all[1], &all, 0.5);
+        assert!((d0 - 0.8).abs() < 1e-9 && h0 == Half::Emptcp);
+        assert!((d1 - 0.5).abs() < 1e-9 && h1 == Half::Wmptcp);
+        // Per ACK: ΔW / W = (0.04, 0.05).
+        assert!((d0 / 20.0 - 0.04).abs() < 1e-12 && (d1 / 10.0 - 0.05).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,176 @@
+//! Seed 003 (Singhal et al., "Hybrid Multipath Congestion Control"), rate-allocation cases
+//! 1 and 2 in the simulator: an MPTCP connection with subflow x11 alone on link C1 and
+//! subflow x12 sharing link C2 with a single-path Reno flow x2 (the paper's Fig. 2).
+//!
+//! Scale: the paper's links are 1024 and 8 Mbit/s; here every rate is divided by 16
+//! (64 and 0.5 Mbit/s) so a case simulates in seconds. The paper gives no RTT; every path
+//! here has 20 ms (10 ms each way) and a drop-tail queue of one BDP
+//! (`SEED003_QUEUE_BDP=3` changes that, for the sensitivity table in the docs).
+//!
+//! The paper's theoretical rates assume synchronised losses (x12 and x2 halve together, so
+//! their rates split in the ratio of their increases). The simulator's paced senders do not
+//! lose together, and its rates sit near the independent-loss model instead. So:
+//! * where the paper's value holds in the simulator (case 2 under EMPTCP and H-MPTCP) the
+//!   test asserts it within 10 %;
+//! * elsewhere (case 1, and case 2 under WMPTCP) it asserts what holds of the paper's
+//!   conclusions (x11 fills C1; every MPTCP flow beats the best single-path flow in case 1;
+//!   H-MPTCP does as well as the better of its halves), and prints the gap to the paper.
+//!
+//! Figures: `cargo test --release --test seed003_rates -- --nocapture` (docs/algorithms/hmptcp.md).
+
+mod seed_cc_common;
+
+use std::time::Duration;
+
+use mptransport::sim::Net;
+use seed_cc_common::{bottleneck, cfg, route, run_rates, within};
+
+/// Paper Mbit/s → simulated Mbit/s.
+const SCALE: f64 = 1.0 / 16.0;
+const ONE_WAY_MS: f64 = 10.0;
+
+/// Runs one case; returns (x11, x12, x2) in paper units (simulated Mbit/s × 16).
+/// Queue size in BDP: 1, or `SEED003_QUEUE_BDP` for the sensitivity table.
+fn queue_bdp() -> f64 {
+    std::env::var("SEED003_QUEUE_BDP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0)
+}
+
+fn run_case(cc: &str, c1_paper: f64, c2_paper: f64, seed: u64) -> [f64; 3] {
+    run_case_with(cc, &[], c1_paper, c2_paper, queue_bdp(), seed).0
+}
+
+fn run_case_with(
+    cc: &str,
+    opts: &[(&str, &str)],
+    c1_paper: f64,
+    c2_paper: f64,
+    q: f64,
+    seed: u64,
+) -> ([f64; 3], Vec<(String, f64)>) {
+    let mut net = Net::new(seed);
+    let c1 = bottleneck(&mut net, c1_paper * SCALE, ONE_WAY_MS, q, 0.0);
+    let c2 = bottleneck(&mut net, c2_paper * SCALE, ONE_WAY_MS, q, 0.0);
+    let r11 = route(&mut net, "x11", c1, ONE_WAY_MS);
+    let r12 = route(&mut net, "x12", c2, ONE_WAY_MS);
+    net.add_flow(cfg(cc, opts), cfg(cc, opts), &[r11, r12]);
+    let r2 = route(&mut net, "x2", c2, ONE_WAY_MS);
+    net.add_flow(cfg("reno", &[]), cfg("reno", &[]), &[r2]);
+    let r = run_rates(
+        &mut net,
+        Duration::from_secs(80),
+        Duration::from_secs(20),
+        |_, _| {},
+    );
+    let x = [
+        r[0].path("x11").mbps / SCALE,
+        r[0].path("x12").mbps / SCALE,
+        r[1].path("x2").mbps / SCALE,
+    ];
+    println!(
+        "seed003 C1={c1_paper} C2={c2_paper} {cc} {opts:?}: x11 {:.1} x12 {:.1} x2 {:.1} x1 {:.1} (paper units); lost pkts x11 {} x12 {} x2 {}",
+        x[0],
+        x[1],
+        x[2],
+        x[0] + x[1],
+        r[0].path("x11").lost_pkts,
+        r[0].path("x12").lost_pkts,
+        r[1].path("x2").lost_pkts,
+    );
+    // ω the sender's CC used on each path (stats extra `weight`).
+    let weights = net.flows[0]
+        .server
+        .as_ref()
+        .map(|srv| {
+            srv.subflow_stats()
+                .iter()
+                .map(|st| {
+                    let w = st.cc_snapshot.extra.iter().find(|e| e.0 == "weight");
+                    (st.name.clone(), w.map_or(f64::NAN, |e| e.1))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (x, weights)
+}
+
+/// The paper's theoretical (x11, x12, x2), Mbit/s: case 1 C1 = C2 = 1024, case 2 C1 = 8.
+fn paper(cc: &str, case: u8) -> [f64; 3] {
+    match (cc, case) {
+        ("emptcp", 1) => [1024.0, 0.0, 1024.0],
+        ("wmptcp" | "hmptcp", 1) => [1024.0, 341.0, 683.0],
+        ("emptcp" | "hmptcp", 2) => [8.0, 508.0, 516.0],
+        ("wmptcp", 2) => [8.0, 341.0, 683.0],
+        _ => unreachable!(),
+    }
+}
+
+fn assert_matches_paper(cc: &str, case: u8, x: [f64; 3]) {
+    let want = paper(cc, case);
+    for (i, name) in ["x11", "x12", "x2"].iter().enumerate() {
+        assert!(
+            within(x[i], want[i], 0.10, 0.0),
+            "case {case} {cc}: {name} = {:.1} Mbit/s (paper units), paper {}",
+            x[i],
+            want[i]
+        );
+    }
+}
+
+#[test]
+fn case2_emptcp_and_hmptcp_give_the_papers_rates_within_10_percent() {
+    let e = run_case("emptcp", 8.0, 1024.0, 7);
+    let h = run_case("hmptcp", 8.0, 1024.0, 7);
+    assert_matches_paper("emptcp", 2, e);
+    assert_matches_paper("hmptcp", 2, h);
+    let w = run_case("wmptcp", 8.0, 1024.0, 7);
+    // H-MPTCP does at least as well as the better of its halves (within the run-to-run
+    // spread of one seed).
+    assert!(h[0] + h[1] >= 0.9 * (e[0] + e[1]).max(w[0] + w[1]), "{h:?}");
+    println!(
+        "seed003 case2 wmptcp vs paper (synchronised losses): x12 {:+.0} %, x2 {:+.0} %",
+        (w[1] / 341.0 - 1.0) * 100.0,
+        (w[2] / 683.0 - 1.0) * 100.0
+    );
+}
+
+#[test]
+fn case1_every_variant_beats_the_best_single_path_flow() {
+    let e = run_case("emptcp", 1024.0, 1024.0, 7);
+    let w = run_case("wmptcp", 1024.0, 1024.0, 7);
+    let h = run_case("hmptcp", 1024.0, 1024.0, 7);
+    for (cc, x) in [("emptcp", e), ("wmptcp", w), ("hmptcp", h)] {
+        // x11 alone on C1 fills it (the one value of case 1 independent of loss timing).
+        assert!(within(x[0], paper(cc, 1)[0], 0.10, 0.0), "{cc} x11 {x:?}");
+        // The MPTCP flow beats the best single-path flow (C1).
+        assert!(x[0] + x[1] > 1024.0, "{cc} x1 {x:?}");
+        println!(
+            "seed003 case1 {cc} vs paper (synchronised losses): x12 {:.0} vs {}, x2 {:.0} vs {}",
+            x[1],
+            paper(cc, 1)[1],
+            x[2],
+            paper(cc, 1)[2]
+        );
+    }
+    // H-MPTCP does at least as well as the better of its halves (within the run-to-run
+    // spread of one seed). The paper's ordering EMPTCP x12 ≪ WMPTCP x12 is a matter of a
+    // few percent here (printed above), not asserted.
+    assert!(h[0] + h[1] >= 0.9 * (e[0] + e[1]).max(w[0] + w[1]), "{h:?}");
+}
+
+#[test]
+fn a_path_weight_reaches_the_sending_side() {
+    // The server (the sender here) learns the path names from the subflows' HELLOs;
+    // `weight.x12=0.1` must reach it and slow x12 down against the default ω = 1/2.
+    // Always one-BDP queues: with deeper ones x12 sees one or two loss events a minute and
+    // its rate is not yet set by its increase.
+    let (light, w) = run_case_with("wmptcp", &[("weight.x12", "0.1")], 1024.0, 1024.0, 1.0, 7);
+    assert_eq!(w, vec![("x11".to_string(), 0.5), ("x12".to_string(), 0.1)]);
+    let (default, _) = run_case_with("wmptcp", &[], 1024.0, 1024.0, 1.0, 7);
+    // x12 is the smaller flow on C2 and takes few of the drops, so the effect is smaller
+    // than the loss models predict (see docs/algorithms/hmptcp.md), but it is there.
+    assert!(light[1] < 0.9 * default[1], "x12 {light:?} vs {default:?}");
+    assert!(light[2] > default[2], "x2 gains what x12 gives up");
+}
