@@ -31,7 +31,17 @@ DEFAULT_METRICS = [
     *[f"{metric}_{path}" for path in KNOWN_PATHS for metric in PER_PATH_METRICS],
     "ofo_queue_max_bytes",
     "decode_stalls",
+    "dropped_frames_decoder",
+    "dropped_frames_network",
+    "qoe_lin",
+    "qoe_lin_per_segment",
+    "p1203_mode0",
+    "cpu_player_s",
+    "cpu_testbed_s",
+    "loadavg_1m_max",
 ]
+# Metrics whose ranking across configurations the report checks (ranking_support).
+RANKED_METRICS = ["qoe_lin_per_segment", "stalls", "stall_total_ms", "dropped_frames_network"]
 
 
 def counted(summary: pd.DataFrame) -> pd.DataFrame:
@@ -70,6 +80,55 @@ def aggregate(
     stats["ci95_low"] = stats["mean"] - stats["ci95_half"]
     stats["ci95_high"] = stats["mean"] + stats["ci95_half"]
     return stats[columns]
+
+
+def ranking_support(
+    agg: pd.DataFrame, metrics: Iterable[str] = RANKED_METRICS, within: list[str] | None = None
+) -> pd.DataFrame:
+    """Whether the repetitions support ranking each configuration against the others.
+
+    For every metric and every group of configurations compared in one figure (same
+    scenario, player and clip length; `within`), a cell is `not supported` when its 95 % CI
+    overlaps another configuration's so much that either CI contains the other's mean (the
+    means are closer than one CI half-width), or when its CI is unknown (n < 2). Disjoint
+    CIs, or overlapping ones that exclude each other's means, are `supported`. This is a
+    reading aid, not a test: CIs that merely touch can still hide a real difference, and
+    with many configurations some CIs exclude each other by chance.
+    Returns one row per configuration and metric with `ranking` and `ranking_note`.
+    """
+    within = within or ["scenario", "player", "video_duration_s"]
+    rows = agg[agg["metric"].isin(list(metrics))].copy()
+    label_columns = [c for c in GROUP_COLUMNS if c not in within]
+    out = []
+    for _, group in rows.groupby([*within, "metric"], dropna=False, sort=True):
+        cells = group.to_dict("records")
+        for cell in cells:
+            name = "/".join(str(cell[c]) for c in label_columns)
+            others = [o for o in cells if o is not cell]
+            if not others:
+                verdict, note = "single configuration", ""
+            elif not (cell["n"] >= 2 and math.isfinite(cell["ci95_half"])):
+                verdict, note = "not supported", f"n={cell['n']}: no CI"
+            else:
+                close = [
+                    "/".join(str(o[c]) for c in label_columns)
+                    for o in others
+                    if not (o["n"] >= 2 and math.isfinite(o["ci95_half"]))
+                    or abs(o["mean"] - cell["mean"]) <= max(cell["ci95_half"], o["ci95_half"])
+                ]
+                verdict = "not supported" if close else "supported"
+                note = ("CI holds the mean of " + ", ".join(close)) if close else ""
+            out.append(
+                {
+                    **{c: cell[c] for c in GROUP_COLUMNS},
+                    "metric": cell["metric"],
+                    "configuration": name,
+                    "ranking": verdict,
+                    "ranking_note": note,
+                }
+            )
+    columns = [*GROUP_COLUMNS, "metric", "configuration", "ranking", "ranking_note"]
+    return pd.DataFrame(out, columns=columns)
 
 
 def ci_half_width(std: float, n: int, confidence: float = CONFIDENCE) -> float:

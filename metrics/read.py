@@ -38,6 +38,7 @@ JSONL_SOURCES = {
     "nginx": "nginx-access.jsonl",
     "control": "control.jsonl",
     "testbed": "testbed.jsonl",
+    "cpu": "cpu.jsonl",  # testbed/cpu_accounting.py
     "cross": "cross-traffic.jsonl",
 }
 # transport-<side>.jsonl: the side (client, server) becomes a column.
@@ -77,6 +78,7 @@ class Trial:
     control: pd.DataFrame
     testbed: pd.DataFrame
     errors: list[str] = field(default_factory=list)  # format errors found (strict=False)
+    cpu: pd.DataFrame = field(default_factory=pd.DataFrame)  # cpu.jsonl (older trials: empty)
     # cross-traffic.jsonl (testbed/crosstraffic.py); empty when the scenario has none.
     cross: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"event": []}))
 

@@ -23,8 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics.cpu import CPU_COLUMNS, cpu_metrics
 from metrics.crosstraffic import cross_traffic_metrics
+from metrics.drops import attribute_drops, drop_counts
 from metrics.player_summary import SUMMARY_FIELDS, summarize
+from metrics.qoe import p1203_mode0, segment_qoe, trial_qoe
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
 SPEC_COLUMNS = [
@@ -73,6 +76,29 @@ TRANSPORT_COLUMNS = [
     "http_requests",
     "http_body_bytes",
 ]
+# Where the dropped frames came from (metrics/drops.py): decoder-side = with CPU or QoS
+# evidence; network-attributable = the rest, by circumstance.
+DROP_COLUMNS = [
+    "dropped_frames_decoder",
+    "dropped_frames_network",
+    "dropped_frames_cpu",
+    "dropped_frames_qos",
+    "dropped_frames_stall",
+    "dropped_frames_switch",
+    "dropped_frames_other",
+    "drop_episodes",
+]
+# The linear QoE (metrics/qoe.py) and, when installed, ITU-T P.1203 mode 0.
+QOE_COLUMNS = [
+    "qoe_lin",
+    "qoe_lin_per_segment",
+    "qoe_bitrate_term",
+    "qoe_switch_term",
+    "qoe_stall_term",
+    "qoe_startup_term",
+    "p1203_mode0",
+]
+SEGMENT_S = 2.0  # the content's segment length (server/content.py SEGMENT_S)
 INTERVAL_NS = 100_000_000  # the emulator's and mpproxy's sampling interval (CONTRACTS §5)
 EMULATOR_COUNTERS = ["pkts_in", "bytes_in", "pkts_out", "bytes_out"]
 EMULATOR_DROPS = ["drops_random", "drops_queue", "drops_outage"]
@@ -87,7 +113,8 @@ def per_path_columns(paths: Iterable[str]) -> list[str]:
 def summary_columns(paths: Iterable[str] = KNOWN_PATHS) -> list[str]:
     return (
         SPEC_COLUMNS + STATUS_COLUMNS + PLAYER_COLUMNS + per_path_columns(paths) + TRANSPORT_COLUMNS
-    )
+        + DROP_COLUMNS + QOE_COLUMNS + CPU_COLUMNS
+    )  # fmt: skip
 
 
 def events(df: pd.DataFrame, event: str, columns: Iterable[str]) -> pd.DataFrame:
@@ -144,10 +171,10 @@ def trial_status(trial: Trial) -> dict[str, Any]:
 def player_metrics(trial: Trial) -> dict[str, Any]:
     """Per-trial player metrics: metrics/player_summary.py's `summarize` of player.jsonl (the
     one definition of start-up, stalls, drops, switches and bitrate), missing values NaN."""
-    p = trial.player
-    if "event" not in p.columns or p.empty:
+    lines = _player_lines(trial)
+    if not lines:
         return dict.fromkeys(PLAYER_COLUMNS, math.nan) | {"player_end": "no player log"}
-    summary = summarize(p.to_dict("records"))
+    summary = summarize(lines)
     row = {
         column: math.nan if summary.get(column) is None else summary[column]
         for column in PLAYER_COLUMNS
@@ -155,6 +182,40 @@ def player_metrics(trial: Trial) -> dict[str, Any]:
     }
     row["player_end"] = summary["end_reason"] or "no end line"
     return row
+
+
+def _player_lines(trial: Trial) -> list[dict[str, Any]]:
+    p = trial.player
+    if "event" not in p.columns or p.empty:
+        return []
+    return p.to_dict("records")
+
+
+def drop_and_qoe_metrics(trial: Trial) -> dict[str, Any]:
+    """Drop attribution (metrics/drops.py) and QoE (metrics/qoe.py) of one trial."""
+    lines = _player_lines(trial)
+    if not lines:
+        return dict.fromkeys(DROP_COLUMNS + QOE_COLUMNS, math.nan)
+    cpu_lines = trial.cpu.to_dict("records") if "event" in trial.cpu.columns else []
+    episodes = attribute_drops(lines, cpu_lines)
+    row: dict[str, Any] = dict(drop_counts(episodes))
+    row["drop_episodes"] = "; ".join(
+        f"t={e.t_s:.1f}s {e.frames} {e.cause} ({e.evidence})" for e in episodes
+    )
+    row |= trial_qoe(lines, SEGMENT_S)
+    row["p1203_mode0"] = p1203_mode0(lines, SEGMENT_S)
+    return row
+
+
+def qoe_segments_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per trial and segment: the linear QoE's terms (metrics/qoe.py)."""
+    columns = ["trial_id", "segment_index", "bitrate_mbps", "switch_mbps", "stall_s", "qoe"]
+    rows = [
+        [trial.trial_id, s.index, s.bitrate_mbps, s.switch_mbps, s.stall_s, s.qoe]
+        for trial in trials
+        for s in segment_qoe(_player_lines(trial), SEGMENT_S)
+    ]
+    return pd.DataFrame(rows, columns=columns)
 
 
 # ---------------------------------------------------------------- per-path tables
@@ -342,6 +403,7 @@ def summary_table(trials: list[Trial]) -> pd.DataFrame:
         row = spec_row(trial) | trial_status(trial) | player_metrics(trial)
         row |= path_metrics(trial, path_totals, subflow_totals)
         row |= transport_metrics(trial, subflow_totals)
+        row |= drop_and_qoe_metrics(trial) | cpu_metrics(trial.cpu, trial.meta)
         row |= cross_traffic_metrics(trial)
         rows.append(row)
     return order_summary_columns(pd.DataFrame(rows))

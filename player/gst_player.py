@@ -179,14 +179,38 @@ class Session:
         elif t == Gst.MessageType.BUFFERING:
             self.on_buffering(msg.parse_buffering())
         elif t == Gst.MessageType.QOS:
-            _fmt, _processed, dropped = msg.parse_qos_stats()
+            _fmt, processed, dropped = msg.parse_qos_stats()
             # Counters are cumulative per element; the sink and the decoder each report theirs.
             name = msg.src.get_path_string()
-            self.dropped_by_element[name] = max(self.dropped_by_element.get(name, 0), int(dropped))
+            before = self.dropped_by_element.get(name, 0)
+            self.dropped_by_element[name] = max(before, int(dropped))
+            if int(dropped) > before:
+                self.on_qos_drop(msg, name, int(processed), int(dropped))
         elif t == Gst.MessageType.ELEMENT:
             s = msg.get_structure()
             if s is not None and s.get_name() == "adaptive-streaming-statistics":
                 self.on_fragment(s)
+
+    def on_qos_drop(self, msg: Gst.Message, element: str, processed: int, dropped: int) -> None:
+        """A `qos` line per QoS message that dropped a buffer, with its reason, the evidence
+        metrics/drops.py needs to call a drop decoder-side. GStreamer posts QoS messages only
+        for buffers dropped because they were late for the clock: at the sink (rendered too
+        late: `late-at-sink`) or in the decoder, which skips decoding when upstream QoS says
+        it runs late (`decoder-skip`)."""
+        _live, _running, _stream, _timestamp, _duration = msg.parse_qos()
+        jitter_ns, proportion, _quality = msg.parse_qos_values()
+        is_sink = "sink" in element.rsplit("/", 1)[-1]
+        self.write(
+            {
+                "event": "qos",
+                "element": element,
+                "reason": "late-at-sink" if is_sink else "decoder-skip",
+                "dropped": dropped,
+                "processed": processed,
+                "jitter_ns": int(jitter_ns),
+                "proportion": float(proportion),
+            }
+        )
 
     def on_buffering(self, percent: int) -> None:
         t_ns = self.now_t_ns()

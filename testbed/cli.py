@@ -174,8 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=d["jobs"],
         metavar="N",
-        help=f"trials run side by side, each in its own namespaces (default: {d['jobs']}; "
-        "more is safe only while the control trial shows no dropped frames)",
+        help=f"trials run side by side, each in its own namespaces (default: {d['jobs']}); "
+        "each trial gets its own player and testbed CPUs when there are 2 x N CPUs, else "
+        "it runs unpinned and trial.json says why (testbed/cpusets.py)",
     )
     parser.add_argument(
         "--out",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -123,14 +124,24 @@ def write_run_manifest(run_dir: Path, specs: list[TrialSpec], repo: Path, argv) 
 
 
 class _Running:
-    def __init__(self, spec: TrialSpec, trial_dir: Path, popen: subprocess.Popen) -> None:
+    def __init__(
+        self, spec: TrialSpec, trial_dir: Path, popen: subprocess.Popen, slot: int = 0
+    ) -> None:
         self.spec = spec
         self.trial_dir = trial_dir
         self.popen = popen
+        self.slot = slot  # which CPU sets it has (testbed/cpusets.py plan_cpu_sets)
         self.started = time.monotonic()
 
 
-def _start_trial(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: int | None) -> _Running:
+def _start_trial(
+    spec: TrialSpec,
+    trial_dir: Path,
+    repo: Path,
+    timeout_s: int | None,
+    slot: int = 0,
+    jobs: int = 1,
+) -> _Running:
     if trial_dir.exists():
         shutil.rmtree(trial_dir)  # unfinished from an earlier run: redo from scratch
     logs = trial_dir / "logs"
@@ -139,9 +150,11 @@ def _start_trial(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: int | 
             "--trial-dir", str(trial_dir), "--repo", str(repo)]  # fmt: skip
     if timeout_s:
         argv += ["--timeout-s", str(timeout_s)]
+    # Each running trial takes one slot of the CPU plan (testbed/cpusets.py).
+    env = dict(os.environ, TESTBED_CPU_SLOT=str(slot), TESTBED_JOBS=str(jobs))
     with open(logs / "trial.stdout", "wb") as out, open(logs / "trial.stderr", "wb") as err:
-        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-    return _Running(spec, trial_dir, popen)
+        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
+    return _Running(spec, trial_dir, popen, slot)
 
 
 def _finish_trial(run: _Running, progress: Progress) -> dict:
@@ -286,7 +299,8 @@ def run_matrix(
             while pending and len(running) < jobs:
                 spec, trial_dir = pending.pop(0)
                 limit = timeout_s or default_timeout_s(spec)
-                running.append(_start_trial(spec, trial_dir, repo, limit))
+                slot = min(set(range(jobs)) - {r.slot for r in running})
+                running.append(_start_trial(spec, trial_dir, repo, limit, slot, jobs))
             progress.show(len(running), jobs)
             time.sleep(POLL_S)
             for run in [r for r in running if r.popen.poll() is not None]:

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import ModuleType
 
 from testbed import transports
+from testbed.cpu_accounting import CpuSampler
+from testbed.cpusets import TrialCpuSets
 from testbed.env import collect_env, kernel_caps
 from testbed.files import write_json_atomically
 from testbed.registry import TRANSPORTS
@@ -70,6 +72,7 @@ class TrialContext:
     events: EventLog | None = None
     invalid_reasons: list[str] = field(default_factory=list)
     subflows_with_data: int | None = None  # set by transports that know (result.json)
+    cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
 
     def spawn(self, role: str, name: str, argv: list[str], **kw: object) -> Process:
         """= topo.spawn: supervised, logged to logs/<name>.*, stopped at teardown."""
@@ -205,6 +208,8 @@ class TrialRun:
     transport: ModuleType | None = None
     content_dir: Path | None = None
     ctx: TrialContext | None = None
+    cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
+    sampler: CpuSampler | None = None  # cpu.jsonl (cpu_accounting.py)
 
 
 def run_trial(
@@ -227,11 +232,20 @@ def run_trial(
         reason = str(exc)
     except (Interrupted, KeyboardInterrupt) as exc:
         run.events.write("interrupted", reason=str(exc) or type(exc).__name__)
+        _release_cpus(run)
         raise
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
         run.events.write("error", reason=reason, traceback=traceback.format_exc())
+    _release_cpus(run)  # idempotent: a failed trial still gets its cpu_totals line
     return _collect(run, status, reason)
+
+
+def _release_cpus(run: TrialRun) -> None:
+    if run.sampler is not None:
+        run.sampler.stop()
+    if run.cpu_sets is not None:
+        run.cpu_sets.close()
 
 
 def _begin(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: float | None) -> TrialRun:
@@ -272,6 +286,12 @@ def _prepare(run: TrialRun) -> None:
         from server.content import prepare
 
         run.content_dir = prepare(int(spec.video_duration_s), cache=run.repo / CONTENT_CACHE)
+    # After the content (FFmpeg may use every CPU), before anything of the trial starts:
+    # everything this process starts from now on inherits the testbed's CPU set.
+    run.cpu_sets = TrialCpuSets.create()
+    run.cpu_sets.enter_testbed()
+    run.trial_json["cpu_isolation"] = run.cpu_sets.describe()
+    run.events.write("cpu_isolation", **run.trial_json["cpu_isolation"])
 
 
 def _run_in_topology(run: TrialRun) -> None:
@@ -294,6 +314,9 @@ def _run_in_topology(run: TrialRun) -> None:
             run.spec, run.dir, run.repo, topo, run.t0_ns, scenario, run.content_dir, run.events,
         )  # fmt: skip
         run.ctx = ctx
+        ctx.cpu_sets = run.cpu_sets
+        run.sampler = CpuSampler(run.dir, run.t0_ns, run.cpu_sets, lambda: list(topo.processes))
+        run.sampler.start()
         topo.install_nfqueue_hooks()
         emulator = start_emulator(ctx, run.spec.seed)
         crosstraffic.start(ctx)
@@ -312,6 +335,7 @@ def _run_in_topology(run: TrialRun) -> None:
         code = emulator.terminate()
         if code not in (0, None):
             ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+        run.sampler.stop()
 
 
 def _run_session(run: TrialRun, ctx: TrialContext, watchdog: Watchdog) -> None:
