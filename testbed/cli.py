@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testbed import transports
+from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.env import kernel_caps
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
 from testbed.spec import TrialSpec
@@ -68,6 +69,11 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"{number} must be at least 1")
     return number
+
+
+def _jobs(value: str) -> int | None:
+    """`--jobs N` or `--jobs auto` (None: chosen from the CPUs once the matrix is known)."""
+    return None if value == "auto" else _positive_int(value)
 
 
 def _seed(value: str) -> int:
@@ -171,12 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=_jobs,
         default=d["jobs"],
         metavar="N",
-        help=f"trials run side by side, each in its own namespaces (default: {d['jobs']}); "
-        "each trial gets its own player and testbed CPUs when there are 2 x N CPUs, else "
-        "it runs unpinned and trial.json says why (testbed/cpusets.py)",
+        help=f"trials run side by side, each in its own namespaces and CPU sets (default: "
+        f"{d['jobs']}); auto = the most this machine can isolate: a streaming trial needs 2 "
+        "CPUs (player, testbed), a control transfer 1; a larger N exits 2 saying why",
     )
     parser.add_argument(
         "--out",
@@ -443,6 +449,17 @@ def print_list(repo: Path, caps: dict) -> None:
             print(f"            {kind + ':':<6} {shown}")
 
 
+def _local_jobs(args: argparse.Namespace, specs: list[TrialSpec]) -> int:
+    """--jobs for a local run, checked against the CPUs (CpuPlanError if it cannot isolate)."""
+    if args.executor != "local":
+        return 1  # Slurm places the trials itself
+    streaming = any(spec.player is not None for spec in specs)
+    jobs, why = choose_jobs(args.jobs, streaming, cpu_count())
+    if args.jobs is None:
+        print(f"--jobs auto: {jobs} at a time ({why})", file=sys.stderr)
+    return jobs
+
+
 def main(argv: list[str] | None = None, repo: Path = REPO) -> int:
     from testbed.topology import Interrupted
 
@@ -491,8 +508,13 @@ def _main(argv: list[str] | None, repo: Path) -> int:
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
     run_dir = matrix.run_dir_for(args.out, specs, repo)
+    try:
+        args.jobs = _local_jobs(args, specs)
+    except CpuPlanError as exc:
+        print(f"run_trials.sh: {exc}", file=sys.stderr)
+        return 2
     if args.dry_run:
-        print(f"{len(specs)} trials into {run_dir}/trials/:")
+        print(f"{len(specs)} trials into {run_dir}/trials/, {args.jobs} at a time:")
         for spec in specs:
             print(f"  {spec.trial_id()}")
         return 0
