@@ -37,6 +37,7 @@ FILE_STREAMS = {
     "control.jsonl": "control",
     "nginx-access.jsonl": "nginx-access",
     "cross-traffic.jsonl": "cross-traffic",
+    "cpu.jsonl": "cpu",
 }
 # Streams written once per side: transport-client.jsonl, sched-trace-server.jsonl, ...
 SIDED_FILES = {
