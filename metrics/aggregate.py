@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 
 import pandas as pd
+import scipy.stats
 
 from metrics.tables import KNOWN_PATHS, PER_PATH_METRICS
 
@@ -141,62 +142,8 @@ def ci_half_width(std: float, n: int, confidence: float = CONFIDENCE) -> float:
 
 
 def student_t_quantile(p: float, df: int) -> float:
-    """Quantile of Student's t distribution (df degrees of freedom), 0.5 <= p < 1.
-
-    scipy is not a dependency; the CDF comes from the regularised incomplete beta
-    function, F(t) = 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t >= 0, inverted by
-    bisection to 1e-12 (t(0.975, 1) = 12.7062, t(0.975, 10) = 2.2281).
-    """
+    """Quantile of Student's t distribution (df degrees of freedom), 0.5 <= p < 1
+    (scipy.stats.t.ppf; t(0.975, 1) = 12.7062, t(0.975, 10) = 2.2281)."""
     if not 0.5 <= p < 1 or df < 1:
         raise ValueError(f"student_t_quantile: need 0.5 <= p < 1 and df >= 1, got p={p}, df={df}")
-    low, high = 0.0, 1.0
-    while student_t_cdf(high, df) < p:
-        high *= 2
-    while high - low > 1e-12 * max(1.0, high):
-        mid = (low + high) / 2
-        if student_t_cdf(mid, df) < p:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
-
-
-def student_t_cdf(t: float, df: int) -> float:
-    x = df / (df + t * t)
-    tail = 0.5 * regularized_incomplete_beta(x, df / 2, 0.5)
-    return 1 - tail if t >= 0 else tail
-
-
-def regularized_incomplete_beta(x: float, a: float, b: float) -> float:
-    """I_x(a, b) by its continued fraction (modified Lentz), using the symmetry
-    I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1) / (a + b + 2):
-        return math.exp(log_front) * _beta_continued_fraction(x, a, b) / a
-    return 1 - math.exp(log_front) * _beta_continued_fraction(1 - x, b, a) / b
-
-
-def _beta_continued_fraction(x: float, a: float, b: float) -> float:
-    tiny = 1e-300
-    c, d = 1.0, 1 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > tiny else tiny)
-    fraction = d
-    for m in range(1, 1000):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1 + numerator * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            fraction *= c * d
-        if abs(c * d - 1) < 1e-15:
-            break
-    return fraction
+    return float(scipy.stats.t.ppf(p, df))

@@ -1,5 +1,9 @@
 """Reading trial folders (docs/CONTRACTS.md §2, §5) into long, tidy pandas DataFrames.
 
+Every line of every log is checked against its stream's JSON Schema (docs/schemas/,
+metrics/schemas.py): a line that does not follow it is a format error naming the file, the
+line number and the field.
+
 One DataFrame per log source, one row per log line, one column per field, plus
 `trial_id` and `t_s` (seconds on the trial clock). Nothing here computes a metric;
 that is metrics/tables.py. A malformed or truncated line is never skipped silently:
@@ -16,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from metrics import schemas
 
 NS_PER_S = 1_000_000_000
 
@@ -82,10 +88,12 @@ class Trial:
 
 
 def read_jsonl(path: Path, *, require_t_ns: bool = True) -> list[dict[str, Any]]:
-    """Parse a JSON Lines file strictly: every line one object with a string `event`.
+    """Parse a JSON Lines file strictly: every line one object with a string `event`, valid
+    against its stream's schema when the file name has one (metrics/schemas.py).
 
     Raises LogFormatError on the first bad line: empty line, invalid JSON, a last line
-    without its newline (truncated write), not an object, missing `event`/`t_ns`.
+    without its newline (truncated write), not an object, missing `event`/`t_ns`, or a field
+    the schema does not accept (the message names the field).
     """
     lines, errors = _parse_jsonl(path, require_t_ns=require_t_ns)
     if errors:
@@ -95,6 +103,8 @@ def read_jsonl(path: Path, *, require_t_ns: bool = True) -> list[dict[str, Any]]
 
 def _parse_jsonl(path: Path, *, require_t_ns: bool) -> tuple[list[dict], list[LogFormatError]]:
     data = path.read_bytes()
+    stream = schemas.stream_of(path.name)
+    check = schemas.checker(stream) if stream else None
     records: list[dict] = []
     errors: list[LogFormatError] = []
     if not data:
@@ -155,6 +165,10 @@ def _parse_jsonl(path: Path, *, require_t_ns: bool) -> tuple[list[dict], list[Lo
                     path, line_number, f'field "t_ns" must be an integer, got {obj.get("t_ns")!r}'
                 )
             )
+            continue
+        problem = check.problem(obj) if check else None
+        if problem:
+            errors.append(LogFormatError(path, line_number, problem))
             continue
         records.append(obj)
     return records, errors

@@ -27,6 +27,7 @@ from metrics.cpu import CPU_COLUMNS, cpu_metrics
 from metrics.crosstraffic import cross_traffic_metrics
 from metrics.discards import DISCARD_COLUMNS, discard_metrics
 from metrics.drops import attribute_drops, drop_counts
+from metrics.player_summary import SUMMARY_FIELDS, summarize
 from metrics.qoe import p1203_mode0, segment_qoe, trial_qoe
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
@@ -51,22 +52,8 @@ STATUS_COLUMNS = [
     "subflows_with_data",
     "log_errors",
 ]
-PLAYER_COLUMNS = [
-    "startup_delay_ms",
-    "stalls",
-    "stall_total_ms",
-    "stall_max_ms",
-    "dropped_frames",
-    "total_frames",
-    "mean_bitrate_bps",
-    "quality_switches",
-    "played_s",
-    "player_end",
-    "player_errors",
-    "decode_overload_events",
-    "decode_stalls",
-    "decode_stall_total_ms",
-]
+# The player summary's fields (metrics/player_summary.py), `end_reason` named player_end.
+PLAYER_COLUMNS = ["player_end" if f == "end_reason" else f for f in SUMMARY_FIELDS]
 # The testbed's two paths (CONTRACTS §3); they always get columns, even when empty,
 # so summary.csv has the same columns in every run. Other path names get columns too.
 KNOWN_PATHS = ["wifi", "lte"]
@@ -183,63 +170,19 @@ def trial_status(trial: Trial) -> dict[str, Any]:
 
 
 def player_metrics(trial: Trial) -> dict[str, Any]:
-    """Per-trial player metrics from player.jsonl events (CONTRACTS §5.4).
-
-    Definitions:
-    * stalls: number of `stall` events (a stall still open at the end counts).
-    * stall_total_ms / stall_max_ms: sum / maximum of their `duration_ms`.
-    * dropped_frames / total_frames: the last value of the cumulative counters, i.e. the
-      maximum over `sample` lines and the closing `summary` line.
-    * mean_bitrate_bps: mean `bitrate_bps` over samples taken while playing (samples are
-      every 250 ms, so this is the time-average of the bitrate on screen); the player's
-      own summary value only when there is no such sample.
-    * startup_delay_ms: from the `startup` event; quality_switches: `quality_switch` events.
-    * decode_stalls / decode_stall_total_ms: `decode_stall` events (the player waited with a
-      full buffer: the machine, not the network; player/web/player.mjs), not in `stalls`.
-    """
-    p = trial.player
-    if "event" not in p.columns or p.empty:
+    """Per-trial player metrics: metrics/player_summary.py's `summarize` of player.jsonl (the
+    one definition of start-up, stalls, drops, switches and bitrate), missing values NaN."""
+    lines = _player_lines(trial)
+    if not lines:
         return dict.fromkeys(PLAYER_COLUMNS, math.nan) | {"player_end": "no player log"}
-    stalls = events(p, "stall", ["duration_ms"])
-    samples = events(
-        p, "sample", ["dropped_frames", "total_frames", "bitrate_bps", "playing", "media_time_s"]
-    )
-    summary = events(
-        p, "summary", ["reason", "dropped_frames", "total_frames", "mean_bitrate_bps", "played_s"]
-    )
-    startup = events(p, "startup", ["startup_delay_ms"])
-    counters = pd.concat([samples, summary], ignore_index=True)
-    playing = samples[samples["playing"].astype("boolean").fillna(False)]
-    mean_bitrate = playing["bitrate_bps"].astype(float).mean() if len(playing) else math.nan
-    if math.isnan(mean_bitrate) and len(summary):
-        mean_bitrate = float(summary["mean_bitrate_bps"].iloc[-1])
-    played_s = (
-        float(summary["played_s"].iloc[-1])
-        if len(summary) and pd.notna(summary["played_s"].iloc[-1])
-        else float(samples["media_time_s"].max())
-        if len(samples)
-        else math.nan
-    )
-    durations = stalls["duration_ms"].astype(float)
-    decode_stalls = events(p, "decode_stall", ["duration_ms"])["duration_ms"].astype(float)
-    return {
-        "startup_delay_ms": float(startup["startup_delay_ms"].iloc[0])
-        if len(startup)
-        else math.nan,
-        "stalls": len(stalls),
-        "stall_total_ms": float(durations.sum()),
-        "stall_max_ms": float(durations.max()) if len(durations) else 0.0,
-        "dropped_frames": _last_counter(counters["dropped_frames"]),
-        "total_frames": _last_counter(counters["total_frames"]),
-        "mean_bitrate_bps": mean_bitrate,
-        "quality_switches": int((p["event"] == "quality_switch").sum()),
-        "played_s": played_s,
-        "player_end": str(summary["reason"].iloc[-1]) if len(summary) else "no summary line",
-        "player_errors": int((p["event"] == "error").sum()),
-        "decode_overload_events": int((p["event"] == "decode_overload").sum()),
-        "decode_stalls": len(decode_stalls),
-        "decode_stall_total_ms": float(decode_stalls.sum()),
+    summary = summarize(lines)
+    row = {
+        column: math.nan if summary.get(column) is None else summary[column]
+        for column in PLAYER_COLUMNS
+        if column != "player_end"
     }
+    row["player_end"] = summary["end_reason"] or "no end line"
+    return row
 
 
 def _player_lines(trial: Trial) -> list[dict[str, Any]]:
@@ -275,12 +218,6 @@ def qoe_segments_table(trials: Iterable[Trial]) -> pd.DataFrame:
         for s in segment_qoe(_player_lines(trial), SEGMENT_S)
     ]
     return pd.DataFrame(rows, columns=columns)
-
-
-def _last_counter(values: pd.Series) -> float:
-    """Final value of a cumulative counter: its maximum (counters never decrease)."""
-    values = pd.to_numeric(values, errors="coerce").dropna()
-    return float(values.max()) if len(values) else math.nan
 
 
 # ---------------------------------------------------------------- per-path tables

@@ -102,6 +102,42 @@ def plan_cpu_sets(cpus: list[int] | int, jobs: int = 1) -> list[TrialCpus]:
     return plans
 
 
+CPU_COUNT_ENV = "TESTBED_CPUS"  # pretend the machine has this many CPUs (what-if, tests)
+
+
+def cpu_count() -> int:
+    """CPUs trials may use: this process's affinity, or TESTBED_CPUS when set."""
+    fake = os.environ.get(CPU_COUNT_ENV)
+    if fake:
+        if not fake.isdigit() or int(fake) < 1:
+            raise CpuPlanError(f"{CPU_COUNT_ENV}={fake!r}: must be a whole number of CPUs, >= 1")
+        return int(fake)
+    return len(online_cpus())
+
+
+def choose_jobs(requested: int | None, streaming: bool, cpus: int) -> tuple[int, str]:
+    """How many trials may run side by side on `cpus` CPUs; `requested` None = `--jobs auto`.
+
+    A streaming trial needs two CPUs to itself (its player's and its testbed processes'),
+    so at most floor(cpus / 2) run at once; a control transfer (no player) needs one. An N
+    above that raises CpuPlanError saying why (1 is always allowed: on a 1-CPU machine the
+    trial runs unpinned and trial.json says so). Returns (jobs, why it is the most).
+    """
+    need = 2 if streaming else 1
+    most = max(1, cpus // need)
+    what = "streaming trial" if streaming else "control transfer (no player)"
+    why = (
+        f"{cpus} CPU(s) and each {what} needs {need} to itself"
+        + (" (one for its player, one for the testbed's processes)" if streaming else "")
+        + f", so at most {most} at a time"
+    )
+    if requested is None:
+        return most, why
+    if requested > most:
+        raise CpuPlanError(f"--jobs {requested} cannot keep trials isolated: {why}")
+    return requested, why
+
+
 def format_cpus(cpus: tuple[int, ...] | list[int]) -> str:
     """The kernel's list syntax (`cpuset.cpus`, taskset -c): 0-2,5."""
     parts: list[str] = []

@@ -28,9 +28,10 @@ from pathlib import Path
 
 from kernel_config.host_cc import HostAllowedCC
 from testbed.env import git_commit
+from testbed.files import write_json_atomically
 from testbed.spec import TrialSpec, scenario_label
 from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
-from testbed.trial import default_timeout_s, write_json_atomically
+from testbed.trial import CONTENT_CACHE, default_timeout_s
 
 RESULTS_DIR = Path("results")
 STOP_WAIT_S = 60.0  # how long interrupted trials get to tear down before SIGKILL
@@ -225,6 +226,28 @@ def _stop_all(running: list[_Running]) -> None:
         print(f"removed {line}", file=sys.stderr)
 
 
+def prepare_content(specs: list[TrialSpec], repo: Path) -> None:
+    """Encodes the DASH ladder of every clip length the pending trials play, before the
+    first trial, with one line each: on a fresh machine this is minutes of FFmpeg that would
+    otherwise pass in silence inside the first trial (and count against nothing: the
+    trial's timeout starts after it). Already-encoded lengths are cached and print nothing."""
+    from server import content
+
+    cache = repo / CONTENT_CACHE
+    for duration_s in sorted({int(s.video_duration_s) for s in specs if s.player is not None}):
+        if content.is_prepared(duration_s, cache=cache):
+            continue
+        print(
+            f"encoding the {duration_s} s DASH ladder with FFmpeg (about "
+            f"{content.encode_minutes_estimate(duration_s)} min here, once; cached in "
+            f"{CONTENT_CACHE})",
+            flush=True,
+        )
+        started = time.monotonic()
+        content.prepare(duration_s, cache=cache)
+        print(f"encoded in {time.monotonic() - started:.0f} s", flush=True)
+
+
 def run_matrix(
     specs: list[TrialSpec],
     run_dir: Path,
@@ -269,6 +292,7 @@ def run_matrix(
     )
     if not pending:
         print("nothing to run: every trial has a result; for a fresh run give --out <new name>")
+    prepare_content([spec for spec, _ in pending], repo)
     running: list[_Running] = []
     try:
         while pending or running:

@@ -5,8 +5,9 @@ until it ends or times out, and checks what it logged.
   trial's nginx at the endpoint.
 * `gstreamer`: `/usr/bin/python3 player/gst_player.py` (Debian's python, which has `gi`).
 
-Both write `<trial>/player.jsonl` (§5.4). A player that exits without its summary line, or
-whose summary says `error`, fails the trial with the player's own last error message.
+Both write `<trial>/player.jsonl` (docs/schemas/player.v1.schema.json). A player that exits
+without its `end` line, or whose `end` says `error`, fails the trial with the player's own
+last error message. The session summary comes from metrics/player_summary.py.
 
 The player runs in the trial's player CPU set (testbed/cpusets.py), and testbed/
 cpu_accounting.py records where the CPU went (`cpu.jsonl`). A session is marked invalid when
@@ -30,9 +31,11 @@ from metrics.drops import (
     cpu_evidence,
     decoder_side_reason,
 )
+from metrics.player_summary import summarize
 from server.live_mpd import LIVE_MANIFEST, write_live_mpd
-from server.nginx import url_path
+from testbed import registry
 from testbed.cpu_accounting import CPU_LOG
+from testbed.registry import PlayerLaunch
 
 PLAYER_LOG = "player.jsonl"
 # A session lasts the video plus start-up plus stalls; the player stops itself after
@@ -70,44 +73,19 @@ def player_argv(
     timeout_s: int,
     live_latency_s: float | None = None,
 ) -> list[str]:
-    """The player's command line; with `live_latency_s` the page plays the live stream (the
-    dynamic MPD, server/live_mpd.py) at that target latency (dashjs only)."""
-    base = f"http://{host}:{port}"
-    mpd_path = f"/content/{Path(content_dir).name}/manifest.mpd"
-    if player == "dashjs":
-        return [
-            "node",
-            str(repo / "player" / "headless.mjs"),
-            "--url",
-            base + url_path(content_dir, live_latency_s),
-            "--out",
-            str(out),
-            "--t0-ns",
-            str(t0_ns),
-            "--timeout-s",
-            str(timeout_s),
-        ]
-    if player == "gstreamer":
-        if live_latency_s is not None:
-            raise ValueError("player gstreamer: live mode is not implemented (dashjs only)")
-        return [
-            "/usr/bin/python3",
-            str(repo / "player" / "gst_player.py"),
-            "--mpd",
-            base + mpd_path,
-            "--out",
-            str(out),
-            "--t0-ns",
-            str(t0_ns),
-            "--timeout-s",
-            str(timeout_s),
-        ]
-    raise ValueError(f"player {player!r}: valid players are dashjs, gstreamer")
+    """The player's command line, from its registry entry (testbed/registry.py); with
+    `live_latency_s` the live stream (dynamic MPD, server/live_mpd.py) at that target latency
+    (dashjs only)."""
+    if live_latency_s is not None and player != "dashjs":
+        raise ValueError(f"player {player}: live mode is not implemented (dashjs only)")
+    launch = PlayerLaunch(Path(repo), host, port, Path(content_dir), Path(out), t0_ns, timeout_s,
+                          live_latency_s)  # fmt: skip
+    return registry.player(player).argv(launch)
 
 
 def read_log(path: Path) -> list[dict]:
     """The player's lines; a malformed line is an error naming file and line (never skipped),
-    except a truncated last line, which a crash can leave (reported by the summary check)."""
+    except a truncated last line, which a crash can leave (reported by the end-line check)."""
     lines: list[dict] = []
     if not path.exists():
         return lines
@@ -150,16 +128,16 @@ def check_session(
 ) -> dict:
     """Fails on a crash or error; marks the trial invalid on decoder-side drops or waits
     (with CPU or QoS evidence, metrics/drops.py) or a control session with stalls."""
-    summary = lines[-1] if lines and lines[-1].get("event") == "summary" else None
     errors = [ln.get("message", "") for ln in lines if ln.get("event") == "error"]
-    if summary is None:
+    if not lines or lines[-1].get("event") != "end":
         raise PlayerFailed(
-            f"player crashed (exit status {code}): {log} has no summary line; "
+            f"player crashed (exit status {code}): {log} has no end line; "
             f"last error: {errors[-1] if errors else 'none logged'}; see {stderr_path}"
         )
-    if summary.get("reason") == "error" or code not in (0, None):
+    summary = summarize(lines)  # metrics/player_summary.py, the one definition
+    if summary["end_reason"] == "error" or code not in (0, None):
         raise PlayerFailed(
-            f"player failed (exit status {code}, reason {summary.get('reason')}): "
+            f"player failed (exit status {code}, reason {summary['end_reason']}): "
             f"{errors[-1] if errors else 'no error line'}; see {log} and {stderr_path}"
         )
     cpu_lines = cpu_lines or []
@@ -190,7 +168,7 @@ def check_session(
             f"control session not clean: {summary['stalls']} stalls (expected 0); "
             f"{summary['dropped_frames']} dropped frames"
         )
-    if summary.get("reason") == "timeout":
+    if summary["end_reason"] == "timeout":
         ctx.mark_invalid("player session timed out before the video ended")
     return summary
 

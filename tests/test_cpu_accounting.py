@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from metrics import schemas
 from testbed.cpu_accounting import CpuSampler, chromium_role
 from testbed.cpusets import TrialCpuSets
 
@@ -31,6 +32,7 @@ def test_sampler_writes_busy_load_and_components(tmp_path: Path) -> None:
     finally:
         busy.kill()
         busy.wait()
+    assert schemas.check_file(tmp_path / "cpu.jsonl") == []  # docs/schemas/cpu.v1
     lines = [json.loads(x) for x in (tmp_path / "cpu.jsonl").read_text().splitlines()]
     events = [x["event"] for x in lines]
     assert events[0] == "cpu_start" and events[-1] == "cpu_totals"

@@ -20,11 +20,16 @@ class FakeCtx:
         self.invalid.append(reason)
 
 
-def summary(**kw: object) -> dict:
-    base = {"t_ns": 9, "src": "player-dashjs", "event": "summary", "ended": True,
-            "reason": "ended", "stalls": 0, "dropped_frames": 0, "decode_overload_frames": 0,
-            "decode_stalls": 0}  # fmt: skip
-    return {**base, **kw}
+def summary(reason: str = "ended", **_counts: object) -> dict:
+    """The player's last line: only why it ended (the counts come from the events, through
+    metrics/player_summary.py; the keyword arguments name what the events above it show)."""
+    return {"t_ns": 9 * 10**9, "src": "player-dashjs", "event": "end", "reason": reason}
+
+
+def stall(ms: float) -> dict:
+    return {"t_ns": 5 * 10**9, "src": "player-dashjs", "event": "stall", "start_t_ns": 10,
+            "end_t_ns": 10 + int(ms * 1e6), "duration_ms": ms, "media_time_s": 1.0,
+            "open": False}  # fmt: skip
 
 
 START = {"t_ns": 1, "src": "player-dashjs", "event": "start"}
@@ -36,19 +41,19 @@ def check(ctx: FakeCtx, lines: list[dict], code: int | None = 0) -> dict:
 
 def test_clean_session_passes() -> None:
     ctx = FakeCtx()
-    assert check(ctx, [START, summary()])["reason"] == "ended"
+    assert check(ctx, [START, summary()])["end_reason"] == "ended"
     assert ctx.invalid == []
 
 
 def test_crash_without_summary_fails_with_last_error() -> None:
     lines = [START, {"event": "error", "message": "Chromium disconnected"}]
-    with pytest.raises(players.PlayerFailed, match="no summary line.*Chromium disconnected"):
+    with pytest.raises(players.PlayerFailed, match="no end line.*Chromium disconnected"):
         check(FakeCtx(), lines, code=-9)
 
 
 def test_error_reason_or_nonzero_exit_fails() -> None:
     with pytest.raises(players.PlayerFailed, match="reason error"):
-        check(FakeCtx(), [START, summary(reason="error", ended=False)], code=1)
+        check(FakeCtx(), [START, summary("error")], code=1)
     with pytest.raises(players.PlayerFailed, match="exit status 3"):
         check(FakeCtx(), [START, summary()], code=3)
 
@@ -104,10 +109,12 @@ def test_decode_stall_invalid_only_with_cpu_evidence() -> None:
 
 def test_control_with_stalls_is_invalid() -> None:
     ctx = FakeCtx(scenario={"name": "control"})
-    check(ctx, [START, summary(stalls=1)])
+    check(ctx, [START, stall(900.0), summary()])
     assert any("control session not clean" in r for r in ctx.invalid)
     ctx = FakeCtx(scenario={"name": "A1"})
-    check(ctx, [START, summary(stalls=3)])  # stalls are results elsewhere, not invalidity
+    check(
+        ctx, [START, stall(1.0), stall(2.0), stall(3.0), summary()]
+    )  # stalls are results elsewhere, not invalidity
     assert ctx.invalid == []
 
 
@@ -120,7 +127,7 @@ def test_read_cpu_log_skips_a_line_being_written(tmp_path: Path) -> None:
 
 def test_timeout_marks_invalid() -> None:
     ctx = FakeCtx()
-    check(ctx, [START, summary(reason="timeout", ended=False)])
+    check(ctx, [START, summary("timeout")])
     assert any("timed out" in r for r in ctx.invalid)
 
 
@@ -148,5 +155,5 @@ def test_argv_per_player(tmp_path: Path) -> None:
                                tmp_path / "p.jsonl", 5, 60)  # fmt: skip
     assert argv[:2] == ["/usr/bin/python3", "/r/player/gst_player.py"]
     assert "http://127.0.0.1:8080/content/abc123/manifest.mpd" in argv
-    with pytest.raises(ValueError, match="valid players"):
+    with pytest.raises(ValueError, match="unknown player 'vlc'; valid: dashjs, gstreamer"):
         players.player_argv("vlc", Path("/r"), "h", 1, content, tmp_path / "p", 5, 60)

@@ -94,7 +94,7 @@ pub struct Config {
     /// Where data lost by packet or time threshold is sent again. Default (false): on the same
     /// subflow, as both Linux MPTCP lines do. true: into the reinjection queue, where the
     /// scheduler prefers a subflow that did not carry it (this transport's behaviour before
-    /// issue 9; skews per-path retransmission counts, see docs/TRANSPORT.md).
+    /// the Linux-like recovery; skews per-path retransmission counts, see docs/TRANSPORT.md).
     pub reinject_fast_losses: bool,
 }
 
@@ -516,9 +516,13 @@ impl Connection {
         self.next_fresh - self.send_base
     }
 
+    /// Stats of every subflow that has a name: a server-side placeholder for a subflow id
+    /// whose HELLO has not arrived (ids may arrive out of order) is left out, since it has
+    /// carried nothing and would show up as a path "?" in the logs.
     pub fn subflow_stats(&self) -> Vec<SubflowStats> {
         self.subflows
             .iter()
+            .filter(|s| s.state != SubflowState::AwaitingHello)
             .map(|s| SubflowStats {
                 id: s.id,
                 name: s.name.clone(),
