@@ -1,0 +1,522 @@
+# ruff: noqa: E501  (the claim texts and docs-page prose are long string literals)
+"""`./run_trials.sh --reproduce SEED`: re-run a seed paper's experiments, claim by claim.
+
+A thin layer over the simulator: each claim runs `mpsim` (one JSON object per transfer) or a
+dedicated `cargo test` binary of `transport/tests/` (whose assertions encode the claim and
+whose `--nocapture` lines carry the figures), then writes `docs/reproductions/<seed>.md`
+and a copy into `results/reproduce-<seed>-<UTC stamp>/`. Verdicts are computed from the
+measured figures by the rule printed beside each claim; nothing is tuned to match a paper.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SEEDS = ("seed000", "seed001", "seed002", "seed003", "seed004")
+REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = (
+    "reproduced",
+    "partly",
+    "not reproduced",
+    "not yet run",
+)
+
+
+@dataclass
+class Claim:
+    name: str
+    paper: str
+    ours: str
+    verdict: str
+    why: str = ""
+
+
+@dataclass
+class Page:
+    seed: str
+    title: str
+    setup: str
+    open_params: list[tuple[str, str, str]] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    extra: str = ""
+
+    def markdown(self, wall_s: float, command: str) -> str:
+        lines = [f"# Reproduction: {self.title}", "", self.setup.strip(), ""]
+        lines += [f"Command: `{command}`  ", f"Wall time on this machine: {wall_s:.0f} s.", ""]
+        lines += [
+            "## Verdicts",
+            "",
+            "| claim | paper | this testbed | verdict |",
+            "|---|---|---|---|",
+        ]
+        for c in self.claims:
+            lines.append(f"| {c.name} | {c.paper} | {c.ours} | **{c.verdict}** |")
+        lines += ["", "## Likely reasons for differences", ""]
+        lines += [f"* **{c.name}**: {c.why}" for c in self.claims if c.why]
+        if self.extra:
+            lines += ["", "## Figures", "", self.extra]
+        if self.open_params:
+            lines += [
+                "",
+                "## Parameters the paper leaves open",
+                "",
+                "| parameter | value used | why |",
+                "|---|---|---|",
+            ]
+            lines += [f"| {p} | {v} | {w} |" for p, v, w in self.open_params]
+        if self.commands:
+            lines += ["", "## Underlying commands", ""]
+            lines += [f"* `{c}`" for c in self.commands]
+        return "\n".join(lines) + "\n"
+
+
+class Runner:
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.transport = repo / "transport"
+        self.env = {**os.environ, "CARGO_BUILD_JOBS": os.environ.get("CARGO_BUILD_JOBS", "1")}
+        self.commands: list[str] = []
+
+    def mpsim(self, *args: str) -> dict:
+        binary = self.transport / "target/release/mpsim"
+        cmd = [str(binary), *args]
+        self.commands.append("transport/target/release/mpsim " + shlex.join(args))
+        out = subprocess.run(cmd, capture_output=True, text=True, env=self.env)
+        if out.returncode == 2:
+            raise RuntimeError(f"mpsim {shlex.join(args)}: {out.stderr.strip()}")
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"  mpsim {shlex.join(args)} -> {result.get('goodput_bps')}", flush=True)
+        return result
+
+    def cargo_test(
+        self, test: str, filt: str = "", ignored: bool = False, env: dict[str, str] | None = None
+    ) -> tuple[bool, list[str]]:
+        args = ["cargo", "test", "--release", "--locked", "--test", test]
+        args += [filt] if filt else []
+        args += ["--", "--nocapture", "--test-threads", "1"] + (["--ignored"] if ignored else [])
+        shown = " ".join(f"{k}={v}" for k, v in (env or {}).items())
+        self.commands.append(f"(cd transport && {shown + ' ' if shown else ''}{shlex.join(args)})")
+        print(f"  {self.commands[-1]}", flush=True)
+        out = subprocess.run(
+            args,
+            cwd=self.transport,
+            capture_output=True,
+            text=True,
+            env={**self.env, **(env or {})},
+        )
+        lines = [
+            ln for ln in out.stdout.splitlines() if ln and not ln.startswith(("running", "test "))
+        ]
+        return out.returncode == 0, lines
+
+
+def mbps(r: dict) -> float:
+    return (r.get("goodput_bps") or 0.0) / 1e6
+
+
+def fmt_lines(lines: list[str], key: str) -> str:
+    picked = [ln.strip() for ln in lines if key in ln]
+    return "<br>".join(f"`{ln}`" for ln in picked) or "(no figures printed)"
+
+
+# --- seed 000 --------------------------------------------------------------------------------
+
+
+def seed000(r: Runner) -> Page:
+    page = Page(
+        "seed000",
+        "Coupled BBR + AR&P (seed 000)",
+        """Coupled BBR (the multipath BBR coupling of seed 000) and the AR&P scheduler. Run in
+the deterministic simulator (`mpsim`, `transport/tests/coupled_bbr_sim.rs`). Table I needs
+two background TCP flows per bottleneck, which the simulator's shared-bottleneck `Net` has
+in the integration tests but `mpsim` does not expose; it is therefore not run here (see the
+verdict table for the emulated command).""",
+    )
+    page.open_params = [
+        ("asymmetric-RTT rates", "20 Mbit/s both paths", "paper: equal rates, value not given"),
+        (
+            "asymmetric-RTT RTTs",
+            "50 ms vs 150 ms (one-way 25/75)",
+            "one of the paper's Fig. 11 points",
+        ),
+        (
+            "transfer size",
+            "20 MB (asym. RTT), 50 MB (path break)",
+            "long enough to leave slow start; short wall time",
+        ),
+        ("CC under the schedulers", "bbr", "paper runs AR&P with Coupled BBR's family"),
+        (
+            "path break",
+            "path 2 dies at 5 s (total loss both ways)",
+            "paper: 15 s at 40 Mbit/s; shortened",
+        ),
+    ]
+    # Table I: not run.
+    page.claims.append(
+        Claim(
+            "Table I (throughput per CC and path, utilisation, 0.01 %/0.1 % loss, 2 background flows)",
+            "Coupled BBR 55.9 Mbit/s (30.7+25.2), util 0.88; CUBIC 35.1, 0.54; LIA 20.3, OLIA 19.9, BALIA 20.9 (util ≈ 0.32)",
+            "not run: `mpsim` has no background flows",
+            NOT_RUN,
+            "emulated: `./run_trials.sh --scenario seed000-table1-* --transport user --cc coupled-bbr,bbr,cubic,lia,olia,balia --reps 3` on a quiet machine",
+        )
+    )
+    ok, lines = r.cargo_test("coupled_bbr_sim")
+    page.claims.append(
+        Claim(
+            "Coupled BBR fair at a shared bottleneck; β·BW split on disjoint paths",
+            "coupled flow takes no more than a single BBR flow at a shared bottleneck",
+            fmt_lines(lines, "")
+            + f"<br>test assertions (≤ 1.3× a BBR flow; β·BW within 10 %): {'pass' if ok else 'FAIL'}",
+            REPRODUCED if ok else NOT_REPRODUCED,
+            "threshold 1.3× is this testbed's tolerance, not the paper's; one simulated seed per case",
+        )
+    )
+    asym = ["--path", "p1:20:25:0", "--path", "p2:20:75:0", "--bytes", "20000000", "--cc", "bbr"]
+    res = {s: r.mpsim(*asym, "--sched", s) for s in ("lrf", "rr", "arp")}
+    ofo = {s: res[s]["receiver_ofo_max_bytes"] for s in res}
+    t = {s: res[s]["virtual_s"] for s in res}
+    best_other = min(ofo["lrf"], ofo["rr"])
+    v = (
+        REPRODUCED
+        if ofo["arp"] < best_other and t["arp"] <= 1.1 * min(t["lrf"], t["rr"])
+        else (PARTLY if ofo["arp"] < best_other else NOT_REPRODUCED)
+    )
+    page.claims.append(
+        Claim(
+            "AR&P vs minRTT/RR under asymmetric RTT (out-of-order queue, download time)",
+            "AR&P keeps the out-of-order queue smallest and downloads no slower",
+            "; ".join(f"{s}: ofo max {ofo[s] / 1e3:.0f} kB, {t[s]:.2f} s" for s in res),
+            v,
+            "rule: reproduced if AR&P's ofo max is below both others and its time within 10 % of the best; "
+            "ofo measured in bytes (paper: packets)",
+        )
+    )
+    brk = [
+        "--path",
+        "p1:20:25:0",
+        "--path",
+        "p2:20:25:0",
+        "--bytes",
+        "50000000",
+        "--cc",
+        "bbr",
+        "--break-path",
+        "p2:5",
+    ]
+    resb = {s: r.mpsim(*brk, "--sched", s) for s in ("lrf", "rr", "arp")}
+    clean = all(x["byte_exact_and_clean"] for x in resb.values())
+    page.claims.append(
+        Claim(
+            "Path break: transfer continues on the surviving path",
+            "goodput recovers on the remaining path after the break (Fig. 10a)",
+            "; ".join(
+                f"{s}: {mbps(x):.1f} Mbit/s, {x['virtual_s']:.1f} s, byte-exact {x['byte_exact_and_clean']}"
+                for s, x in resb.items()
+            ),
+            PARTLY if clean else NOT_REPRODUCED,
+            "partly: completion after the break is shown, the goodput time series of Fig. 10a is not "
+            "compared (mpsim reports totals only); gradual failure (Fig. 10b) not run",
+        )
+    )
+    return page
+
+
+# --- seed 001 --------------------------------------------------------------------------------
+
+SEED001_LOSS = (1e-5, 1e-4, 1e-3, 1e-2, 2e-2, 5e-2, 1e-1)
+
+
+def seed001(r: Runner) -> Page:
+    page = Page(
+        "seed001",
+        "mpbbr vs BALIA over a loss grid (seed 001)",
+        """Two disjoint 100 Mbit/s paths with independent random loss, each path's loss taken from
+the paper's grid {1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.10} (7 × 7 = 49 points), mpbbr (our
+`bbr`: per-subflow BBR, uncoupled, as seed 001) against BALIA, in `mpsim`, one 10 MB transfer
+per point and CC. Both readings of the paper's "50 ms delay" are run: one-way 50 ms
+(RTT 100 ms) and RTT 50 ms (one-way 25 ms). Goodput in Mbit/s; rows = loss on path a,
+columns = loss on path b.""",
+    )
+    page.open_params = [
+        (
+            "delay 50 ms",
+            "both: one-way 50 ms and one-way 25 ms",
+            "paper does not say one-way or RTT",
+        ),
+        (
+            "transfer",
+            "10 MB per run (paper: iperf3 60 s)",
+            "mpsim is size-based; at 10 % loss BALIA needs minutes of virtual time for more",
+        ),
+        ("queue", "one BDP (mpsim default)", "paper: netem default, not stated"),
+        (
+            "loss direction",
+            "both directions (mpsim paths are symmetric)",
+            "paper: netem on NE1/NE2, direction not stated",
+        ),
+        ("runs", "1 seed per point", "paper reports avg/min/max, number of runs not stated"),
+    ]
+    wins = 0
+    n = 0
+    ratio_low: list[float] = []
+    ratio_high: list[float] = []
+    tables = []
+    for one_way, label in ((50, "one-way 50 ms"), (25, "RTT 50 ms")):
+        head = "| a \\ b | " + " | ".join(f"{p:g}" for p in SEED001_LOSS) + " |"
+        rows = [head, "|---" * (len(SEED001_LOSS) + 1) + "|"]
+        for pa in SEED001_LOSS:
+            cells = []
+            for pb in SEED001_LOSS:
+                paths = [
+                    "--path",
+                    f"a:100:{one_way}:{pa}",
+                    "--path",
+                    f"b:100:{one_way}:{pb}",
+                    "--bytes",
+                    "10000000",
+                ]
+                g = {
+                    cc: mbps(r.mpsim(*paths, "--cc", cc, "--sched", "lrf"))
+                    for cc in ("bbr", "balia")
+                }
+                n += 1
+                wins += g["bbr"] > g["balia"]
+                ratio = g["bbr"] / max(g["balia"], 1e-9)
+                if max(pa, pb) <= 1e-4:
+                    ratio_low.append(ratio)
+                elif min(pa, pb) >= 1e-2:
+                    ratio_high.append(ratio)
+                cells.append(f"{g['bbr']:.1f} / {g['balia']:.1f}")
+            rows.append(f"| {pa:g} | " + " | ".join(cells) + " |")
+        tables.append(f"**{label}** (mpbbr / BALIA, Mbit/s)\n\n" + "\n".join(rows))
+    page.extra = "\n\n".join(tables)
+
+    def med(v: list[float]) -> float:
+        return sorted(v)[len(v) // 2] if v else float("nan")
+
+    page.claims.append(
+        Claim(
+            "mpbbr throughput above BALIA across the loss grid, gap growing with loss",
+            "mpbbr keeps high throughput as loss grows; BALIA collapses (loss-based)",
+            f"mpbbr ahead at {wins}/{n} points; median mpbbr/BALIA ratio {med(ratio_low):.2f}× where both "
+            f"paths have ≤ 1e-4 loss, {med(ratio_high):.1f}× where both have ≥ 1 % (tables below)",
+            REPRODUCED if wins == n else (PARTLY if wins >= 0.75 * n else NOT_REPRODUCED),
+            "rule: reproduced if mpbbr is ahead at every point, partly at ≥ 75 %; one seed per point, "
+            "10 MB transfers (slow start weighs more at low loss)",
+        )
+    )
+    return page
+
+
+# --- seed 002 --------------------------------------------------------------------------------
+
+
+def seed002(r: Runner) -> Page:
+    page = Page(
+        "seed002",
+        "Video over MPTCP: CC × scheduler × scenario (seed 002)",
+        """Nothing is run yet. The simulated matrix needs the DASH player model of the simulator
+engine (`./run_trials.sh --engine sim`, in progress); the emulated cells need a quiet machine
+(real players, 180 s per trial). Commands once available:
+
+* simulated, full matrix: `./run_trials.sh --engine sim --scenario seed002-sweep/* --transport user --cc bbr,cubic,compound,lia,olia,balia --sched lrf,lpc,let,gr-sty,tp-sty,tr-sty --reps 3`
+* emulated, the cells the text singles out: `./run_trials.sh --scenario seed002-sweep/* --transport user --cc bbr,lia,olia,compound --sched lrf,tp-sty --reps 3 --jobs auto` (or `--executor slurm` for the full matrix)""",
+    )
+    for claim, paper in (
+        ("Buffer underflows per CC × scheduler (Figs. 4-12)", "counts per cell, A1/A2/B1/B2"),
+        ("Picture discards, VOD and live modes", "counts per cell"),
+        ("Per-path packets and retransmissions", "Wi-Fi most used in A1"),
+        ("BBR good across schedulers", "stated finding"),
+        ("LIA/OLIA poor", "stated finding"),
+        ("Compound poor with TP-STY in A2 and B2", "stated finding"),
+        ("BBR retransmits more", "stated finding"),
+    ):
+        page.claims.append(Claim(claim, paper, "not run", NOT_RUN))
+    page.open_params = [
+        ("link rates", "Wi-Fi 20 Mbit/s, LTE 15 Mbit/s (scenario files)", "paper gives none"),
+        (
+            "loss patterns A/B",
+            "piecewise ramps as in netem-scenarios/seed002-sweep",
+            "paper's time series is a figure only",
+        ),
+    ]
+    return page
+
+
+# --- seed 003 --------------------------------------------------------------------------------
+
+
+def seed003(r: Runner) -> Page:
+    page = Page(
+        "seed003",
+        "H-MPTCP rate allocation and pricing (seed 003)",
+        """The paper's two-source topology (S1: one Reno flow x2 sharing link C2 with the
+MPTCP subflow x12; the MPTCP subflow x11 alone on C1), in the simulator
+(`transport/tests/seed003_rates.rs`), rates in the paper's units (packets/s scaled to the
+paper's capacities). The test asserts the paper's case-2 rates within 10 % and the case-1
+properties; the printed lines are the measured rates.""",
+    )
+    page.open_params = [
+        ("RTT", "as in transport/tests/seed003_rates.rs", "paper does not give it"),
+        (
+            "loss synchrony",
+            "drop-tail queues (losses not forced synchronous)",
+            "341/683 split assumes synchronised losses; independent losses give ≈424",
+        ),
+        ("metered-path weight", "x12 weight 0.1 vs default 0.5", "paper: a price, no number"),
+    ]
+    ok2, l2 = r.cargo_test("seed003_rates", "case2")
+    page.claims.append(
+        Claim(
+            "Case 2 (C1=8, C2=1024): EMPTCP/H-MPTCP rates",
+            "x11=8, x12=508, x2=516 (EMPTCP = H-MPTCP)",
+            fmt_lines(l2, "") + f"<br>within 10 %: {'pass' if ok2 else 'FAIL'}",
+            REPRODUCED if ok2 else NOT_REPRODUCED,
+            "tolerance 10 % is this testbed's choice",
+        )
+    )
+    ok1, l1 = r.cargo_test("seed003_rates", "case1")
+    page.claims.append(
+        Claim(
+            "Case 1 (C1=C2=1024): every variant beats the best single path; x11 ≈ 1024",
+            "EMPTCP x12=0, WMPTCP x12=341/x2=683 (H = WMPTCP)",
+            fmt_lines(l1, "") + f"<br>assertions: {'pass' if ok1 else 'FAIL'}",
+            PARTLY if ok1 else NOT_REPRODUCED,
+            "partly: x11 and the total are asserted; the exact 341/683 split assumes synchronised "
+            "losses, which drop-tail queues do not force (printed, not asserted)",
+        )
+    )
+    okw, lw = r.cargo_test("seed003_rates", "a_path_weight")
+    page.claims.append(
+        Claim(
+            "Pricing incentive: a low H-MPTCP weight on the metered path shifts traffic off it",
+            "traffic moves off the priced path to the free one",
+            fmt_lines(lw, "") + f"<br>x12 < 0.9× default and x2 gains: {'pass' if okw else 'FAIL'}",
+            REPRODUCED if okw else NOT_REPRODUCED,
+            "the paper gives no price → weight mapping; 0.1 is our choice",
+        )
+    )
+    page.claims.append(
+        Claim(
+            "Case 3 (C1 drops 1024 → 8 during 6-13 s): transition times",
+            "EMPTCP 2 s, LIA 3 s, BALIA 3 s",
+            "not run",
+            NOT_RUN,
+            "needs a time-varying capacity in the seed-003 topology; not wired into the test yet",
+        )
+    )
+    return page
+
+
+# --- seed 004 --------------------------------------------------------------------------------
+
+
+def seed004(r: Runner) -> Page:
+    page = Page(
+        "seed004",
+        "HBDP vs MPCubic vs LIA on high-BDP paths (seed 004)",
+        """Two disjoint paths, 500 Mbit/s × 100 ms RTT and 100 Mbit/s × 20 ms RTT, 0.01 % random
+loss both directions, drop-tail queues of one BDP, 100 MB per CC in `mpsim`, 2 seeds. The
+paper's Table II topology (Fig. 7b) is not in its text, so these paths are our choice.""",
+    )
+    page.open_params = [
+        (
+            "link rates, base delays, buffers",
+            "500×100 ms and 100×20 ms, queue one BDP",
+            "Fig. 7 is not in the text; a high-BDP and a moderate path",
+        ),
+        (
+            "loss",
+            "0.01 % both paths",
+            "paper Table II: 0.1 %/0.3 % at given ε; lower loss keeps the BDP regime",
+        ),
+        ("HBDP options", "defaults (docs/algorithms/hbdp.md)", "not tuned"),
+        ("transfer", "100 MB, seeds 1 and 2", "wall time"),
+    ]
+    paths = ["--path", "fast:500:50:0.0001", "--path", "slow:100:10:0.0001", "--bytes", "100000000"]
+    g: dict[str, list[float]] = {}
+    for cc in ("lia", "mpcubic", "hbdp"):
+        g[cc] = [
+            mbps(r.mpsim(*paths, "--cc", cc, "--sched", "lrf", "--seed", str(s))) for s in (1, 2)
+        ]
+    avg = {cc: sum(v) / len(v) for cc, v in g.items()}
+    order_ok = avg["hbdp"] > avg["mpcubic"] > avg["lia"]
+    page.claims.append(
+        Claim(
+            "Throughput: HBDP > MPCubic > LIA at high BDP (Table II)",
+            "LIA 91.85, MPCubic 163.61, HBDP 190.57 Mbit/s total (HBDP 1.16× MPCubic)",
+            "; ".join(
+                f"{cc} {avg[cc]:.1f} Mbit/s ({', '.join(f'{x:.1f}' for x in v)})"
+                for cc, v in g.items()
+            )
+            + f"; HBDP/MPCubic {avg['hbdp'] / max(avg['mpcubic'], 1e-9):.2f}×",
+            REPRODUCED
+            if order_ok
+            else (PARTLY if avg["hbdp"] > avg["mpcubic"] else NOT_REPRODUCED),
+            "rule: the paper's order holds on the means; absolute numbers differ because the "
+            "topology and rates are ours",
+        )
+    )
+    page.claims.append(
+        Claim(
+            "Loss comparison (HBDP causes no more loss than MPCubic)",
+            "stated in the paper's Table II discussion",
+            "not measured by `mpsim` (no per-CC loss counter in its JSON); "
+            "`cargo test --release --test hbdp_vs_mpcubic -- --ignored --nocapture` prints it (60 s at 500 Mbit/s, slow)",
+            NOT_RUN,
+            "benchmark too long for this run; docs/algorithms/hbdp.md has its last figures",
+        )
+    )
+    return page
+
+
+BUILDERS: dict[str, Callable[[Runner], Page]] = {
+    "seed000": seed000,
+    "seed001": seed001,
+    "seed002": seed002,
+    "seed003": seed003,
+    "seed004": seed004,
+}
+
+
+def reproduce(which: str, repo: Path) -> int:
+    seeds = list(SEEDS) if which == "all" else [which]
+    if any(s not in SEEDS for s in seeds):
+        print(
+            f"run_trials.sh: --reproduce '{which}': valid are {', '.join(SEEDS)}, all",
+            file=sys.stderr,
+        )
+        return 2
+    build = subprocess.run(
+        ["cargo", "build", "--release", "--locked", "--bin", "mpsim"],
+        cwd=repo / "transport",
+        env={**os.environ, "CARGO_BUILD_JOBS": "1"},
+    )
+    if build.returncode != 0:
+        return 1
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for seed in seeds:
+        run_dir = repo / "results" / f"reproduce-{seed}-{stamp}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        print(f"reproducing {seed} into {run_dir}", flush=True)
+        runner = Runner(repo)
+        t0 = time.monotonic()
+        page = BUILDERS[seed](runner)
+        page.commands = runner.commands
+        text = page.markdown(time.monotonic() - t0, f"./run_trials.sh --reproduce {seed}")
+        docs = repo / "docs" / "reproductions"
+        docs.mkdir(parents=True, exist_ok=True)
+        (docs / f"{seed}.md").write_text(text)
+        (run_dir / f"{seed}.md").write_text(text)
+        for c in page.claims:
+            print(f"  {c.verdict:>15}: {c.name}")
+    return 0
