@@ -406,8 +406,8 @@ def seed002(r: Runner) -> Page:
 engine (`./run_trials.sh --engine sim`, in progress); the emulated cells need a quiet machine
 (real players, 180 s per trial). Commands once available:
 
-* simulated, full matrix: `./run_trials.sh --engine sim --scenario seed002-sweep/* --transport user --cc bbr,cubic,compound,lia,olia,balia --sched lrf,lpc,let,gr-sty,tp-sty,tr-sty --reps 3`
-* emulated, the cells the text singles out: `./run_trials.sh --scenario seed002-sweep/* --transport user --cc bbr,lia,olia,compound --sched lrf,tp-sty --reps 3 --jobs auto` (or `--executor slurm` for the full matrix)""",
+* simulated, full matrix: `./run_trials.sh --engine sim --scenario A1,A2,B1,B2 --transport user --cc bbr,cubic,compound,lia,olia,balia --sched lrf,lpc,let,gr-sty,tp-sty,tr-sty --video-duration 180 --reps 3` (432 simulated trials; `--engine` is not merged yet)
+* emulated, the cells the text singles out: `./run_trials.sh --scenario A1,A2,B1,B2 --transport user --cc bbr,lia,olia,compound --sched lrf,tp-sty --video-duration 180 --reps 3 --jobs auto` (96 trials × ≈ 184 s ≈ 4.9 h on this 2-core machine, 1 trial at a time; the loss-peak sweeps are in `netem-scenarios/seed002-sweep/`) (or `--executor slurm` for the full matrix)""",
     )
     for claim, paper in (
         ("Buffer underflows per CC × scheduler (Figs. 4-12)", "counts per cell, A1/A2/B1/B2"),
@@ -527,21 +527,21 @@ paper's Table II topology (Fig. 7b) is not in its text, so these paths are our c
             mbps(r.mpsim(*paths, "--cc", cc, "--sched", "lrf", "--seed", str(s))) for s in (1, 2)
         ]
     avg = {cc: sum(v) / len(v) for cc, v in g.items()}
-    order_ok = avg["hbdp"] > avg["mpcubic"] > avg["lia"]
+    lia_lowest = avg["lia"] < min(avg["mpcubic"], avg["hbdp"])
+    ahead = avg["hbdp"] > 1.05 * avg["mpcubic"]
     page.claims.append(
         Claim(
-            "Throughput: HBDP > MPCubic > LIA at high BDP (Table II)",
+            "Throughput: HBDP > MPCubic > LIA at high BDP (Table II), 100 MB transfers",
             "LIA 91.85, MPCubic 163.61, HBDP 190.57 Mbit/s total (HBDP 1.16× MPCubic)",
             "; ".join(
                 f"{cc} {avg[cc]:.1f} Mbit/s ({', '.join(f'{x:.1f}' for x in v)})"
                 for cc, v in g.items()
             )
             + f"; HBDP/MPCubic {avg['hbdp'] / max(avg['mpcubic'], 1e-9):.2f}×",
-            REPRODUCED
-            if order_ok
-            else (PARTLY if avg["hbdp"] > avg["mpcubic"] else NOT_REPRODUCED),
-            "rule: the paper's order holds on the means; absolute numbers differ because the "
-            "topology and rates are ours",
+            REPRODUCED if ahead and lia_lowest else (PARTLY if lia_lowest else NOT_REPRODUCED),
+            "rule (ours): reproduced if HBDP is > 5 % ahead of MPCubic and LIA lowest, partly if "
+            "only LIA is lowest. 100 MB transfers include slow start, where HBDP and MPCubic "
+            "behave alike; absolute numbers differ because the topology and rates are ours",
         )
     )
     ok, lines = r.cargo_test("hbdp_vs_mpcubic", ignored=True, env={"HBDP_SIM_S": "20"})
@@ -550,6 +550,25 @@ paper's Table II topology (Fig. 7b) is not in its text, so these paths are our c
         m = re.match(r"hbdp_vs_mpcubic (\w+) \[\]: .*lost pkts (\d+) .*queue drops (\d+)", ln)
         if m:
             drops[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    rates = {
+        m.group(1): float(m.group(2))
+        for ln in lines
+        if (m := re.match(r"hbdp_vs_mpcubic (\w+) \[\]: goodput ([0-9.]+)", ln))
+    }
+    if "hbdp" in rates and "mpcubic" in rates:
+        ratio = rates["hbdp"] / max(rates["mpcubic"], 1e-9)
+        page.claims.append(
+            Claim(
+                "Throughput after warm-up: HBDP above MPCubic (Table II: 1.16×)",
+                "HBDP 190.57 vs MPCubic 163.61 Mbit/s (1.16×)",
+                f"HBDP {rates['hbdp']:.1f} vs MPCubic {rates['mpcubic']:.1f} Mbit/s ({ratio:.2f}×), "
+                "rates over 6-20 s of a 20 s bulk run",
+                REPRODUCED if 1.05 < ratio <= 1.5 else (PARTLY if ratio > 1.5 else NOT_REPRODUCED),
+                "rule (ours): reproduced if HBDP leads by 5-50 %, partly if it leads by more (the "
+                "direction holds, the size does not): our MPCubic leaves the 500 Mbit/s × 100 ms "
+                "path far below capacity; the paper's topology is not in its text",
+            )
+        )
     if "hbdp" in drops and "mpcubic" in drops:
         fewer = drops["hbdp"][1] <= drops["mpcubic"][1] and drops["hbdp"][0] <= drops["mpcubic"][0]
         verdict = REPRODUCED if fewer else NOT_REPRODUCED
