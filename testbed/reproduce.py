@@ -223,8 +223,9 @@ path break with `transport/tests/sched_scenarios.rs`. One simulated seed each.""
             page.extra_notes.append(
                 f"Coupled BBR in the same setting (no paper figure): {got[0]:.1f} Mbit/s "
                 f"({got[1]:.1f} + {got[2]:.1f}) against plain-BBR background flows of "
-                f"{got[3]:.1f} / {got[4]:.1f} Mbit/s: it yields, as its coupling (Σβ·BW = max BW) "
-                "intends against uncoupled flows, but to well below one flow's share of a path."
+                f"{got[3]:.1f} / {got[4]:.1f} Mbit/s: far below one flow's share of either path "
+                "(its coupling keeps Σβ·BW at the largest path estimate; why it ends this low is "
+                "not investigated here)."
             )
             continue
         want = SEED000_TABLE1[row["cc"]]
