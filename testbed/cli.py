@@ -118,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--reproduce",
+        default=None,
+        metavar="SEED",
+        help="re-run a seed paper's experiments in the simulator and write "
+        "docs/reproductions/<seed>.md: seed000..seed004 or all",
+    )
+    parser.add_argument(
         "--scenario",
         type=_csv,
         default=None,
@@ -527,6 +534,10 @@ def _main(argv: list[str] | None, repo: Path) -> int:
 
     if args.report is not None:
         return matrix.rebuild_report(args.report)
+    if args.reproduce is not None:
+        from testbed.reproduce import reproduce
+
+        return reproduce(args.reproduce, repo)
     if args.trial_id is not None:
         if not args.out:
             print("run_trials.sh: --trial-id needs --out RUN (the run the trial belongs to)",
