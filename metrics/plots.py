@@ -103,25 +103,31 @@ def _no_data(ax: Axes, text: str) -> None:
 
 
 def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
-    """(a) stalls (buffer underflows), (b) network-attributable and (c) decoder-side dropped
-    frames (picture discards, metrics/drops.py), (d) linear QoE per segment (metrics/qoe.py)."""
+    """(a) stalls (buffer underflows) beside (b) discarded frames (picture discards: live media
+    skipped + network-attributable drops, metrics/discards.py), as seed 002's figures put
+    them; (c) network-attributable and (d) decoder-side dropped frames (metrics/drops.py),
+    (e) linear QoE per segment (metrics/qoe.py), (f) live latency (live mode only)."""
     rows = agg[agg["scenario"] == scenario]
-    figure = Figure(figsize=(11, 7.5), layout="constrained")
-    (stalls, network), (decoder, qoe) = figure.subplots(2, 2)
+    figure = Figure(figsize=(15, 7.5), layout="constrained")
+    (stalls, discards, network), (decoder, qoe, latency) = figure.subplots(2, 3)
     grouped_bars(stalls, rows, "stalls", "stalls per session")
     stalls.set_title("(a) stalls")
+    grouped_bars(discards, rows, "discarded_frames", "frames per session")
+    discards.set_title("(b) discarded frames (skipped live + network drops)")
     if not rows["metric"].isin(["dropped_frames_network"]).any():
         grouped_bars(network, rows, "dropped_frames", "dropped frames per session")
-        network.set_title("(b) dropped frames (not attributed)")
+        network.set_title("(c) dropped frames (not attributed)")
     else:
         grouped_bars(network, rows, "dropped_frames_network", "frames per session")
-        network.set_title("(b) dropped frames: network-attributable")
+        network.set_title("(c) dropped frames: network-attributable")
     grouped_bars(decoder, rows, "dropped_frames_decoder", "frames per session")
-    decoder.set_title("(c) dropped frames: decoder-side (CPU/QoS evidence)")
+    decoder.set_title("(d) dropped frames: decoder-side (CPU/QoS evidence)")
     grouped_bars(qoe, rows, "qoe_lin_per_segment", "QoE per segment", clip_at_zero=False)
-    qoe.set_title("(d) linear QoE per segment (Pensieve QoE_lin)")
+    qoe.set_title("(e) linear QoE per segment (Pensieve QoE_lin)")
+    grouped_bars(latency, rows, "live_latency_median_s", "seconds")
+    latency.set_title("(f) live latency, median (live mode)")
     figure.suptitle(f"{scenario}: video performance (mean, 95% CI)")
-    scheduler_legend(figure, [stalls, network, decoder, qoe])
+    scheduler_legend(figure, [stalls, discards, network, decoder, qoe, latency])
     return figure
 
 

@@ -45,6 +45,8 @@ NOT_STARTED_REASON = "not started: listed in run.json, no trial folder"
 REPORT_METRICS = [
     ("stalls", "stalls"),
     ("stall_total_ms", "stall total (ms)"),
+    ("discarded_frames", "discarded frames"),
+    ("live_latency_median_s", "live latency median (s)"),
     ("dropped_frames", "dropped frames"),
     ("dropped_frames_network", "drops: network"),
     ("dropped_frames_decoder", "drops: decoder"),
@@ -65,6 +67,9 @@ TRIAL_TABLE_COLUMNS = [
     "valid",
     "stalls",
     "stall_total_ms",
+    "discarded_frames",
+    "skipped_media_s",
+    "live_latency_median_s",
     "dropped_frames",
     "dropped_frames_network",
     "dropped_frames_decoder",

@@ -25,6 +25,7 @@ import pandas as pd
 
 from metrics.cpu import CPU_COLUMNS, cpu_metrics
 from metrics.crosstraffic import cross_traffic_metrics
+from metrics.discards import DISCARD_COLUMNS, discard_metrics
 from metrics.drops import attribute_drops, drop_counts
 from metrics.player_summary import SUMMARY_FIELDS, summarize
 from metrics.qoe import p1203_mode0, segment_qoe, trial_qoe
@@ -113,7 +114,7 @@ def per_path_columns(paths: Iterable[str]) -> list[str]:
 def summary_columns(paths: Iterable[str] = KNOWN_PATHS) -> list[str]:
     return (
         SPEC_COLUMNS + STATUS_COLUMNS + PLAYER_COLUMNS + per_path_columns(paths) + TRANSPORT_COLUMNS
-        + DROP_COLUMNS + QOE_COLUMNS + CPU_COLUMNS
+        + DROP_COLUMNS + QOE_COLUMNS + CPU_COLUMNS + DISCARD_COLUMNS
     )  # fmt: skip
 
 
@@ -195,7 +196,7 @@ def drop_and_qoe_metrics(trial: Trial) -> dict[str, Any]:
     """Drop attribution (metrics/drops.py) and QoE (metrics/qoe.py) of one trial."""
     lines = _player_lines(trial)
     if not lines:
-        return dict.fromkeys(DROP_COLUMNS + QOE_COLUMNS, math.nan)
+        return dict.fromkeys(DROP_COLUMNS + QOE_COLUMNS + DISCARD_COLUMNS, math.nan)
     cpu_lines = trial.cpu.to_dict("records") if "event" in trial.cpu.columns else []
     episodes = attribute_drops(lines, cpu_lines)
     row: dict[str, Any] = dict(drop_counts(episodes))
@@ -204,6 +205,7 @@ def drop_and_qoe_metrics(trial: Trial) -> dict[str, Any]:
     )
     row |= trial_qoe(lines, SEGMENT_S)
     row["p1203_mode0"] = p1203_mode0(lines, SEGMENT_S)
+    row |= discard_metrics(lines, row["dropped_frames_network"], trial.spec)
     return row
 
 

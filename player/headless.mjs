@@ -204,6 +204,21 @@ class Session {
       case "quality_switch":
         this.write({ event, ...rest, media_time_s: round3(rest.media_time_s) }, tNs);
         break;
+      case "live_seek":
+        this.write(
+          {
+            event,
+            from_media_time_s: round3(rest.from_media_time_s),
+            to_media_time_s: round3(rest.to_media_time_s),
+            skipped_s: round3(rest.skipped_s),
+            live_latency_s: round3(rest.live_latency_s),
+          },
+          tNs,
+        );
+        break;
+      case "playback_rate":
+        this.write({ event, rate: rest.rate, live_latency_s: round3(rest.live_latency_s) }, tNs);
+        break;
       case "error":
       case "decode_overload":
         this.write({ event, ...rest }, tNs);

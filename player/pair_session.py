@@ -4,6 +4,7 @@
     .venv/bin/python player/pair_session.py --player gstreamer --rate-mbit 1 --duration-s 60
     .venv/bin/python player/pair_session.py --player dashjs --rate-mbit 8 --rate-step 20:1
     .venv/bin/python player/pair_session.py --player dashjs --only-rung 1920x1080@5240000
+    .venv/bin/python player/pair_session.py --player dashjs --live-latency-s 3 --duration-s 30
 
 Creates `tbx-media-<pid>-c` (client) and `tbx-media-<pid>-s` (server) joined by one veth pair
 (offloads off; client 10.1.2.3, server 10.1.2.2), optionally a tc tbf rate limit on the
@@ -30,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from metrics.player_summary import summarize  # noqa: E402
-from server import content, nginx  # noqa: E402
+from server import content, live_mpd, nginx  # noqa: E402
 from testbed import players  # noqa: E402
 
 SERVER_ADDR = "10.1.2.2"
@@ -148,10 +149,24 @@ def run_session(
     duration_s: int,
     screenshot: Path | None,
     rate_steps: list[tuple[float, float]] = (),
+    live_latency_s: float | None = None,
 ) -> dict:
     t0_ns = time.monotonic_ns()
+    if live_latency_s is not None:
+        # The stream goes on air now: nginx serves <out_dir>/nginx/live.mpd (server/nginx.py).
+        live_mpd.write_live_mpd(
+            content_dir, out.parent / "nginx" / live_mpd.LIVE_MANIFEST, time.time(), live_latency_s
+        )
     argv = ["ip", "netns", "exec", pair.client] + players.player_argv(
-        player, REPO, SERVER_ADDR, PORT, content_dir, out, t0_ns, duration_s + TIMEOUT_MARGIN_S
+        player,
+        REPO,
+        SERVER_ADDR,
+        PORT,
+        content_dir,
+        out,
+        t0_ns,
+        duration_s + TIMEOUT_MARGIN_S,
+        live_latency_s,
     )
     if screenshot and player == "dashjs":
         argv += ["--screenshot", str(screenshot)]
@@ -197,6 +212,7 @@ def run_session(
         "exit": proc.returncode,
         "rate_mbit": pair.rate_mbit,
         "rate_steps": [{"at_s": at_s, "rate_mbit": mbit} for at_s, mbit in rate_steps],
+        "live_latency_s": live_latency_s,
         "namespaces": [pair.client, pair.server],
         "wall_s": round(wall_s, 2),
         "cpu_s": round(cpu_s, 2),
@@ -252,12 +268,20 @@ def main() -> int:
         default=None,
         help="single-rendition content WxH@BPS (CPU cost of one resolution)",
     )
+    parser.add_argument(
+        "--live-latency-s",
+        type=float,
+        default=None,
+        help="play the live stream (dynamic MPD) at this target latency (dashjs only)",
+    )
     parser.add_argument("--ladder", choices=sorted(content.LADDERS), default="720p")
     parser.add_argument("--out-dir", type=Path, default=None, help="default /tmp/tbx-media-<pid>")
     parser.add_argument("--screenshot", type=Path, default=None, help="PNG of the page (dashjs)")
     args = parser.parse_args()
     if args.rate_step and not args.rate_mbit:
         parser.error("--rate-step needs --rate-mbit (the rate the session starts with)")
+    if args.live_latency_s is not None and (args.player != "dashjs" or args.live_latency_s <= 0):
+        parser.error("--live-latency-s: a number of seconds > 0, with --player dashjs only")
     if os.geteuid() != 0:
         print("pair_session.py: needs root (network namespaces)", file=sys.stderr)
         return 2
@@ -281,6 +305,7 @@ def main() -> int:
                     args.duration_s,
                     args.screenshot if rep == 0 else None,
                     args.rate_step,
+                    args.live_latency_s,
                 )
                 print(json.dumps(result), flush=True)
                 failed += result["exit"] != 0

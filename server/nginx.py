@@ -110,9 +110,13 @@ def nginx_argv(prefix: Path, conf: Path, *, mptcp: bool) -> list[str]:
     return (["mptcpize", "run"] + argv) if mptcp else argv
 
 
-def url_path(content_dir: Path) -> str:
-    """The page URL path for this content (CONTRACTS.md §3)."""
-    return f"/player/index.html?mpd=/content/{Path(content_dir).resolve().name}/manifest.mpd"
+def url_path(content_dir: Path, live_latency_s: float | None = None) -> str:
+    """The page URL path for this content (CONTRACTS.md §3); with a latency, the live stream
+    (the dynamic MPD server/live_mpd.py writes as <nginx prefix>/live.mpd)."""
+    name = Path(content_dir).resolve().name
+    if live_latency_s is None:
+        return f"/player/index.html?mpd=/content/{name}/manifest.mpd"
+    return f"/player/index.html?mpd=/content/{name}/live.mpd&live_latency_s={live_latency_s:g}"
 
 
 def wait_ready(prefix: Path, is_alive: Any, name: str, timeout_s: float = READY_TIMEOUT_S) -> None:

@@ -17,7 +17,7 @@ from testbed import transports
 from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.env import kernel_caps
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
-from testbed.spec import TrialSpec
+from testbed.spec import VIDEO_MODES, TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,6 +68,16 @@ def _positive_int(value: str) -> int:
         raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
     if number < 1:
         raise argparse.ArgumentTypeError(f"{number} must be at least 1")
+    return number
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{number} must be > 0")
     return number
 
 
@@ -166,6 +176,34 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"length of the DASH clip in seconds (default: {d['video_duration_s']}; "
         "ignored with --player none)",
+    )
+    parser.add_argument(
+        "--video-mode",
+        choices=VIDEO_MODES,
+        default="vod",
+        help="vod: static MPD (default); live: dynamic MPD played at --live-latency-s behind "
+        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs only)",
+    )
+    parser.add_argument(
+        "--live-latency-s",
+        type=_positive_float,
+        default=3.0,
+        metavar="SECONDS",
+        help="live mode's target latency to the live edge (default: 3)",
+    )
+    parser.add_argument(
+        "--interactive",
+        action="store_true",
+        help="one cell, played by you: builds the trial, prints a URL for the host's browser "
+        "(a loopback port forwarded into the client namespace), Ctrl-C ends it "
+        "(testbed/interactive.py)",
+    )
+    parser.add_argument(
+        "--interactive-port",
+        type=_positive_int,
+        default=8088,
+        metavar="PORT",
+        help="host loopback port of --interactive (the stats for the overlay use PORT+1)",
     )
     parser.add_argument(
         "--reps",
@@ -312,6 +350,8 @@ class Plan:
     video_duration_s: int
     reps: int
     seed: int
+    video_mode: str = "vod"
+    live_latency_s: float = 3.0
 
 
 def _validate_scenarios(args: argparse.Namespace, repo: Path) -> list[str]:
@@ -361,6 +401,12 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
         "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
     )
     players = _validate_players(args, transport_names)
+    no_live = [p for p in players if p not in ("dashjs", None)]
+    if args.video_mode == "live" and no_live:
+        raise UsageError(
+            f"--video-mode live: player {','.join(map(str, no_live))} has no live mode "
+            "(dashjs only; GStreamer's live mode is not implemented)"
+        )
     names = {t: transports.names(t, repo, caps) for t in transport_names}
     for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
         if given is not None and all(names[t][index] is None for t in names):
@@ -376,7 +422,8 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
             _per_transport("cc", args.cc, t, ccs, entry.default_cc),
             _per_transport("sched", args.sched, t, scheds, entry.default_sched),
         )
-    return Plan(scenarios, players, cells, args.video_duration, args.reps, args.seed)
+    return Plan(scenarios, players, cells, args.video_duration, args.reps, args.seed,
+                args.video_mode, args.live_latency_s)  # fmt: skip
 
 
 def expand(plan: Plan) -> list[TrialSpec]:
@@ -401,6 +448,8 @@ def expand(plan: Plan) -> list[TrialSpec]:
                                     video_duration_s=plan.video_duration_s if player else 0,
                                     rep=rep,
                                     seed=plan.seed + rep,
+                                    video_mode=plan.video_mode if player == "dashjs" else "vod",
+                                    live_latency_s=plan.live_latency_s,
                                 )
                             )
     return specs
@@ -519,6 +568,20 @@ def _main(argv: list[str] | None, repo: Path) -> int:
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
     run_dir = matrix.run_dir_for(args.out, specs, repo)
+    if args.interactive:
+        if len(specs) != 1 or specs[0].player is None:
+            print(f"run_trials.sh --interactive: needs exactly one cell with a player; the "
+                  f"options give {len(specs)}: {', '.join(s.trial_id() for s in specs[:4])}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        if os.geteuid() != 0:
+            print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
+            return 2
+        from testbed.interactive import run_interactive
+
+        spec = specs[0]
+        return run_interactive(spec, run_dir / "trials" / spec.trial_id(), repo,
+                               args.interactive_port)  # fmt: skip
     try:
         args.jobs = _local_jobs(args, specs)
     except CpuPlanError as exc:

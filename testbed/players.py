@@ -21,6 +21,7 @@ invalid too.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from metrics.drops import (
     decoder_side_reason,
 )
 from metrics.player_summary import summarize
+from server.live_mpd import LIVE_MANIFEST, write_live_mpd
 from testbed import registry
 from testbed.cpu_accounting import CPU_LOG
 from testbed.registry import PlayerLaunch
@@ -69,9 +71,15 @@ def player_argv(
     out: Path,
     t0_ns: int,
     timeout_s: int,
+    live_latency_s: float | None = None,
 ) -> list[str]:
-    """The player's command line, from its registry entry (testbed/registry.py)."""
-    launch = PlayerLaunch(Path(repo), host, port, Path(content_dir), Path(out), t0_ns, timeout_s)
+    """The player's command line, from its registry entry (testbed/registry.py); with
+    `live_latency_s` the live stream (dynamic MPD, server/live_mpd.py) at that target latency
+    (dashjs only)."""
+    if live_latency_s is not None and player != "dashjs":
+        raise ValueError(f"player {player}: live mode is not implemented (dashjs only)")
+    launch = PlayerLaunch(Path(repo), host, port, Path(content_dir), Path(out), t0_ns, timeout_s,
+                          live_latency_s)  # fmt: skip
     return registry.player(player).argv(launch)
 
 
@@ -170,8 +178,27 @@ def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
     player = ctx.spec.player
     out = Path(ctx.dir) / PLAYER_LOG
     timeout_s = session_timeout_s(video_duration_s(content_dir, ctx.spec.video_duration_s))
+    live_latency_s = None
+    if getattr(ctx.spec, "video_mode", "vod") == "live":
+        # The stream goes on air as the player starts: segment N becomes available N segment
+        # durations from now (server/live_mpd.py); nginx serves <trial>/nginx/live.mpd.
+        live_latency_s = float(ctx.spec.live_latency_s)
+        on_air_unix_s = time.time()
+        write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, on_air_unix_s,
+                       live_latency_s)  # fmt: skip
+        if ctx.events:
+            ctx.events.write("live_on_air", availability_start_unix_s=on_air_unix_s,
+                             live_latency_s=live_latency_s)  # fmt: skip
     argv = player_argv(
-        player, Path(ctx.repo), endpoint.host, endpoint.port, content_dir, out, ctx.t0_ns, timeout_s
+        player,
+        Path(ctx.repo),
+        endpoint.host,
+        endpoint.port,
+        content_dir,
+        out,
+        ctx.t0_ns,
+        timeout_s,
+        live_latency_s,
     )
     name = f"player-{player}"
     proc = ctx.spawn("client", name, argv)

@@ -66,6 +66,7 @@ class PlayerLaunch:
     out: Path  # player.jsonl
     t0_ns: int
     timeout_s: int
+    live_latency_s: float | None = None  # live mode (server/live_mpd.py); dashjs only
 
     @property
     def base_url(self) -> str:
@@ -75,7 +76,7 @@ class PlayerLaunch:
 def dashjs_argv(launch: PlayerLaunch) -> list[str]:
     return [
         "node", str(launch.repo / "player" / "headless.mjs"),
-        "--url", launch.base_url + url_path(launch.content_dir),
+        "--url", launch.base_url + url_path(launch.content_dir, launch.live_latency_s),
         "--out", str(launch.out), "--t0-ns", str(launch.t0_ns),
         "--timeout-s", str(launch.timeout_s),
     ]  # fmt: skip

@@ -42,6 +42,10 @@ def scenario_label(scenario: str) -> str:
     return _id_part(scenario)
 
 
+OPTIONAL_FIELDS = {"video_mode", "live_latency_s"}
+VIDEO_MODES = ("vod", "live")
+
+
 @dataclass(frozen=True)
 class TrialSpec:
     scenario: str  # scenario name or path to a .toml
@@ -52,6 +56,10 @@ class TrialSpec:
     video_duration_s: int
     rep: int
     seed: int
+    # "vod" (static MPD) or "live" (dynamic MPD, server/live_mpd.py, played at the target
+    # latency live_latency_s). Optional in to_dict/from_dict for specs written before live mode.
+    video_mode: str = "vod"
+    live_latency_s: float = 3.0
 
     def trial_id(self) -> str:
         """Stable, readable, filesystem-safe; derived from the fields only."""
@@ -62,6 +70,7 @@ class TrialSpec:
             _id_part(self.sched or NOT_APPLICABLE_ID),
             _id_part(self.player or NO_PLAYER_NAME),
             f"v{int(self.video_duration_s)}",
+            *([_id_part(f"live{self.live_latency_s:g}")] if self.video_mode == "live" else []),
             f"r{int(self.rep)}",
             f"s{int(self.seed)}",
         ]
@@ -102,7 +111,7 @@ class TrialSpec:
         """Inverse of to_dict; unknown or missing fields are errors naming the field."""
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
-        missing = sorted(names - set(data))
+        missing = sorted(names - set(data) - OPTIONAL_FIELDS)
         if unknown or missing:
             raise ValueError(
                 f"trial spec: unknown fields {unknown}, missing fields {missing}; "
@@ -132,4 +141,6 @@ class TrialSpec:
             video_duration_s=int(data["video_duration_s"]),
             rep=int(data["rep"]),
             seed=int(data["seed"]),
+            video_mode=str(data.get("video_mode", "vod")),
+            live_latency_s=float(data.get("live_latency_s", 3.0)),
         )

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -210,12 +211,19 @@ class TrialRun:
     ctx: TrialContext | None = None
     cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
     sampler: CpuSampler | None = None  # cpu.jsonl (cpu_accounting.py)
+    play: Callable[..., None] | None = None  # replaces the player (testbed/interactive.py)
 
 
 def run_trial(
-    spec: TrialSpec, trial_dir: Path, repo: Path, *, timeout_s: float | None = None
+    spec: TrialSpec,
+    trial_dir: Path,
+    repo: Path,
+    *,
+    timeout_s: float | None = None,
+    play: Callable[..., None] | None = None,
 ) -> dict:
-    """Run one trial; returns the result dict (also in result.json).
+    """Run one trial; returns the result dict (also in result.json). `play(ctx, endpoint,
+    content_dir)` replaces the player session (interactive mode, testbed/interactive.py).
 
     Phases: begin (folder, clock, trial.json) -> prepare (scenario, preflight, content) ->
     topology and run (namespaces, emulator, transport, player or control transfer) ->
@@ -223,6 +231,7 @@ def run_trial(
     interrupted (no result.json).
     """
     run = _begin(spec, Path(trial_dir), Path(repo).resolve(), timeout_s)
+    run.play = play
     status, reason = "failed", None
     try:
         _prepare(run)
@@ -348,7 +357,7 @@ def _run_session(run: TrialRun, ctx: TrialContext, watchdog: Watchdog) -> None:
     if run.spec.player is not None:
         from testbed.players import run_player
 
-        run_player(ctx, endpoint, run.content_dir)
+        (run.play or run_player)(ctx, endpoint, run.content_dir)
     elif not TRANSPORTS[run.spec.transport].video:
         from testbed.probe import run_control
 

@@ -107,3 +107,34 @@ def test_degraded_path_stalls_and_drops_to_lowest_rung(tmp_path: Path, player: s
     samples = [ln for ln in lines if ln["event"] == "sample" and ln["rep_id"] is not None]
     assert any(s["height"] == 720 for s in samples)  # the top rung played before the drop
     assert samples[-1]["rep_id"] == LOWEST_RUNG_REP
+
+
+TOP_RUNG = "1280x720@5240000"  # server/content.py DEFAULT_LADDER[0]
+SIXTY_PERCENT_OF_TOP_MBIT = "3.144"  # 0.6 x 5.24 Mbit/s
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["live", "vod"])
+def test_rate_drop_skips_live_media_and_stalls_vod(tmp_path: Path, mode: str) -> None:
+    # The top rung alone (the ABR cannot step down), 8 Mbit/s, then 60 % of the rung's rate
+    # for 10 s from 5 s after the session starts: 4 s of media short. Live (target 4 s: with
+    # 2 s segments a 3 s target leaves 1 s to fetch each segment, which 8 Mbit/s cannot do for
+    # a 5.3 Mbit/s rung, docs/PLAYER.md "Live mode") falls behind the edge by more than the
+    # catch-up's 1.5 s maxDrift and skips media; VOD waits instead and skips none.
+    live = ["--live-latency-s", "4"] if mode == "live" else []
+    result, lines = session(
+        tmp_path, "dashjs", "--only-rung", TOP_RUNG, "--rate-mbit", "8",
+        "--rate-step", f"5:{SIXTY_PERCENT_OF_TOP_MBIT}", "--rate-step", "15:8", *live,
+        duration_s=30,
+    )  # fmt: skip
+    assert result["reason"] == "ended"
+    seeks = [ln for ln in lines if ln["event"] == "live_seek"]
+    skipped_s = sum(s["skipped_s"] for s in seeks)
+    if mode == "live":
+        assert skipped_s > 0, seeks
+        assert all(s["to_media_time_s"] > s["from_media_time_s"] for s in seeks)
+        samples = [ln for ln in lines if ln["event"] == "sample" and ln["playing"]]
+        assert all("live_latency_s" in s for s in samples)
+    else:
+        assert seeks == [] and result["stalls"] >= 1
+        assert max(ln["duration_ms"] for ln in lines if ln["event"] == "stall") > 0

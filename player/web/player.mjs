@@ -21,6 +21,20 @@ const DATA_STALL_MAX_BUFFER_S = 1.0;
 const video = document.getElementById("video");
 const params = new URLSearchParams(location.search);
 const mpd = params.get("mpd");
+// Live mode (?live_latency_s=3 with a dynamic MPD, server/live_mpd.py): dash.js keeps the
+// latency to the live edge near this target. Its catch-up (docs/PLAYER.md, "Live mode"):
+// the playback rate moves within 1 +- LIVE_RATE_DELTA while the latency differs from the target,
+// and once it drifts more than LIVE_MAX_DRIFT_S above the target dash.js seeks to the live edge,
+// discarding the media in between (logged as live_seek with the media time skipped).
+const liveLatencyS = params.has("live_latency_s") ? Number(params.get("live_latency_s")) : null;
+const LIVE_MAX_DRIFT_S = 1.5;
+// Interactive mode (testbed/interactive.py): ?stats=<url> of the transport's per-path rates.
+const statsUrl = params.get("stats");
+const STATS_INTERVAL_MS = 1000;
+const LIVE_RATE_DELTA = 0.3;
+// A forward jump shorter than this is dash.js's gap jumper stepping over a hole between
+// segments, not a catch-up (its smallGapLimit is 1.5 s; one frame at 30 fps is 0.033 s).
+const LIVE_SEEK_MIN_S = 0.1;
 
 const events = [];
 const state = {
@@ -32,6 +46,11 @@ const state = {
   ended: false,
   lastSample: null,
   errors: [],
+  // Live mode: the media time of the latest presented frame (requestVideoFrameCallback), the
+  // position a catch-up seek leaves; media time skipped in all.
+  presentedS: null,
+  skippedS: 0,
+  liveSeeks: 0,
 };
 const stalls = new StallTracker();
 // Waits with a full buffer (decoder starved of CPU), logged apart as decode_stall.
@@ -76,6 +95,28 @@ function start() {
   window.__testbed.player = player;
   document.getElementById("dashjs-version").textContent = player.getVersion();
   player.updateSettings({ debug: { logLevel: dashjs.Debug.LOG_LEVEL_WARNING } });
+  if (liveLatencyS !== null) {
+    if (!(liveLatencyS > 0)) {
+      fail(`live_latency_s=${params.get("live_latency_s")}: must be a number of seconds > 0`);
+      return;
+    }
+    player.updateSettings({
+      streaming: {
+        delay: { liveDelay: liveLatencyS },
+        liveCatchup: {
+          enabled: true,
+          mode: "liveCatchupModeDefault",
+          maxDrift: LIVE_MAX_DRIFT_S,
+          playbackRate: { min: -LIVE_RATE_DELTA, max: LIVE_RATE_DELTA },
+        },
+        // Client and server share one host clock; no time server exists inside the testbed.
+        utcSynchronization: { enabled: false },
+        // The event has an end (mediaPresentationDuration): the element gets a finite duration
+        // and fires 'ended' as in VOD.
+        buffer: { mediaSourceDurationInfinity: false },
+      },
+    });
+  }
   const ev = dashjs.MediaPlayer.events;
 
   player.on(ev.STREAM_INITIALIZED, () => {
@@ -98,10 +139,10 @@ function start() {
   // the element actually stops; count it only once the element really lacks data.
   player.on(ev.BUFFER_EMPTY, (e) => {
     if (e.mediaType && e.mediaType !== "video") return;
-    if (video.readyState < HAVE_FUTURE_DATA && !video.seeking) onWaiting();
+    if (video.readyState < HAVE_FUTURE_DATA && !seekingByUser()) onWaiting();
   });
   player.on(ev.PLAYBACK_WAITING, () => {
-    if (!video.seeking) onWaiting();
+    if (!seekingByUser()) onWaiting();
   });
   player.on(ev.ERROR, (e) => {
     const err = e.error || {};
@@ -109,7 +150,7 @@ function start() {
   });
 
   video.addEventListener("waiting", () => {
-    if (!video.seeking) onWaiting();
+    if (!seekingByUser()) onWaiting();
   });
   video.addEventListener("playing", () => {
     const now = performance.now();
@@ -119,6 +160,12 @@ function start() {
     if (decodeStall) emit({ event: "decode_stall", ...decodeStall, buffer_s: bufferS() });
   });
   video.addEventListener("ended", onEnded);
+  if (liveLatencyS !== null) {
+    video.addEventListener("ratechange", () =>
+      emit({ event: "playback_rate", rate: video.playbackRate, live_latency_s: liveLatency() }),
+    );
+    video.addEventListener("seeking", onLiveSeek);
+  }
   video.addEventListener("error", () => {
     const err = video.error;
     fail(`video element error ${err ? err.code : "?"}: ${err ? err.message : "unknown"}`);
@@ -130,6 +177,23 @@ function start() {
   player.initialize(video, mpd, true);
   setInterval(sample, SAMPLE_INTERVAL_MS);
   setInterval(renderOverlay, SAMPLE_INTERVAL_MS);
+  if (statsUrl) setInterval(pollPathStats, STATS_INTERVAL_MS);
+}
+
+// The overlay's per-path throughput (what the transport's server side sent over the last
+// 4 s, per emulated path, and in all); kept in window.__testbed.pathStats for a test to read.
+async function pollPathStats() {
+  try {
+    const stats = await (await fetch(statsUrl, { cache: "no-store" })).json();
+    window.__testbed.pathStats = stats;
+    const parts = Object.entries(stats.paths || {}).map(
+      ([path, bps]) =>
+        `${path} ${(bps / 1e6).toFixed(2)} Mbit/s (${((stats.bytes_total[path] || 0) / 1e6).toFixed(1)} MB)`,
+    );
+    document.getElementById("o-paths").textContent = parts.length ? parts.join(" · ") : "no data yet";
+  } catch (e) {
+    document.getElementById("o-paths").textContent = `stats unavailable (${e.message})`;
+  }
 }
 
 // Is the element short of data? Little buffered ahead, and more to come (near the end of the
@@ -197,6 +261,7 @@ function watchFrames() {
       emit({ event: "startup" });
     }
     onRendition(meta.width, meta.height);
+    state.presentedS = meta.mediaTime;
     video.requestVideoFrameCallback(onFrame);
   };
   video.requestVideoFrameCallback(onFrame);
@@ -267,6 +332,41 @@ function onSegment(e) {
   emit(seg);
 }
 
+// A wait during a seek is no stall in VOD (only a person seeks there). In live mode every seek
+// after start-up is dash.js jumping to the live edge, and the wait for data at the new position
+// is a stall the viewer sees (a frozen picture), so it counts.
+function seekingByUser() {
+  return video.seeking && (liveLatencyS === null || state.startupMs === null);
+}
+
+function liveLatency() {
+  try {
+    const latency = window.__testbed.player.getCurrentLiveLatency();
+    return Number.isFinite(latency) ? latency : null;
+  } catch {
+    return null;
+  }
+}
+
+// A seek after start-up in live mode is dash.js catching up with the live edge (the page never
+// seeks by itself): the media between the last presented frame and the seek target is skipped.
+function onLiveSeek() {
+  if (state.startupMs === null || state.presentedS === null) return;
+  const from = state.presentedS;
+  const to = video.currentTime;
+  if (to - from < LIVE_SEEK_MIN_S) return;
+  state.liveSeeks += 1;
+  state.skippedS += to - from;
+  state.presentedS = to;
+  emit({
+    event: "live_seek",
+    from_media_time_s: from,
+    to_media_time_s: to,
+    skipped_s: to - from,
+    live_latency_s: liveLatency(),
+  });
+}
+
 function bufferS() {
   const player = window.__testbed.player;
   try {
@@ -310,6 +410,9 @@ function sample() {
     decoded_frames: Number.isFinite(video.webkitDecodedFrameCount)
       ? video.webkitDecodedFrameCount
       : null,
+    ...(liveLatencyS !== null
+      ? { live_latency_s: liveLatency(), playback_rate: video.playbackRate }
+      : {}),
     rep_id: rep ? rep.rep_id : null,
     bitrate_bps: rep ? rep.bitrate_bps : null,
     width: rep ? rep.width : null,
@@ -357,6 +460,15 @@ function renderOverlay() {
   if (state.startupMs !== null) set("o-startup", `${state.startupMs.toFixed(0)} ms`);
   set("o-stalls", `${stalls.count + (stalls.stalled ? 1 : 0)} (${stalls.totalMsAt(now).toFixed(0)} ms)`);
   set("o-switches", String(state.switches));
+  if (liveLatencyS !== null) {
+    const latency = liveLatency();
+    set(
+      "o-live",
+      `${latency === null ? "–" : latency.toFixed(2)} s (target ${liveLatencyS} s) · rate ` +
+        `${video.playbackRate.toFixed(2)} · skipped ${state.skippedS.toFixed(2)} s in ` +
+        `${state.liveSeeks} seek(s)`,
+    );
+  }
   const body = document.querySelector("#o-segments tbody");
   body.replaceChildren(
     ...state.segments.map((seg) => {

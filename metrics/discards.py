@@ -1,0 +1,106 @@
+"""Discarded frames and live latency: one place for both definitions.
+
+Seed 002 counts *picture discards* beside buffer underflows: frames the viewer never sees
+because they arrived too late. A VOD player never throws media away (it stalls instead); a live
+player does, when it jumps to the live edge. So
+
+    discarded_frames = discarded_frames_skipped + discarded_frames_dropped
+
+* `discarded_frames_skipped` = round(skipped media time x frame rate): the media time the
+  player skipped to catch up with the live edge, i.e. the sum of `skipped_s` over the
+  `live_seek` lines of player.jsonl (player/web/player.mjs: a seek after start-up in live mode,
+  from the last presented frame to the seek target), times the content's frame rate
+  (`FPS`, server/content.py). 0 in VOD mode.
+* `discarded_frames_dropped` = the player's dropped frames that metrics/drops.py attributes to
+  the stream (`dropped_frames_network`: during a stall or with little buffered, at a rendition
+  change, or without machine evidence). Frames dropped with evidence that the machine could not
+  decode in time (`dropped_frames_decoder`: CPU saturated or a GStreamer QoS drop) are not
+  discards of the stream: they measure the machine, and above the tolerance of metrics/drops.py
+  they make the trial invalid; they stay in their own column.
+
+Live latency (live mode only; NaN in VOD): `live_latency_s` of the player's `sample` lines
+(dash.js getCurrentLiveLatency(): wall clock minus the presentation time on screen, mapped with
+the MPD's availabilityStartTime), over samples taken while playing and while the event is on
+air (media time + latency <= clip length + 0.5 s; afterwards the wall clock runs on and the
+value grows without meaning): median, 95th percentile and maximum; `live_latency_error_s` =
+median minus the target (`live_latency_s` of the trial spec).
+`live_seeks` counts the catch-up seeks, `playback_rate_changes` the catch-up rate changes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+FPS = 30  # the content's frame rate (server/content.py FPS)
+ON_AIR_MARGIN_S = 0.5  # the live edge may pass the clip's end by this much (sampling, rounding)
+
+DISCARD_COLUMNS = [
+    "video_mode",
+    "discarded_frames",
+    "discarded_frames_skipped",
+    "discarded_frames_dropped",
+    "skipped_media_s",
+    "live_seeks",
+    "playback_rate_changes",
+    "live_latency_target_s",
+    "live_latency_median_s",
+    "live_latency_p95_s",
+    "live_latency_max_s",
+    "live_latency_error_s",
+]
+
+
+def _num(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (as numpy's default)."""
+    ordered = sorted(values)
+    pos = q * (len(ordered) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def discard_metrics(
+    lines: list[dict], dropped_frames_network: float | None, spec: dict, fps: float = FPS
+) -> dict[str, Any]:
+    """The columns above for one session (player.jsonl lines as dicts)."""
+    mode = str(spec.get("video_mode") or "vod")
+    skipped_s = sum(
+        _num(ln.get("skipped_s")) or 0.0 for ln in lines if ln.get("event") == "live_seek"
+    )
+    skipped_frames = round(skipped_s * fps)
+    dropped = int(_num(dropped_frames_network) or 0)
+    # While the event is on air: the live edge (media time + latency) within the clip. After
+    # the clip's end the wall clock runs on and dash.js's latency grows without meaning.
+    end_s = (_num(spec.get("video_duration_s")) or math.inf) + ON_AIR_MARGIN_S
+    latencies = [
+        latency
+        for ln in lines
+        if ln.get("event") == "sample" and str(ln.get("playing")) == "True"
+        for latency in [_num(ln.get("live_latency_s"))]
+        if latency is not None and (_num(ln.get("media_time_s")) or 0.0) + latency <= end_s
+    ]
+    target = _num(spec.get("live_latency_s")) if mode == "live" else None
+    median = _quantile(latencies, 0.5) if latencies else math.nan
+    return {
+        "video_mode": mode,
+        "discarded_frames": skipped_frames + dropped,
+        "discarded_frames_skipped": skipped_frames,
+        "discarded_frames_dropped": dropped,
+        "skipped_media_s": round(skipped_s, 3),
+        "live_seeks": sum(1 for ln in lines if ln.get("event") == "live_seek"),
+        "playback_rate_changes": sum(1 for ln in lines if ln.get("event") == "playback_rate"),
+        "live_latency_target_s": target if target is not None else math.nan,
+        "live_latency_median_s": median,
+        "live_latency_p95_s": _quantile(latencies, 0.95) if latencies else math.nan,
+        "live_latency_max_s": max(latencies) if latencies else math.nan,
+        "live_latency_error_s": median - target if latencies and target is not None else math.nan,
+    }

@@ -1,0 +1,220 @@
+"""Interactive mode: one cell of the matrix, watched by a person in a browser.
+
+    ./run_trials.sh --interactive --scenario B1 --cc lia --sched lrf [--video-mode live]
+
+Runs the trial as `run_trial` does (namespaces, emulator with the scenario's clock, transport,
+nginx), but instead of the headless player it forwards a loopback port of the host into the
+client namespace and prints the page's URL: what the browser plays crosses the emulated paths,
+the CC and the scheduler. Ctrl-C (SIGINT) or SIGTERM ends the session; the trial then finishes
+and tears down as any other (result.json written, the folder stays a trial folder for metrics;
+there is no player.jsonl, the person is the player, so the trial is marked invalid: its
+figures stay out of the aggregates).
+
+Forwarding: a Unix socket is a file, reachable from every namespace, so two relays
+(testbed/relay.py) join the host's 127.0.0.1:PORT to the server endpoint as the client
+namespace sees it: one in the client namespace (supervised by the trial), one on the host.
+The page's overlay shows per-path throughput from the transport's stats: a small HTTP server
+on 127.0.0.1:PORT+1 serves `/stats.json`, the bytes the server side sent per path over the last
+4 s (user transport: the `subflow` lines of transport-server.jsonl).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from server.live_mpd import LIVE_MANIFEST, write_live_mpd
+from server.nginx import url_path
+from testbed.spec import TrialSpec
+
+DEFAULT_PORT = 8088
+# Two segments' time: a player with a full buffer fetches one segment every 2 s, so a shorter
+# window shows 0 between fetches.
+STATS_WINDOW_S = 4.0
+# A session has no natural end; the trial's watchdog must not end it (one day).
+INTERACTIVE_TIMEOUT_S = 86_400
+TRANSPORT_STATS = "transport-server.jsonl"
+
+
+class PathRates:
+    """Per-path send rate from the transport's cumulative per-subflow counters."""
+
+    def __init__(self, stats: Path) -> None:
+        self.stats = stats
+        self.offset = 0
+        self.latest: dict[tuple[Any, Any, str], int] = {}  # (conn, subflow, path) -> bytes
+        self.history: list[tuple[float, dict[str, int]]] = []  # (t_s, path -> total bytes)
+        self.lock = threading.Lock()
+
+    def _read_new(self) -> None:
+        try:
+            with self.stats.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return
+        complete = data[: data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        for raw in complete.splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if line.get("event") != "subflow" or line.get("path") is None:
+                continue
+            key = (line.get("conn"), line.get("subflow"), str(line["path"]))
+            self.latest[key] = int(line.get("bytes_sent_total") or 0)
+            totals: dict[str, int] = {}
+            for (_, _, path), sent in self.latest.items():
+                totals[path] = totals.get(path, 0) + sent
+            self.history.append((int(line["t_ns"]) / 1e9, totals))
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            self._read_new()
+            if not self.history:
+                return {"source": str(self.stats.name), "paths": {}, "bytes_total": {}}
+            now_s, now = self.history[-1]
+            old_s, old = next(
+                ((t, v) for t, v in self.history if t >= now_s - STATS_WINDOW_S), (now_s, now)
+            )
+            self.history = [h for h in self.history if h[0] >= now_s - 2 * STATS_WINDOW_S]
+            span = max(now_s - old_s, 1e-3)
+            return {
+                "source": str(self.stats.name),
+                "t_s": now_s,
+                "paths": {p: (now[p] - old.get(p, 0)) * 8 / span for p in sorted(now)},
+                "bytes_total": now,
+            }
+
+
+def stats_server(rates: PathRates, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            body = json.dumps(rates.snapshot()).encode()
+            self.send_response(200 if self.path.startswith("/stats.json") else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Access-Control-Allow-Origin", "*")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class _Stop(Exception):
+    pass
+
+
+READY_TIMEOUT_S = 60
+
+
+def _wait_until_served(url: str, timeout_s: float) -> None:
+    """The URL is printed only once the whole chain answers (host relay, Unix socket, client
+    relay, the transport's client side, the paths, nginx): relays and the transport's first
+    connection take a moment, and a browser shows a reset connection, not a retry."""
+    deadline = time.monotonic() + timeout_s
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError as e:
+            last = e
+        time.sleep(0.5)
+    raise RuntimeError(f"interactive: {url} not served after {timeout_s} s (last error: {last})")
+
+
+def make_play(port: int, repo: Path, announce: Any = print) -> Any:
+    """The `play` hook of run_trial: forward, print the URL, wait for Ctrl-C."""
+
+    def play(ctx: Any, endpoint: Any, content_dir: Path) -> None:
+        live_latency_s = None
+        if ctx.spec.video_mode == "live":
+            live_latency_s = float(ctx.spec.live_latency_s)
+            write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, time.time(),
+                           live_latency_s)  # fmt: skip
+        # A Unix socket path has at most 107 bytes: a short folder of its own, not the trial's.
+        sock_dir = Path(tempfile.mkdtemp(prefix="tbx-relay-"))
+        sock = sock_dir / "s"
+        relay = str(repo / "testbed" / "relay.py")
+        ctx.spawn("client", "relay-client", [sys.executable, relay, "--listen-unix", str(sock),
+                  "--connect-tcp", f"{endpoint.host}:{endpoint.port}"])  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        host_log = open(Path(ctx.dir) / "logs" / "relay-host.stderr", "w")
+        host_relay = subprocess.Popen(
+            [sys.executable, relay, "--listen-tcp", f"127.0.0.1:{port}", "--connect-unix",
+             str(sock)], stdout=subprocess.DEVNULL, stderr=host_log,
+        )  # fmt: skip
+        stats = stats_server(PathRates(Path(ctx.dir) / TRANSPORT_STATS), port + 1)
+        # Its network figures are real, but no player measured the session: not counted.
+        ctx.mark_invalid("interactive session: played by a person, no player.jsonl")
+        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+        def stop(signum: int, _frame: object) -> None:
+            raise _Stop(signum)
+
+        try:
+            for s in previous:
+                signal.signal(s, stop)
+            url = (
+                f"http://127.0.0.1:{port}{url_path(content_dir, live_latency_s)}"
+                f"&stats=http://127.0.0.1:{port + 1}/stats.json"
+            )
+            _wait_until_served(url, READY_TIMEOUT_S)
+            if ctx.events:
+                ctx.events.write("interactive", url=url, port=port)
+            announce(f"interactive: open {url}\ninteractive: Ctrl-C ends the session")
+            while True:
+                time.sleep(0.5)
+        except _Stop:
+            announce("interactive: stopping; the trial tears down")
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            stats.shutdown()
+            stats.server_close()
+            host_relay.terminate()
+            try:
+                host_relay.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                host_relay.kill()
+                host_relay.wait()
+            host_log.close()
+            shutil.rmtree(sock_dir, ignore_errors=True)
+
+    return play
+
+
+def run_interactive(spec: TrialSpec, trial_dir: Path, repo: Path, port: int) -> int:
+    from testbed.topology import Interrupted, install_signal_handlers
+    from testbed.trial import run_trial
+
+    install_signal_handlers()  # Ctrl-C before the page is up still tears everything down
+    try:
+        result = run_trial(spec, trial_dir, repo, timeout_s=INTERACTIVE_TIMEOUT_S,
+                           play=make_play(port, repo))  # fmt: skip
+    except (Interrupted, KeyboardInterrupt):
+        print(f"interactive: interrupted before the page was up; torn down ({trial_dir})",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    print(f"interactive: trial folder {trial_dir} ({result['status']})")
+    return 0 if result["status"] == "ok" else 1
