@@ -11,12 +11,8 @@ pytest_args=()
 [[ "${1:-}" == "--quick" ]] && pytest_args+=(-m "not slow")
 status=0
 run() { echo "== $*"; "$@" || status=1; }
-for crate in emulator transport; do
-  if [[ -f $crate/Cargo.toml ]]; then
-    run bash -c "cd $crate && cargo clippy --release --locked -q --all-targets -- -D warnings"
-    run bash -c "cd $crate && cargo test --release --locked -q"
-  fi
-done
+run cargo clippy --release --locked -q --workspace --all-targets -- -D warnings
+run cargo test --release --locked -q --workspace
 run .venv/bin/ruff check .
 run .venv/bin/ruff format --check .
 if [[ -f player/package.json ]]; then

@@ -55,13 +55,10 @@ if [[ -f player/package-lock.json ]]; then
 fi
 
 # 4. Rust binaries (cargo is incremental: about a second when nothing changed).
-for crate in emulator transport; do
-  if [[ -f $crate/Cargo.toml ]]; then
-    say "building $crate (release)"
-    if ! (cd "$crate" && cargo build --release --locked -q); then
-      echo "setup: cargo build of $crate/ failed (output above)" >&2
-      exit 1
-    fi
-  fi
-done
+# One workspace (Cargo.toml at the root); emulator/target and transport/target link to target/.
+say "building the Rust workspace (release)"
+if ! cargo build --release --locked -q --workspace; then
+  echo "setup: cargo build of the workspace failed (output above)" >&2
+  exit 1
+fi
 say "ready"

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::link::{Link, LinkCounters, LinkSpec};
+use super::emulated_link::{Link, LinkCounters, LinkSpec};
 use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
 use crate::units::{Instant, SubflowId};
@@ -86,12 +86,14 @@ impl Pair {
     /// Changes a link's model from now on (e.g. an outage: loss 1.0). Packets already in
     /// transit keep their fate.
     pub fn set_link(&mut self, path: usize, down: bool, spec: LinkSpec) {
-        self.links[path][down as usize].spec = spec;
+        self.links[path][down as usize].set_spec(spec);
     }
 
     /// A link's current model.
     pub fn link_spec(&self, path: usize, down: bool) -> LinkSpec {
-        self.links[path][down as usize].spec
+        self.links[path][down as usize]
+            .spec()
+            .expect("Pair links are built from a LinkSpec")
     }
 
     pub fn link_counters(&self, path: usize, down: bool) -> LinkCounters {
