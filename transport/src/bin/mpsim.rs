@@ -7,6 +7,14 @@
 //! until --bytes; prints per-write delivery delays), `--break-path lte:5` (total outage of
 //! that path from 5 s on).
 //!
+//! `--scenario NAME_OR_RESOLVED_JSON` takes the paths from a scenario instead of `--path`: a
+//! resolved scenario file (docs/CONTRACTS.md section 4), or a scenario name/TOML file, which is
+//! resolved with `python -m testbed.scenario resolve NAME --seed SEED` first (so noise is
+//! expanded with the same seed as an emulated trial). Every link is linkemu's own model, seeded
+//! as linkemu seeds it for `--seed`; schedules, outages, traces, jitter and Gilbert-Elliott
+//! loss apply. The output then also has per-link counters (`links`), including the random
+//! drops expected from the loss probability in force at each arrival.
+//!
 //! A path is name:rate_mbit_s:one_way_delay_ms:loss[:queue_bytes] (same both directions;
 //! queue default one BDP of the round trip). Prints one JSON object: goodput, virtual and
 //! wall duration, SHA-256 check, clean close, per-path bytes. Exit 0 if byte-exact and clean,
@@ -34,8 +42,15 @@ struct Cli {
     #[arg(long, default_value = "lrf")]
     sched: String,
     /// name:rate_mbit_s:delay_ms:loss[:queue_bytes], repeatable.
-    #[arg(long = "path", required = true)]
+    #[arg(
+        long = "path",
+        required_unless_present = "scenario",
+        conflicts_with = "scenario"
+    )]
     paths: Vec<String>,
+    /// A scenario name (netem-scenarios/NAME.toml), TOML file, or resolved JSON file.
+    #[arg(long, conflicts_with = "break_path")]
+    scenario: Option<String>,
     /// Server -> client bytes.
     #[arg(long, default_value_t = 20_000_000)]
     bytes: u64,
@@ -107,8 +122,59 @@ fn parse_break(s: &str, paths: &[SimPath]) -> Result<(usize, Duration), String> 
     Ok((idx, Duration::from_secs_f64(at)))
 }
 
+/// The repository root (the parent of this crate), where `testbed/` and `.venv/` live.
+fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default()
+}
+
+/// Loads a resolved scenario, resolving a name or TOML file with the testbed first.
+fn load_scenario(arg: &str, seed: u64) -> Result<linkemu::scenario::Scenario, String> {
+    if arg.ends_with(".json") {
+        return linkemu::scenario::load(std::path::Path::new(arg)).map_err(|e| e.to_string());
+    }
+    let root = repo_root();
+    let venv = root.join(".venv/bin/python");
+    let python = if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    };
+    let out = std::process::Command::new(&python)
+        .args([
+            "-m",
+            "testbed.scenario",
+            "resolve",
+            arg,
+            "--seed",
+            &seed.to_string(),
+        ])
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("--scenario {arg}: cannot run {}: {e}", python.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "--scenario {arg}: resolving failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    linkemu::scenario::parse(&text, &format!("{arg} (resolved, seed {seed})"))
+        .map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let scenario = match cli.scenario.as_deref().map(|s| load_scenario(s, cli.seed)) {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let paths: Result<Vec<_>, _> = cli.paths.iter().map(|p| parse_path(p)).collect();
     let paths = match paths {
         Ok(p) => p,
@@ -162,7 +228,16 @@ fn main() -> ExitCode {
         }
     };
     let wall = WallInstant::now();
-    let mut pair = Pair::new(cfg.clone(), cfg, &paths, cli.seed);
+    let mut pair = match &scenario {
+        None => Pair::new(cfg.clone(), cfg, &paths, cli.seed),
+        Some(s) => match Pair::from_scenario(cfg.clone(), cfg, s, cli.seed) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("mpsim: --scenario: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let mut trace_error: Option<std::io::Error> = None;
     let mut broken = false;
     let mut hook = |p: &mut Pair| {
@@ -276,7 +351,32 @@ fn main() -> ExitCode {
         }
         (None, None) => unreachable!("one mode runs"),
     };
+    let path_names: Vec<String> = match &scenario {
+        Some(s) => s.paths.keys().cloned().collect(),
+        None => paths.iter().map(|p| p.name.clone()).collect(),
+    };
+    let links: serde_json::Map<String, serde_json::Value> = path_names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let dir = |down: bool| {
+                let c = pair.link_counters(i, down);
+                serde_json::json!({
+                    "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
+                    "drops_random": c.drops_random, "drops_queue": c.drops_queue,
+                    "drops_outage": c.drops_outage,
+                    "expected_random_drops": (c.expected_random_drops * 10.0).round() / 10.0,
+                })
+            };
+            (
+                name.clone(),
+                serde_json::json!({"up": dir(false), "down": dir(true)}),
+            )
+        })
+        .collect();
     let extra = serde_json::json!({
+        "scenario": scenario.as_ref().map(|s| s.name.clone()),
+        "links": links,
         "cc": cli.cc, "sched": cli.sched, "bytes": cli.bytes, "seed": cli.seed,
         "wall_s": wall.elapsed().as_secs_f64(),
         "sched_trace_lines": trace.as_ref().map(|w| w.lines_written),

@@ -70,7 +70,7 @@ impl LinkSpec {
 }
 
 /// Payload bytes (without the IP/UDP header) as the transport sent and received them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkCounters {
     pub pkts_in: u64,
     pub bytes_in: u64,
@@ -79,6 +79,9 @@ pub struct LinkCounters {
     pub drops_random: u64,
     pub drops_queue: u64,
     pub drops_outage: u64,
+    /// Random drops expected from the loss probability in force at each packet's arrival
+    /// (schedules included; 0 for Gilbert-Elliott links, whose probability is a state).
+    pub expected_random_drops: f64,
 }
 
 pub struct Link {
@@ -168,6 +171,8 @@ impl Link {
             }
             let ((at, _), token) = self.arrivals.pop_first().expect("checked non-empty");
             let len = self.packets[&token].0.len() as u32;
+            self.inner.advance_to(at.as_nanos());
+            self.counters.expected_random_drops += self.inner.params().loss_p.unwrap_or(0.0);
             match self
                 .inner
                 .enqueue(token, len + IP_UDP_HEADER_BYTES, at.as_nanos())
