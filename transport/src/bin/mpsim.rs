@@ -75,6 +75,15 @@ struct Cli {
     /// Receive window each side offers, bytes (default the connection's, 16 MiB).
     #[arg(long = "recv-window-bytes")]
     recv_window_bytes: Option<u64>,
+    /// DASH player model: play this MPD (its segment files beside it) over the simulated
+    /// connection instead of a bulk transfer; writes player.jsonl lines to --player-out.
+    #[arg(long = "player-mpd")]
+    player_mpd: Option<std::path::PathBuf>,
+    #[arg(long = "player-out")]
+    player_out: Option<std::path::PathBuf>,
+    /// Seconds of video to play (at most the MPD's duration).
+    #[arg(long = "video-duration", default_value_t = 60.0)]
+    video_duration_s: f64,
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
     #[arg(long = "break-path")]
     break_path: Option<String>,
@@ -238,6 +247,14 @@ fn main() -> ExitCode {
             }
         },
     };
+    if let Some(mpd) = cli.player_mpd.as_deref() {
+        return play(
+            &mut pair,
+            mpd,
+            &cli,
+            scenario.as_ref().map(|s| s.name.clone()),
+        );
+    }
     let mut trace_error: Option<std::io::Error> = None;
     let mut broken = false;
     let mut hook = |p: &mut Pair| {
@@ -392,6 +409,66 @@ fn main() -> ExitCode {
     }
     println!("{out}");
     if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `--player-mpd`: the DASH player model; prints its summary line plus per-path bytes.
+fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<String>) -> ExitCode {
+    use mptransport::sim::player::{Ladder, PlayerSpec, run_player};
+    let ladder = match Ladder::load(mpd) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mpsim: --player-mpd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let wall = WallInstant::now();
+    let spec = PlayerSpec {
+        video_duration_s: cli.video_duration_s,
+        timeout: Duration::from_secs_f64(cli.video_duration_s * 3.0 + 60.0),
+    };
+    let events = run_player(pair, &ladder, &spec);
+    let mut text = String::new();
+    for mut e in events.iter().cloned() {
+        if let Some(o) = e.as_object_mut() {
+            o.insert("src".into(), serde_json::json!("player-sim"));
+        }
+        text.push_str(&e.to_string());
+        text.push('\n');
+    }
+    if let Some(out) = cli.player_out.as_deref()
+        && let Err(e) = std::fs::write(out, text)
+    {
+        eprintln!("mpsim: --player-out {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    let summary = events.last().cloned().unwrap_or_default();
+    let stats =
+        |s: &mptransport::connection::Connection| -> serde_json::Map<String, serde_json::Value> {
+            s.subflow_stats()
+                .iter()
+                .map(|x| {
+                    (
+                        x.name.clone(),
+                        serde_json::json!({"data_bytes_sent": x.counters.data_bytes_sent_total,
+                        "bytes_retrans": x.counters.bytes_retrans_total,
+                        "pkts_lost": x.counters.pkts_lost_total}),
+                    )
+                })
+                .collect()
+        };
+    let out = serde_json::json!({
+        "scenario": scenario, "cc": cli.cc, "sched": cli.sched, "seed": cli.seed,
+        "virtual_s": pair.now.as_nanos() as f64 / 1e9,
+        "wall_s": wall.elapsed().as_secs_f64(),
+        "server_paths": pair.server.as_ref().map(stats),
+        "player_summary": summary,
+    });
+    println!("{out}");
+    if summary["ended"] == true {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

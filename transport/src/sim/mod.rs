@@ -9,6 +9,7 @@ pub mod app_limited;
 pub mod emulated_link;
 pub mod net;
 pub mod pair;
+pub mod player;
 
 pub use app_limited::{AppLimitedResult, AppLimitedSpec, run_app_limited};
 pub use emulated_link::{Link, LinkCounters, LinkSpec};
