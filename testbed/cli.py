@@ -240,6 +240,14 @@ def build_parser() -> argparse.ArgumentParser:
         "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
     )
     parser.add_argument(
+        "--engine",
+        choices=("emulate", "sim"),
+        default="emulate",
+        help="emulate: real processes over emulated links in real time; sim: the same matrix "
+        "in virtual time (user transport only; docs/SIMULATOR.md), --jobs defaults to every "
+        "core (default: emulate)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the trials the options expand to, and where they would go; run nothing",
@@ -450,6 +458,11 @@ def _main(argv: list[str] | None, repo: Path) -> int:
         for spec in specs:
             print(f"  {spec.trial_id()}")
         return 0
+    if args.engine == "sim":
+        from testbed import engine_sim
+
+        jobs = args.jobs if args.jobs != DEFAULTS["jobs"] else (os.cpu_count() or 1)
+        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
     if os.geteuid() != 0:
         print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
         return 2
