@@ -82,6 +82,29 @@ def _prepare(spec: TrialSpec, trial_dir: Path, run_dir: Path, repo: Path, mpd: P
     return _trial_argv(spec, trial_dir, repo, mpd)
 
 
+def _write_transport_logs(trial_dir: Path, spec: TrialSpec, sim: dict) -> None:
+    """emulator.jsonl (`link_totals`) and transport-*.jsonl (final `subflow` lines) in the
+    emulated trials' formats (docs/CONTRACTS.md 5.1, 5.2), from mpsim's counters."""
+    if not sim:
+        return
+    t_ns = int(float(sim.get("virtual_s") or 0) * 1e9)
+    lines = [{"t_ns": 0, "src": "emulator", "event": "start", "scenario": spec.scenario,
+              "seed": spec.seed, "backend": "sim"}]  # fmt: skip
+    for path, dirs in (sim.get("links") or {}).items():
+        for direction, counters in dirs.items():
+            lines.append({"t_ns": t_ns, "src": "emulator", "event": "link_totals", "path": path,
+                          "dir": direction, **counters})  # fmt: skip
+    (trial_dir / "emulator.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    for side in ("server", "client"):
+        subflows = sim.get(f"{side}_paths") or {}
+        out = [{"t_ns": t_ns, "src": f"mpproxy-{side}", "event": "subflow", "conn": 0,
+                "path": path, **{k: v for k, v in c.items() if k.endswith("_total")}}
+               for path, c in subflows.items()]  # fmt: skip
+        (trial_dir / f"transport-{side}.jsonl").write_text(
+            "".join(json.dumps(x) + "\n" for x in out)
+        )
+
+
 def _finish(spec: TrialSpec, trial_dir: Path, proc: subprocess.Popen, wall_s: float) -> dict:
     out, err = proc.communicate()
     (trial_dir / "logs" / "mpsim.stdout").write_text(out)
@@ -93,6 +116,7 @@ def _finish(spec: TrialSpec, trial_dir: Path, proc: subprocess.Popen, wall_s: fl
         write_json_atomically(trial_dir / "sim.json", sim)
     except ValueError:
         reason = f"mpsim exit {proc.returncode}: {err.strip()[-300:]}"
+    _write_transport_logs(trial_dir, spec, sim)
     paths = (sim.get("server_paths") or {}).values()
     summary = sim.get("player_summary") or {}
     if reason is None and not summary.get("ended"):

@@ -446,25 +446,57 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         return ExitCode::from(2);
     }
     let summary = events.last().cloned().unwrap_or_default();
-    let stats =
-        |s: &mptransport::connection::Connection| -> serde_json::Map<String, serde_json::Value> {
-            s.subflow_stats()
-                .iter()
-                .map(|x| {
-                    (
-                        x.name.clone(),
-                        serde_json::json!({"data_bytes_sent": x.counters.data_bytes_sent_total,
-                        "bytes_retrans": x.counters.bytes_retrans_total,
-                        "pkts_lost": x.counters.pkts_lost_total}),
-                    )
+    let stats = |s: &mptransport::connection::Connection| {
+        s.subflow_stats()
+            .iter()
+            .map(|x| {
+                let c = &x.counters;
+                let v = serde_json::json!({"data_bytes_sent": c.data_bytes_sent_total,
+                    "bytes_retrans": c.bytes_retrans_total, "pkts_lost": c.pkts_lost_total,
+                    "bytes_sent_total": c.bytes_sent_total, "bytes_acked_total": c.bytes_acked_total,
+                    "bytes_retrans_total": c.bytes_retrans_total, "pkts_sent_total": c.pkts_sent_total,
+                    "pkts_lost_total": c.pkts_lost_total, "pkts_retrans_total": c.pkts_retrans_total,
+                    "sched_picks_total": c.sched_picks_total,
+                    "data_bytes_sent_total": c.data_bytes_sent_total,
+                    "data_bytes_received_total": c.data_bytes_received_total});
+                (x.name.clone(), v)
+            })
+            .collect::<serde_json::Map<String, serde_json::Value>>()
+    };
+    let names: Vec<String> = pair
+        .client
+        .subflow_stats()
+        .iter()
+        .map(|x| x.name.clone())
+        .collect();
+    // Bytes as the emulator counts them: IP packets (payload + IP/UDP headers).
+    let hdr = u64::from(mptransport::sim::emulated_link::IP_UDP_HEADER_BYTES);
+    let links: serde_json::Map<String, serde_json::Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let dir = |down: bool| {
+                let c = pair.link_counters(i, down);
+                serde_json::json!({
+                    "pkts_in_total": c.pkts_in, "bytes_in_total": c.bytes_in + hdr * c.pkts_in,
+                    "pkts_out_total": c.pkts_out, "bytes_out_total": c.bytes_out + hdr * c.pkts_out,
+                    "drops_random_total": c.drops_random, "drops_queue_total": c.drops_queue,
+                    "drops_outage_total": c.drops_outage,
                 })
-                .collect()
-        };
+            };
+            (
+                name.clone(),
+                serde_json::json!({"up": dir(false), "down": dir(true)}),
+            )
+        })
+        .collect();
     let out = serde_json::json!({
         "scenario": scenario, "cc": cli.cc, "sched": cli.sched, "seed": cli.seed,
         "virtual_s": pair.now.as_nanos() as f64 / 1e9,
         "wall_s": wall.elapsed().as_secs_f64(),
         "server_paths": pair.server.as_ref().map(stats),
+        "client_paths": stats(&pair.client),
+        "links": links,
         "player_summary": summary,
     });
     println!("{out}");
