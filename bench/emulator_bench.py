@@ -25,32 +25,23 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from testbed.linkprobe import LINKEMU, PROBE, ProbeFlow, constant_link  # noqa: E402
 from testbed.topology import PATHS, Topology  # noqa: E402
 
-LINKEMU = REPO / "emulator/target/release/linkemu"
-PROBE = REPO / "emulator/target/release/linkemu-probe"
 RATE_BPS = 100e6
 DELAY_MS = 25.0
 PROBE_PAYLOAD_BYTES = 100
 IP_UDP_HEADER_BYTES = 28
 TCP_IP_HEADER_BYTES = 52  # IPv4 20 + TCP 20 + timestamps option 12
 EMULATOR_RT_PRIORITY = 50
-PROBE_RT_PRIORITY = 40
 CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 GE = {"p_good_to_bad": 0.01, "p_bad_to_good": 0.3, "loss_in_good": 0.0, "loss_in_bad": 1.0}
 BERNOULLI_P = 0.01
 
 
 def link(loss: dict | None = None) -> dict:
-    return {
-        "rate": {"kind": "constant", "bps": RATE_BPS},
-        "delay_ms": DELAY_MS,
-        "jitter_ms": 0.0,
-        "loss": loss or {"kind": "none"},
-        # One bandwidth-delay product (RTT 50 ms) so one cubic flow can fill the link.
-        "queue": {"kind": "ms", "limit": 50.0},
-        "schedule": [],
-    }
+    # One bandwidth-delay product (RTT 50 ms) so one cubic flow can fill the link.
+    return constant_link(RATE_BPS, DELAY_MS, loss=loss, queue={"kind": "ms", "limit": 50.0})
 
 
 def scenario(name: str, links: dict[tuple[str, str], dict]) -> dict:
@@ -72,14 +63,6 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     """(user, system) CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) / CLOCK_TICKS_PER_S, int(fields[12]) / CLOCK_TICKS_PER_S
-
-
-def endpoints(path: str, direction: str) -> tuple[str, str, str, str]:
-    """(sender role, sender address, receiver role, receiver address)."""
-    plan = PATHS[path]
-    if direction == "up":
-        return "client", plan.client_addr, "server", plan.server_addr
-    return "server", plan.server_addr, "client", plan.client_addr
 
 
 class Bench:
@@ -115,45 +98,12 @@ class Bench:
 
     def start_probe(self, path: str, direction: str, pps: float, count: int, tag: str):
         """Starts receiver and sender; returns a function that waits and returns the rows."""
-        s_role, s_addr, r_role, r_addr = endpoints(path, direction)
-        port = self.next_port()
-        out = self.work / f"probe-{tag}-{path}-{direction}.csv"
-        receiver = self.topo.spawn(
-            r_role,
-            f"probe-recv-{tag}-{path}-{direction}",
-            [PROBE, "recv", "--bind", f"{r_addr}:{port}", "--out", out, "--idle-s", "2"],
-            rt_priority=PROBE_RT_PRIORITY,
-        )
-        time.sleep(0.2)
-        sender = self.topo.spawn(
-            s_role,
-            f"probe-send-{tag}-{path}-{direction}",
-            [
-                PROBE,
-                "send",
-                "--bind",
-                s_addr,
-                "--to",
-                f"{r_addr}:{port}",
-                "--pps",
-                pps,
-                "--count",
-                count,
-                "--bytes",
-                PROBE_PAYLOAD_BYTES,
-            ],  # fmt: skip
-            rt_priority=PROBE_RT_PRIORITY,
-        )
-
-        def finish() -> np.ndarray:
-            sender.wait(count / pps + 60)
-            receiver.wait(30)
-            if receiver.poll() != 0 or sender.poll() != 0:
-                raise RuntimeError(f"probe {tag} {path}/{direction} failed: see {self.work}/logs")
-            data = np.loadtxt(out, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
-            return data
-
-        return finish
+        flow = ProbeFlow(
+            self.topo, f"{tag}-{path}-{direction}", path, direction, port=self.next_port(),
+            pps=pps, count=count, out=self.work / f"probe-{tag}-{path}-{direction}.csv",
+            payload_bytes=PROBE_PAYLOAD_BYTES, idle_s=2,
+        )  # fmt: skip
+        return flow.rows
 
     def start_iperf(self, path: str, seconds: int, tag: str):
         """A saturating cubic download (server → client) on `path`."""
@@ -467,7 +417,11 @@ def main() -> int:
     work = args.work / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work.mkdir(parents=True, exist_ok=False)
     results = run(work, args.tick_us, args.quick)
-    results["work_dir"] = str(work)
+    # Relative to the repository when inside it, so the committed result names no machine.
+    resolved = work.resolve()
+    results["work_dir"] = str(
+        resolved.relative_to(REPO) if resolved.is_relative_to(REPO) else resolved
+    )
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))
     print(f"\nwrote {args.out}")

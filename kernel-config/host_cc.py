@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from testbed.files import write_json_atomically
+
 STATE_DIR = Path("/run/mptcp-testbed")
 STATE_NAME = "kernel-cc-allowed.json"
 ALLOWED_SYSCTL = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
@@ -71,9 +73,7 @@ class HostAllowedCC:
                     ) from error
             yield state
             if state["holders"] or state["added"]:
-                tmp = self.state_path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(state, indent=1) + "\n")
-                tmp.replace(self.state_path)
+                write_json_atomically(self.state_path, state)
             elif self.state_path.exists():
                 self.state_path.unlink()
 

@@ -1,8 +1,8 @@
-"""Kernel MPTCP set-up, sampler and verdict on real namespaces (prefix tbx-kern-).
+"""Kernel MPTCP set-up, sampler and verdict on real namespaces.
 
-A small copy of the CONTRACTS §3 topology (client, router, server; wifi and lte paths,
-policy routing, offloads off) without the emulator: the router's iptables byte counters
-stand in for the emulator's link_totals, which checks the kernel-vs-wire byte estimate.
+The testbed's own topology (testbed/topology.py) without the emulator: the router's iptables
+byte counters stand in for the emulator's link_totals, which checks the kernel-vs-wire byte
+estimate.
 An MPTCP transfer (Python sockets, IPPROTO_MPTCP) then must use two subflows; with random
 loss on the wifi downlink (iptables statistic) the wifi subflow must show retransmissions.
 """
@@ -10,7 +10,6 @@ loss on the wifi downlink (iptables statistic) the wifi subflow must show retran
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -21,6 +20,8 @@ import pytest
 
 from kernel_config import mptcp_setup, verify
 from kernel_config.host_cc import HostAllowedCC
+from metrics import schemas
+from testbed.topology import Topology
 
 pytestmark = [
     pytest.mark.netns,
@@ -48,64 +49,22 @@ print(got)
 
 
 class Namespaces:
-    def __init__(self) -> None:
-        self.prefix = f"tbx-kern-{secrets.token_hex(3)}"
-        self.names = {role: f"{self.prefix}-{role[0]}" for role in ("client", "router", "server")}
+    """The testbed's own topology (testbed/topology.py: client, router, server; wifi and lte
+    paths, policy routing, offloads off), without the emulator and its NFQUEUE hooks, plus
+    iptables byte counters on the router's downlinks."""
 
-    def ip(self, *args: str) -> None:
-        subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.prefix = topo.hex6
+        self.names = {role: topo.ns.of(role) for role in ("client", "router", "server")}
 
     def run(self, role: str, argv: list[str]) -> subprocess.CompletedProcess:
-        done = subprocess.run(
-            ["ip", "netns", "exec", self.names[role], *argv], capture_output=True, text=True
-        )
+        done = self.topo.run(role, argv, check=False)
         if done.returncode != 0:
             raise subprocess.CalledProcessError(done.returncode, argv, done.stdout, done.stderr)
         return done
 
-    def build(self) -> None:
-        c, r, s = (self.names[k] for k in ("client", "router", "server"))
-        for name in (c, r, s):
-            self.ip("netns", "add", name)
-            self.ip("-n", name, "link", "set", "lo", "up")
-        links = [(c, "wifi", r, "c-wifi"), (c, "lte", r, "c-lte")]
-        links += [(s, "wifi", r, "s-wifi"), (s, "lte", r, "s-lte")]
-        for ns_a, if_a, ns_b, if_b in links:
-            self.ip("link", "add", if_a, "netns", ns_a, "type", "veth", "peer", if_b, "netns", ns_b)
-        addrs = [
-            (c, "wifi", "10.1.1.2/24"),
-            (c, "lte", "10.2.1.2/24"),
-            (r, "c-wifi", "10.1.1.1/24"),
-        ]
-        addrs += [(r, "c-lte", "10.2.1.1/24"), (r, "s-wifi", "10.1.2.1/24")]
-        addrs += [
-            (r, "s-lte", "10.2.2.1/24"),
-            (s, "wifi", "10.1.2.2/24"),
-            (s, "lte", "10.2.2.2/24"),
-        ]
-        for ns, iface, addr in addrs:
-            self.ip("-n", ns, "addr", "add", addr, "dev", iface)
-            self.ip("-n", ns, "link", "set", iface, "up")
-            role = {c: "client", r: "router", s: "server"}[ns]
-            self.run(role, ["ethtool", "-K", iface, "tso", "off", "gso", "off", "gro", "off"])
-        self.run("router", ["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
-        self.ip("-n", c, "route", "add", "default", "via", "10.1.1.1", "dev", "wifi")
-        for table, src, gw, dev in (
-            (101, "10.1.1.2", "10.1.1.1", "wifi"),
-            (102, "10.2.1.2", "10.2.1.1", "lte"),
-        ):
-            self.ip("-n", c, "route", "add", "default", "via", gw, "dev", dev, "table", str(table))
-            self.ip("-n", c, "rule", "add", "from", src, "table", str(table))
-        self.ip(
-            "-n", r, "route", "add", "default", "via", "10.1.2.2", "dev", "s-wifi", "table", "101"
-        )
-        self.ip("-n", r, "rule", "add", "iif", "c-wifi", "table", "101")
-        self.ip(
-            "-n", r, "route", "add", "default", "via", "10.2.2.2", "dev", "s-lte", "table", "102"
-        )
-        self.ip("-n", r, "rule", "add", "iif", "c-lte", "table", "102")
-        self.ip("-n", s, "route", "add", "10.1.1.0/24", "via", "10.1.2.1", "dev", "wifi")
-        self.ip("-n", s, "route", "add", "10.2.1.0/24", "via", "10.2.2.1", "dev", "lte")
+    def add_downlink_counters(self) -> None:
         for iface in ("s-wifi", "s-lte"):  # downlink byte counters (the emulator's bytes_in)
             self.run("router", ["iptables", "-w", "-t", "mangle", "-A", "FORWARD", "-i", iface])
 
@@ -121,32 +80,15 @@ class Namespaces:
                 out[iface.removeprefix("s-")] = int(fields[1])
         return out
 
-    def teardown(self) -> None:
-        for name in self.names.values():
-            for pid in subprocess.run(
-                ["ip", "netns", "pids", name], capture_output=True, text=True
-            ).stdout.split():
-                try:
-                    os.kill(int(pid), 9)
-                except ProcessLookupError:
-                    pass
-            subprocess.run(["ip", "netns", "del", name], capture_output=True)
-
 
 @pytest.fixture
-def namespaces() -> Iterator[Namespaces]:
-    ns = Namespaces()
-    try:
-        ns.build()
+def namespaces(tmp_path: Path) -> Iterator[Namespaces]:
+    with Topology.create(tmp_path / "topology") as topo:
+        ns = Namespaces(topo)
+        ns.add_downlink_counters()
         yield ns
-    finally:
-        ns.teardown()
-    assert not any(
-        line.startswith(ns.prefix)
-        for line in subprocess.run(
-            ["ip", "netns", "list"], capture_output=True, text=True
-        ).stdout.splitlines()
-    )
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(name in listed for name in ns.names.values())
 
 
 def transfer(ns: Namespaces, tmp_path: Path, total_bytes: int) -> dict:
@@ -216,6 +158,7 @@ def test_two_subflows_carry_data_and_bytes_match_the_wire(
     for path in ("wifi", "lte"):
         ratio = result["bytes_vs_emulator"][path]["kernel_over_emulator_in"]
         assert abs(ratio - 1) < 0.01, (path, result["bytes_vs_emulator"])
+    assert schemas.check_file(tmp_path / "kernel-subflows.jsonl") == []
     cc_names = {
         line["cc_state"]
         for line in verify.read_jsonl(tmp_path / "kernel-subflows.jsonl")

@@ -16,7 +16,6 @@ verdict (verify.verdict) and mark the trial invalid for every reason it gives.
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any
 
 from kernel_config import mptcp_setup, verify
 from kernel_config.host_cc import HostAllowedCC
+from testbed.files import write_json_atomically
 
 SERVER_PORT = 8080
 SAMPLE_INTERVAL_MS = 150
@@ -172,9 +172,7 @@ def finish(ctx: Any) -> dict[str, Any]:
         )
         result["settings"] = mptcp_setup.describe(_runner(ctx))
         result["spec"] = {"cc": ctx.spec.cc, "sched": ctx.spec.sched}
-        tmp = trial_dir / ".kernel-mptcp.json.tmp"
-        tmp.write_text(json.dumps(result, indent=1) + "\n")
-        tmp.replace(trial_dir / "kernel-mptcp.json")
+        write_json_atomically(trial_dir / "kernel-mptcp.json", result)
         ctx.subflows_with_data = result["subflows_with_data"]
         for reason in result["invalid_reasons"]:
             ctx.mark_invalid(reason)

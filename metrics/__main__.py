@@ -36,6 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     series.add_argument("trial_dir", type=Path)
     series.add_argument("png", type=Path)
+    drops = commands.add_parser(
+        "drops", help="every dropped-frame episode of a trial: cause, evidence, where the CPU went"
+    )
+    drops.add_argument("trial_dir", type=Path)
+    tolerance = commands.add_parser(
+        "control-drops",
+        help="decoder-side drops over a run's control sessions (the tolerance's source)",
+    )
+    tolerance.add_argument("run_dir", type=Path)
     args = parser.parse_args(argv)
 
     if args.command == "report":
@@ -98,6 +107,41 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         row = summary_table([trial]).iloc[0].to_dict()
         print(json.dumps(row, indent=2, default=str))
+        return 0
+    if args.command == "control-drops":
+        from metrics.drops import control_distribution
+        from metrics.report import SUMMARY_CSV
+
+        summary_csv = args.run_dir / SUMMARY_CSV
+        if not summary_csv.is_file():
+            print(
+                f"metrics control-drops: {summary_csv}: none (run `report` first)", file=sys.stderr
+            )
+            return EXIT_BAD_INPUT
+        import pandas as pd
+
+        rows = pd.read_csv(summary_csv).to_dict("records")
+        print(json.dumps(control_distribution(rows), indent=1))
+        return 0
+    if args.command == "drops":
+        from metrics.drops import attribute_drops, where_cpu_went
+
+        if not is_trial_dir(args.trial_dir):
+            print(f"metrics drops: {args.trial_dir}: no trial.json there", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        trial = read_trial(args.trial_dir, strict=False)
+        player = trial.player.to_dict("records") if "event" in trial.player.columns else []
+        cpu = trial.cpu.to_dict("records") if "event" in trial.cpu.columns else []
+        for episode in attribute_drops(player, cpu):
+            line = {
+                "t_s": round(episode.t_s, 3),
+                "frames": episode.frames,
+                "buffer_s": episode.buffer_s,
+                "cause": episode.cause,
+                "evidence": episode.evidence,
+                "cpu": where_cpu_went(cpu, episode.t_s),
+            }
+            print(json.dumps(line, default=str))
         return 0
     return EXIT_BAD_INPUT
 

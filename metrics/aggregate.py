@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 
 import pandas as pd
+import scipy.stats
 
 from metrics.tables import KNOWN_PATHS, PER_PATH_METRICS
 
@@ -30,7 +31,17 @@ DEFAULT_METRICS = [
     *[f"{metric}_{path}" for path in KNOWN_PATHS for metric in PER_PATH_METRICS],
     "ofo_queue_max_bytes",
     "decode_stalls",
+    "dropped_frames_decoder",
+    "dropped_frames_network",
+    "qoe_lin",
+    "qoe_lin_per_segment",
+    "p1203_mode0",
+    "cpu_player_s",
+    "cpu_testbed_s",
+    "loadavg_1m_max",
 ]
+# Metrics whose ranking across configurations the report checks (ranking_support).
+RANKED_METRICS = ["qoe_lin_per_segment", "stalls", "stall_total_ms", "dropped_frames_network"]
 
 
 def counted(summary: pd.DataFrame) -> pd.DataFrame:
@@ -71,6 +82,55 @@ def aggregate(
     return stats[columns]
 
 
+def ranking_support(
+    agg: pd.DataFrame, metrics: Iterable[str] = RANKED_METRICS, within: list[str] | None = None
+) -> pd.DataFrame:
+    """Whether the repetitions support ranking each configuration against the others.
+
+    For every metric and every group of configurations compared in one figure (same
+    scenario, player and clip length; `within`), a cell is `not supported` when its 95 % CI
+    overlaps another configuration's so much that either CI contains the other's mean (the
+    means are closer than one CI half-width), or when its CI is unknown (n < 2). Disjoint
+    CIs, or overlapping ones that exclude each other's means, are `supported`. This is a
+    reading aid, not a test: CIs that merely touch can still hide a real difference, and
+    with many configurations some CIs exclude each other by chance.
+    Returns one row per configuration and metric with `ranking` and `ranking_note`.
+    """
+    within = within or ["scenario", "player", "video_duration_s"]
+    rows = agg[agg["metric"].isin(list(metrics))].copy()
+    label_columns = [c for c in GROUP_COLUMNS if c not in within]
+    out = []
+    for _, group in rows.groupby([*within, "metric"], dropna=False, sort=True):
+        cells = group.to_dict("records")
+        for cell in cells:
+            name = "/".join(str(cell[c]) for c in label_columns)
+            others = [o for o in cells if o is not cell]
+            if not others:
+                verdict, note = "single configuration", ""
+            elif not (cell["n"] >= 2 and math.isfinite(cell["ci95_half"])):
+                verdict, note = "not supported", f"n={cell['n']}: no CI"
+            else:
+                close = [
+                    "/".join(str(o[c]) for c in label_columns)
+                    for o in others
+                    if not (o["n"] >= 2 and math.isfinite(o["ci95_half"]))
+                    or abs(o["mean"] - cell["mean"]) <= max(cell["ci95_half"], o["ci95_half"])
+                ]
+                verdict = "not supported" if close else "supported"
+                note = ("CI holds the mean of " + ", ".join(close)) if close else ""
+            out.append(
+                {
+                    **{c: cell[c] for c in GROUP_COLUMNS},
+                    "metric": cell["metric"],
+                    "configuration": name,
+                    "ranking": verdict,
+                    "ranking_note": note,
+                }
+            )
+    columns = [*GROUP_COLUMNS, "metric", "configuration", "ranking", "ranking_note"]
+    return pd.DataFrame(out, columns=columns)
+
+
 def ci_half_width(std: float, n: int, confidence: float = CONFIDENCE) -> float:
     """Half-width of the two-sided Student t confidence interval of a mean; NaN if n < 2."""
     if n < 2 or std is None or math.isnan(std):
@@ -79,62 +139,8 @@ def ci_half_width(std: float, n: int, confidence: float = CONFIDENCE) -> float:
 
 
 def student_t_quantile(p: float, df: int) -> float:
-    """Quantile of Student's t distribution (df degrees of freedom), 0.5 <= p < 1.
-
-    scipy is not a dependency; the CDF comes from the regularised incomplete beta
-    function, F(t) = 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t >= 0, inverted by
-    bisection to 1e-12 (t(0.975, 1) = 12.7062, t(0.975, 10) = 2.2281).
-    """
+    """Quantile of Student's t distribution (df degrees of freedom), 0.5 <= p < 1
+    (scipy.stats.t.ppf; t(0.975, 1) = 12.7062, t(0.975, 10) = 2.2281)."""
     if not 0.5 <= p < 1 or df < 1:
         raise ValueError(f"student_t_quantile: need 0.5 <= p < 1 and df >= 1, got p={p}, df={df}")
-    low, high = 0.0, 1.0
-    while student_t_cdf(high, df) < p:
-        high *= 2
-    while high - low > 1e-12 * max(1.0, high):
-        mid = (low + high) / 2
-        if student_t_cdf(mid, df) < p:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
-
-
-def student_t_cdf(t: float, df: int) -> float:
-    x = df / (df + t * t)
-    tail = 0.5 * regularized_incomplete_beta(x, df / 2, 0.5)
-    return 1 - tail if t >= 0 else tail
-
-
-def regularized_incomplete_beta(x: float, a: float, b: float) -> float:
-    """I_x(a, b) by its continued fraction (modified Lentz), using the symmetry
-    I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1) / (a + b + 2):
-        return math.exp(log_front) * _beta_continued_fraction(x, a, b) / a
-    return 1 - math.exp(log_front) * _beta_continued_fraction(1 - x, b, a) / b
-
-
-def _beta_continued_fraction(x: float, a: float, b: float) -> float:
-    tiny = 1e-300
-    c, d = 1.0, 1 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > tiny else tiny)
-    fraction = d
-    for m in range(1, 1000):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1 + numerator * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            fraction *= c * d
-        if abs(c * d - 1) < 1e-15:
-            break
-    return fraction
+    return float(scipy.stats.t.ppf(p, df))

@@ -9,6 +9,7 @@ message (an uncaught exception, a failed resource) counts as an error.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -17,15 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CHROMIUM = Path(os.environ.get("TESTBED_CHROMIUM", "/usr/bin/chromium"))
+# The flags every headless Chromium of the testbed gets (shared with player/headless.mjs).
 CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *json.loads(
+        (Path(__file__).resolve().parent.parent / "player/chromium-flags.json").read_text()
+    )["flags"],
     "--hide-scrollbars",
 ]
 TIMEOUT_S = 120  # generous: 2 cores shared with many processes

@@ -36,7 +36,9 @@ def figure_png_base64(figure: Figure, dpi: int = 100) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
+def grouped_bars(
+    ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str, *, clip_at_zero: bool = True
+) -> None:
     """Bars of `metric`'s mean: CC on the x axis (groups), one bar per scheduler, error bars
     = 95% CI half-width. A configuration with one repetition has no error bar (CI NaN)."""
     rows = agg[agg["metric"] == metric].copy()
@@ -68,8 +70,11 @@ def grouped_bars(ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str) -> None:
             capsize=3,
             label=sched,
         )
-    # Every plotted metric is a count or a size: a CI reaching below zero is clipped.
-    ax.set_ylim(bottom=0)
+    # Counts and sizes: a CI reaching below zero is clipped. QoE may be negative (not clipped).
+    if clip_at_zero:
+        ax.set_ylim(bottom=0)
+    else:
+        ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(x, groups)
     ax.set_xlabel("congestion control")
     ax.grid(axis="y", alpha=0.3)
@@ -98,16 +103,25 @@ def _no_data(ax: Axes, text: str) -> None:
 
 
 def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
-    """(a) stalls (buffer underflows) and (b) dropped frames (picture discards)."""
+    """(a) stalls (buffer underflows), (b) network-attributable and (c) decoder-side dropped
+    frames (picture discards, metrics/drops.py), (d) linear QoE per segment (metrics/qoe.py)."""
     rows = agg[agg["scenario"] == scenario]
-    figure = Figure(figsize=(11, 4), layout="constrained")
-    left, right = figure.subplots(1, 2)
-    grouped_bars(left, rows, "stalls", "stalls per session")
-    left.set_title("(a) stalls")
-    grouped_bars(right, rows, "dropped_frames", "dropped frames per session")
-    right.set_title("(b) dropped frames")
+    figure = Figure(figsize=(11, 7.5), layout="constrained")
+    (stalls, network), (decoder, qoe) = figure.subplots(2, 2)
+    grouped_bars(stalls, rows, "stalls", "stalls per session")
+    stalls.set_title("(a) stalls")
+    if not rows["metric"].isin(["dropped_frames_network"]).any():
+        grouped_bars(network, rows, "dropped_frames", "dropped frames per session")
+        network.set_title("(b) dropped frames (not attributed)")
+    else:
+        grouped_bars(network, rows, "dropped_frames_network", "frames per session")
+        network.set_title("(b) dropped frames: network-attributable")
+    grouped_bars(decoder, rows, "dropped_frames_decoder", "frames per session")
+    decoder.set_title("(c) dropped frames: decoder-side (CPU/QoS evidence)")
+    grouped_bars(qoe, rows, "qoe_lin_per_segment", "QoE per segment", clip_at_zero=False)
+    qoe.set_title("(d) linear QoE per segment (Pensieve QoE_lin)")
     figure.suptitle(f"{scenario}: video performance (mean, 95% CI)")
-    scheduler_legend(figure, [left, right])
+    scheduler_legend(figure, [stalls, network, decoder, qoe])
     return figure
 
 

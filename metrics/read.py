@@ -1,5 +1,9 @@
 """Reading trial folders (docs/CONTRACTS.md §2, §5) into long, tidy pandas DataFrames.
 
+Every line of every log is checked against its stream's JSON Schema (docs/schemas/,
+metrics/schemas.py): a line that does not follow it is a format error naming the file, the
+line number and the field.
+
 One DataFrame per log source, one row per log line, one column per field, plus
 `trial_id` and `t_s` (seconds on the trial clock). Nothing here computes a metric;
 that is metrics/tables.py. A malformed or truncated line is never skipped silently:
@@ -17,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from metrics import schemas
+
 NS_PER_S = 1_000_000_000
 
 # Files of a trial folder (CONTRACTS §2). Only trial.json is needed to call a folder a
@@ -32,6 +38,7 @@ JSONL_SOURCES = {
     "nginx": "nginx-access.jsonl",
     "control": "control.jsonl",
     "testbed": "testbed.jsonl",
+    "cpu": "cpu.jsonl",  # testbed/cpu_accounting.py
     "cross": "cross-traffic.jsonl",
 }
 # transport-<side>.jsonl: the side (client, server) becomes a column.
@@ -71,6 +78,7 @@ class Trial:
     control: pd.DataFrame
     testbed: pd.DataFrame
     errors: list[str] = field(default_factory=list)  # format errors found (strict=False)
+    cpu: pd.DataFrame = field(default_factory=pd.DataFrame)  # cpu.jsonl (older trials: empty)
     # cross-traffic.jsonl (testbed/crosstraffic.py); empty when the scenario has none.
     cross: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"event": []}))
 
@@ -80,10 +88,12 @@ class Trial:
 
 
 def read_jsonl(path: Path, *, require_t_ns: bool = True) -> list[dict[str, Any]]:
-    """Parse a JSON Lines file strictly: every line one object with a string `event`.
+    """Parse a JSON Lines file strictly: every line one object with a string `event`, valid
+    against its stream's schema when the file name has one (metrics/schemas.py).
 
     Raises LogFormatError on the first bad line: empty line, invalid JSON, a last line
-    without its newline (truncated write), not an object, missing `event`/`t_ns`.
+    without its newline (truncated write), not an object, missing `event`/`t_ns`, or a field
+    the schema does not accept (the message names the field).
     """
     lines, errors = _parse_jsonl(path, require_t_ns=require_t_ns)
     if errors:
@@ -93,6 +103,8 @@ def read_jsonl(path: Path, *, require_t_ns: bool = True) -> list[dict[str, Any]]
 
 def _parse_jsonl(path: Path, *, require_t_ns: bool) -> tuple[list[dict], list[LogFormatError]]:
     data = path.read_bytes()
+    stream = schemas.stream_of(path.name)
+    check = schemas.checker(stream) if stream else None
     records: list[dict] = []
     errors: list[LogFormatError] = []
     if not data:
@@ -153,6 +165,10 @@ def _parse_jsonl(path: Path, *, require_t_ns: bool) -> tuple[list[dict], list[Lo
                     path, line_number, f'field "t_ns" must be an integer, got {obj.get("t_ns")!r}'
                 )
             )
+            continue
+        problem = check.problem(obj) if check else None
+        if problem:
+            errors.append(LogFormatError(path, line_number, problem))
             continue
         records.append(obj)
     return records, errors

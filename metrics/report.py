@@ -18,13 +18,15 @@ from typing import Any
 import pandas as pd
 
 from metrics import plots
-from metrics.aggregate import aggregate, counted
+from metrics.aggregate import aggregate, counted, ranking_support
+from metrics.qoe import LAMBDA_SWITCH, MU_STALL, MU_STARTUP, p1203_status
 from metrics.read import read_json, read_trial, trial_dirs
 from metrics.tables import (
     KNOWN_PATHS,
     SPEC_COLUMNS,
     order_summary_columns,
     path_intervals_table,
+    qoe_segments_table,
     samples_table,
     segments_table,
     stalls_table,
@@ -34,6 +36,7 @@ from metrics.tables import (
 SUMMARY_CSV = "summary.csv"
 TABLES_DIR = "tables"  # stalls, segments, samples, path_intervals as .csv.gz
 AGGREGATE_CSV = "aggregate.csv"
+RANKING_CSV = "ranking.csv"  # whether the CIs support ordering the configurations
 REPORT_HTML = "report.html"
 RUN_JSON = "run.json"  # optional: the orchestrator's record of the run's command and matrix
 NOT_STARTED_REASON = "not started: listed in run.json, no trial folder"
@@ -43,8 +46,14 @@ REPORT_METRICS = [
     ("stalls", "stalls"),
     ("stall_total_ms", "stall total (ms)"),
     ("dropped_frames", "dropped frames"),
+    ("dropped_frames_network", "drops: network"),
+    ("dropped_frames_decoder", "drops: decoder"),
+    ("qoe_lin_per_segment", "QoE per segment"),
     ("startup_delay_ms", "startup (ms)"),
     ("mean_bitrate_bps", "mean bitrate (b/s)"),
+    ("cpu_player_s", "player CPU (s)"),
+    ("cpu_testbed_s", "testbed CPU (s)"),
+    ("loadavg_1m_max", "load avg max"),
     *[(f"pkts_down_{p}", f"pkts down {p}") for p in KNOWN_PATHS],
     *[(f"retrans_pkts_{p}", f"retrans {p}") for p in KNOWN_PATHS],
     *[(f"probe_goodput_down_bps_{p}", f"probe goodput down {p} (b/s)") for p in KNOWN_PATHS],
@@ -57,11 +66,18 @@ TRIAL_TABLE_COLUMNS = [
     "stalls",
     "stall_total_ms",
     "dropped_frames",
+    "dropped_frames_network",
+    "dropped_frames_decoder",
     "total_frames",
+    "qoe_lin_per_segment",
     "startup_delay_ms",
     "mean_bitrate_bps",
     *[f"bytes_down_{p}" for p in KNOWN_PATHS],
     *[f"retrans_pkts_{p}" for p in KNOWN_PATHS],
+    "cpu_isolation",
+    "cpu_player_s",
+    "cpu_testbed_s",
+    "loadavg_1m_max",
 ]
 
 
@@ -83,6 +99,7 @@ def build(run_dir: Path) -> Path:
     summary.to_csv(run_dir / SUMMARY_CSV, index=False)
     agg = aggregate(summary)
     agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
+    ranking_support(agg).to_csv(run_dir / RANKING_CSV, index=False)
     write_tables(run_dir / TABLES_DIR, tables)
     page = render_html(run_dir, environments, summary, agg, tables, manifest)
     if isinstance(manifest, dict) and manifest.get("engine") == "sim":
@@ -99,6 +116,7 @@ TABLE_FUNCTIONS = {
     "segments": segments_table,
     "samples": samples_table,
     "path_intervals": path_intervals_table,
+    "qoe_segments": qoe_segments_table,
 }
 
 
@@ -254,6 +272,7 @@ def render_html(
         "over repetitions (none with a single repetition).</p>",
         _problems_section(summary),
         _spec_section(summary, manifest),
+        _quality_section(summary),
     ]
     scenarios = sorted(str(s) for s in summary["scenario"].dropna().unique())
     intervals, samples, stalls = (tables[k] for k in ("path_intervals", "samples", "stalls"))
@@ -286,6 +305,7 @@ def render_html(
                 )
             )
             parts.append(_aggregate_table(scenario_agg))
+            parts.append(_ranking_section(scenario_agg))
         example = _example_trial(summary[summary["scenario"].astype(str) == scenario], intervals)
         if example is not None:
             parts.append(
@@ -417,6 +437,63 @@ def _environment_section(environments: list[dict[str, Any]]) -> str:
     return (
         f"<h2>Environment</h2><p>As recorded in trial.json ({len(envs)} distinct).{load}</p>"
         f"<pre>{body}</pre>"
+    )
+
+
+def _quality_section(summary: pd.DataFrame) -> str:
+    """Where the dropped frames came from, how the QoE is defined, whether P.1203 ran."""
+    finished = summary[summary["status"] == "ok"]
+    total = pd.to_numeric(finished.get("dropped_frames"), errors="coerce").sum()
+    decoder = pd.to_numeric(finished.get("dropped_frames_decoder"), errors="coerce").sum()
+    by_cause = {
+        cause: int(pd.to_numeric(finished.get(f"dropped_frames_{cause}"), errors="coerce").sum())
+        for cause in ("cpu", "qos", "stall", "switch", "other")
+    }
+    network = total - decoder
+    lines = [
+        "<h2>Dropped frames and QoE</h2>",
+        f"<p><strong>Dropped frames: {_number(float(total))} in the finished trials</strong>; "
+        f"decoder-side (the machine) {_number(float(decoder))}: {by_cause['cpu']} with the "
+        f"player's CPUs saturated, {by_cause['qos']} with a GStreamer QoS drop; "
+        f"network-attributable {_number(float(network))}: {by_cause['stall']} during a stall "
+        f"or with under 1 s buffered, {by_cause['switch']} at a change of rendition, "
+        f"{by_cause['other']} otherwise (no machine evidence). Rules: docs/PLAYER.md and "
+        "metrics/drops.py; every episode with its evidence is in summary.csv "
+        "(<code>drop_episodes</code>).</p>",
+    ]
+    with_drops = finished[pd.to_numeric(finished.get("dropped_frames"), errors="coerce") > 0]
+    if len(with_drops) and "drop_episodes" in with_drops.columns:
+        lines.append(_table(with_drops[["trial_id", "dropped_frames", "drop_episodes"]]))
+    lines.append(
+        "<p><strong>QoE per segment</strong> is the linear QoE of Yin et al. (SIGCOMM 2015) "
+        f"with Pensieve's QoE_lin constants (Mao et al., SIGCOMM 2017): bitrate in Mbit/s "
+        f"minus {LAMBDA_SWITCH:g} x |bitrate change| minus {MU_STALL:g} x stall seconds, "
+        f"minus {MU_STARTUP:g} x start-up seconds, divided by the number of segments "
+        "(docs/METRICS.md). Higher is better; per-segment terms are in "
+        f"<code>{TABLES_DIR}/qoe_segments.csv.gz</code>. ITU-T P.1203 mode 0: "
+        f"{_e(p1203_status())}.</p>"
+    )
+    return "\n".join(lines)
+
+
+def _ranking_section(agg: pd.DataFrame) -> str:
+    """Cells whose CIs do not support a ranking (metrics/aggregate.py ranking_support)."""
+    flags = ranking_support(agg)
+    if flags.empty:
+        return ""
+    weak = flags[flags["ranking"] == "not supported"]
+    if (flags["ranking"] == "single configuration").all():
+        return "<p>Ranking: one configuration in this scenario, nothing to rank.</p>"
+    if weak.empty:
+        return (
+            "<p>Ranking: for QoE, stalls and network-attributable drops, every configuration's "
+            "95% CI excludes the other configurations' means.</p>"
+        )
+    shown = weak[["metric", "configuration", "ranking_note"]]
+    return (
+        f'<p class="problems"><strong>Ranking not supported for {len(weak)} cell(s)</strong>: '
+        "their 95% CI holds another configuration's mean (or n &lt; 2), so the repetitions do "
+        "not order them; run more repetitions (--reps) before ranking.</p>" + _table(shown)
     )
 
 

@@ -23,7 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics.cpu import CPU_COLUMNS, cpu_metrics
 from metrics.crosstraffic import cross_traffic_metrics
+from metrics.drops import attribute_drops, drop_counts
+from metrics.player_summary import SUMMARY_FIELDS, summarize
+from metrics.qoe import p1203_mode0, segment_qoe, trial_qoe
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
 SPEC_COLUMNS = [
@@ -47,22 +51,8 @@ STATUS_COLUMNS = [
     "subflows_with_data",
     "log_errors",
 ]
-PLAYER_COLUMNS = [
-    "startup_delay_ms",
-    "stalls",
-    "stall_total_ms",
-    "stall_max_ms",
-    "dropped_frames",
-    "total_frames",
-    "mean_bitrate_bps",
-    "quality_switches",
-    "played_s",
-    "player_end",
-    "player_errors",
-    "decode_overload_events",
-    "decode_stalls",
-    "decode_stall_total_ms",
-]
+# The player summary's fields (metrics/player_summary.py), `end_reason` named player_end.
+PLAYER_COLUMNS = ["player_end" if f == "end_reason" else f for f in SUMMARY_FIELDS]
 # The testbed's two paths (CONTRACTS §3); they always get columns, even when empty,
 # so summary.csv has the same columns in every run. Other path names get columns too.
 KNOWN_PATHS = ["wifi", "lte"]
@@ -86,6 +76,29 @@ TRANSPORT_COLUMNS = [
     "http_requests",
     "http_body_bytes",
 ]
+# Where the dropped frames came from (metrics/drops.py): decoder-side = with CPU or QoS
+# evidence; network-attributable = the rest, by circumstance.
+DROP_COLUMNS = [
+    "dropped_frames_decoder",
+    "dropped_frames_network",
+    "dropped_frames_cpu",
+    "dropped_frames_qos",
+    "dropped_frames_stall",
+    "dropped_frames_switch",
+    "dropped_frames_other",
+    "drop_episodes",
+]
+# The linear QoE (metrics/qoe.py) and, when installed, ITU-T P.1203 mode 0.
+QOE_COLUMNS = [
+    "qoe_lin",
+    "qoe_lin_per_segment",
+    "qoe_bitrate_term",
+    "qoe_switch_term",
+    "qoe_stall_term",
+    "qoe_startup_term",
+    "p1203_mode0",
+]
+SEGMENT_S = 2.0  # the content's segment length (server/content.py SEGMENT_S)
 INTERVAL_NS = 100_000_000  # the emulator's and mpproxy's sampling interval (CONTRACTS §5)
 EMULATOR_COUNTERS = ["pkts_in", "bytes_in", "pkts_out", "bytes_out"]
 EMULATOR_DROPS = ["drops_random", "drops_queue", "drops_outage"]
@@ -100,7 +113,8 @@ def per_path_columns(paths: Iterable[str]) -> list[str]:
 def summary_columns(paths: Iterable[str] = KNOWN_PATHS) -> list[str]:
     return (
         SPEC_COLUMNS + STATUS_COLUMNS + PLAYER_COLUMNS + per_path_columns(paths) + TRANSPORT_COLUMNS
-    )
+        + DROP_COLUMNS + QOE_COLUMNS + CPU_COLUMNS
+    )  # fmt: skip
 
 
 def events(df: pd.DataFrame, event: str, columns: Iterable[str]) -> pd.DataFrame:
@@ -155,69 +169,53 @@ def trial_status(trial: Trial) -> dict[str, Any]:
 
 
 def player_metrics(trial: Trial) -> dict[str, Any]:
-    """Per-trial player metrics from player.jsonl events (CONTRACTS §5.4).
+    """Per-trial player metrics: metrics/player_summary.py's `summarize` of player.jsonl (the
+    one definition of start-up, stalls, drops, switches and bitrate), missing values NaN."""
+    lines = _player_lines(trial)
+    if not lines:
+        return dict.fromkeys(PLAYER_COLUMNS, math.nan) | {"player_end": "no player log"}
+    summary = summarize(lines)
+    row = {
+        column: math.nan if summary.get(column) is None else summary[column]
+        for column in PLAYER_COLUMNS
+        if column != "player_end"
+    }
+    row["player_end"] = summary["end_reason"] or "no end line"
+    return row
 
-    Definitions:
-    * stalls: number of `stall` events (a stall still open at the end counts).
-    * stall_total_ms / stall_max_ms: sum / maximum of their `duration_ms`.
-    * dropped_frames / total_frames: the last value of the cumulative counters, i.e. the
-      maximum over `sample` lines and the closing `summary` line.
-    * mean_bitrate_bps: mean `bitrate_bps` over samples taken while playing (samples are
-      every 250 ms, so this is the time-average of the bitrate on screen); the player's
-      own summary value only when there is no such sample.
-    * startup_delay_ms: from the `startup` event; quality_switches: `quality_switch` events.
-    * decode_stalls / decode_stall_total_ms: `decode_stall` events (the player waited with a
-      full buffer: the machine, not the network; player/web/player.mjs), not in `stalls`.
-    """
+
+def _player_lines(trial: Trial) -> list[dict[str, Any]]:
     p = trial.player
     if "event" not in p.columns or p.empty:
-        return dict.fromkeys(PLAYER_COLUMNS, math.nan) | {"player_end": "no player log"}
-    stalls = events(p, "stall", ["duration_ms"])
-    samples = events(
-        p, "sample", ["dropped_frames", "total_frames", "bitrate_bps", "playing", "media_time_s"]
-    )
-    summary = events(
-        p, "summary", ["reason", "dropped_frames", "total_frames", "mean_bitrate_bps", "played_s"]
-    )
-    startup = events(p, "startup", ["startup_delay_ms"])
-    counters = pd.concat([samples, summary], ignore_index=True)
-    playing = samples[samples["playing"].astype("boolean").fillna(False)]
-    mean_bitrate = playing["bitrate_bps"].astype(float).mean() if len(playing) else math.nan
-    if math.isnan(mean_bitrate) and len(summary):
-        mean_bitrate = float(summary["mean_bitrate_bps"].iloc[-1])
-    played_s = (
-        float(summary["played_s"].iloc[-1])
-        if len(summary) and pd.notna(summary["played_s"].iloc[-1])
-        else float(samples["media_time_s"].max())
-        if len(samples)
-        else math.nan
-    )
-    durations = stalls["duration_ms"].astype(float)
-    decode_stalls = events(p, "decode_stall", ["duration_ms"])["duration_ms"].astype(float)
-    return {
-        "startup_delay_ms": float(startup["startup_delay_ms"].iloc[0])
-        if len(startup)
-        else math.nan,
-        "stalls": len(stalls),
-        "stall_total_ms": float(durations.sum()),
-        "stall_max_ms": float(durations.max()) if len(durations) else 0.0,
-        "dropped_frames": _last_counter(counters["dropped_frames"]),
-        "total_frames": _last_counter(counters["total_frames"]),
-        "mean_bitrate_bps": mean_bitrate,
-        "quality_switches": int((p["event"] == "quality_switch").sum()),
-        "played_s": played_s,
-        "player_end": str(summary["reason"].iloc[-1]) if len(summary) else "no summary line",
-        "player_errors": int((p["event"] == "error").sum()),
-        "decode_overload_events": int((p["event"] == "decode_overload").sum()),
-        "decode_stalls": len(decode_stalls),
-        "decode_stall_total_ms": float(decode_stalls.sum()),
-    }
+        return []
+    return p.to_dict("records")
 
 
-def _last_counter(values: pd.Series) -> float:
-    """Final value of a cumulative counter: its maximum (counters never decrease)."""
-    values = pd.to_numeric(values, errors="coerce").dropna()
-    return float(values.max()) if len(values) else math.nan
+def drop_and_qoe_metrics(trial: Trial) -> dict[str, Any]:
+    """Drop attribution (metrics/drops.py) and QoE (metrics/qoe.py) of one trial."""
+    lines = _player_lines(trial)
+    if not lines:
+        return dict.fromkeys(DROP_COLUMNS + QOE_COLUMNS, math.nan)
+    cpu_lines = trial.cpu.to_dict("records") if "event" in trial.cpu.columns else []
+    episodes = attribute_drops(lines, cpu_lines)
+    row: dict[str, Any] = dict(drop_counts(episodes))
+    row["drop_episodes"] = "; ".join(
+        f"t={e.t_s:.1f}s {e.frames} {e.cause} ({e.evidence})" for e in episodes
+    )
+    row |= trial_qoe(lines, SEGMENT_S)
+    row["p1203_mode0"] = p1203_mode0(lines, SEGMENT_S)
+    return row
+
+
+def qoe_segments_table(trials: Iterable[Trial]) -> pd.DataFrame:
+    """One row per trial and segment: the linear QoE's terms (metrics/qoe.py)."""
+    columns = ["trial_id", "segment_index", "bitrate_mbps", "switch_mbps", "stall_s", "qoe"]
+    rows = [
+        [trial.trial_id, s.index, s.bitrate_mbps, s.switch_mbps, s.stall_s, s.qoe]
+        for trial in trials
+        for s in segment_qoe(_player_lines(trial), SEGMENT_S)
+    ]
+    return pd.DataFrame(rows, columns=columns)
 
 
 # ---------------------------------------------------------------- per-path tables
@@ -405,6 +403,7 @@ def summary_table(trials: list[Trial]) -> pd.DataFrame:
         row = spec_row(trial) | trial_status(trial) | player_metrics(trial)
         row |= path_metrics(trial, path_totals, subflow_totals)
         row |= transport_metrics(trial, subflow_totals)
+        row |= drop_and_qoe_metrics(trial) | cpu_metrics(trial.cpu, trial.meta)
         row |= cross_traffic_metrics(trial)
         rows.append(row)
     return order_summary_columns(pd.DataFrame(rows))

@@ -19,6 +19,10 @@ events as the headless runner:
   gst_util_get_timestamp (CLOCK_MONOTONIC, the trial clock's base).
 * what is on screen: width/height of the caps of the buffers the sink renders; the
   representation is the MPD's Representation with that size.
+* no decode_stall events: a GStreamer buffering message does not tell a decoder wait from a
+  network wait, so the summary's decode_stalls read 0 for this player by definition.
+* the last line is `end` with the reason (ended, timeout, error); the summary is computed by
+  metrics/player_summary.py from these events.
 * buffer_s: media time downloaded ahead of the position (segment numbers of the
   $Number$ template x segment duration, both read from the MPD).
 
@@ -41,6 +45,7 @@ import gi
 
 gi.require_version("Gst", "1.0")
 from gi.repository import GLib, Gst  # noqa: E402
+from stall import StallTracker  # noqa: E402 (player/stall.py, beside this script)
 
 SRC = "player-gst"
 SAMPLE_INTERVAL_MS = 250
@@ -85,50 +90,11 @@ def read_mpd(url: str) -> dict:
     }
 
 
-class StallTracker:
-    """Same state machine as player/web/lib/stall.mjs (loading -> playing <-> stalled)."""
-
-    def __init__(self) -> None:
-        self.state = "loading"
-        self.open_start_ns: int | None = None
-        self.open_media_s = 0.0
-
-    def playing(self, t_ns: int) -> dict | None:
-        if self.state == "stalled":
-            self.state = "playing"
-            return self._close(t_ns, False)
-        if self.state == "loading":
-            self.state = "playing"
-        return None
-
-    def waiting(self, t_ns: int, media_s: float) -> bool:
-        if self.state != "playing":
-            return False
-        self.state = "stalled"
-        self.open_start_ns, self.open_media_s = t_ns, media_s
-        return True
-
-    def finish(self, t_ns: int) -> dict | None:
-        return self._close(t_ns, True) if self.state == "stalled" else None
-
-    def _close(self, t_ns: int, is_open: bool) -> dict:
-        start = self.open_start_ns
-        self.open_start_ns = None
-        return {
-            "start_t_ns": start,
-            "end_t_ns": t_ns,
-            "duration_ms": round((t_ns - start) / 1e6, 3),
-            "media_time_s": round(self.open_media_s, 3),
-            "open": is_open,
-        }
-
-
 class Session:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.t0_ns = args.t0_ns
         self.out = open(args.out, "w")
-        self.lines: list[dict] = []
         self.mpd: dict = {"reps": [], "segment_s": None, "media_template": None, "duration_s": None}
         self.stalls = StallTracker()
         self.start_t_ns = 0
@@ -150,7 +116,6 @@ class Session:
         line = {"t_ns": self.now_t_ns() if t_ns is None else t_ns, "src": SRC, **fields}
         self.out.write(json.dumps(line) + "\n")
         self.out.flush()
-        self.lines.append(line)
 
     # --- pipeline ------------------------------------------------------------------------
 
@@ -214,14 +179,38 @@ class Session:
         elif t == Gst.MessageType.BUFFERING:
             self.on_buffering(msg.parse_buffering())
         elif t == Gst.MessageType.QOS:
-            _fmt, _processed, dropped = msg.parse_qos_stats()
+            _fmt, processed, dropped = msg.parse_qos_stats()
             # Counters are cumulative per element; the sink and the decoder each report theirs.
             name = msg.src.get_path_string()
-            self.dropped_by_element[name] = max(self.dropped_by_element.get(name, 0), int(dropped))
+            before = self.dropped_by_element.get(name, 0)
+            self.dropped_by_element[name] = max(before, int(dropped))
+            if int(dropped) > before:
+                self.on_qos_drop(msg, name, int(processed), int(dropped))
         elif t == Gst.MessageType.ELEMENT:
             s = msg.get_structure()
             if s is not None and s.get_name() == "adaptive-streaming-statistics":
                 self.on_fragment(s)
+
+    def on_qos_drop(self, msg: Gst.Message, element: str, processed: int, dropped: int) -> None:
+        """A `qos` line per QoS message that dropped a buffer, with its reason, the evidence
+        metrics/drops.py needs to call a drop decoder-side. GStreamer posts QoS messages only
+        for buffers dropped because they were late for the clock: at the sink (rendered too
+        late: `late-at-sink`) or in the decoder, which skips decoding when upstream QoS says
+        it runs late (`decoder-skip`)."""
+        _live, _running, _stream, _timestamp, _duration = msg.parse_qos()
+        jitter_ns, proportion, _quality = msg.parse_qos_values()
+        is_sink = "sink" in element.rsplit("/", 1)[-1]
+        self.write(
+            {
+                "event": "qos",
+                "element": element,
+                "reason": "late-at-sink" if is_sink else "decoder-skip",
+                "dropped": dropped,
+                "processed": processed,
+                "jitter_ns": int(jitter_ns),
+                "proportion": float(proportion),
+            }
+        )
 
     def on_buffering(self, percent: int) -> None:
         t_ns = self.now_t_ns()
@@ -338,7 +327,7 @@ class Session:
                 )
             self.on_screen = rep
         rep = self.on_screen or {}
-        stalled = self.stalls.state == "stalled"
+        stalled = self.stalls.stalled
         self.write(
             {
                 "event": "sample",
@@ -432,40 +421,16 @@ class Session:
         if getattr(self, "playbin", None) is not None:
             if self.reason == "ended":
                 self.sample(final=True)  # the final counters, after EOS
-            stall = self.stalls.finish(self.now_t_ns())
+            # At EOS an open stall ends with the video (as on the dash.js page); a cut session
+            # reports it open.
+            now = self.now_t_ns()
+            stall = self.stalls.ended(now) if self.reason == "ended" else self.stalls.finish(now)
             if stall:
                 self.write({"event": "stall", **stall})
             self.playbin.set_state(Gst.State.NULL)
-        self.write(summarize(self.lines, self.reason or "error"))
+        # Events only: the summary is computed by metrics/player_summary.py.
+        self.write({"event": "end", "reason": self.reason or "error"})
         self.out.close()
-
-
-def summarize(lines: list[dict], reason: str) -> dict:
-    """Same definition as player/web/lib/summary.mjs."""
-    stalls = [ln for ln in lines if ln["event"] == "stall"]
-    samples = [ln for ln in lines if ln["event"] == "sample"]
-    playing = [s["bitrate_bps"] for s in samples if s["playing"] and s["bitrate_bps"] is not None]
-    startup = [ln["startup_delay_ms"] for ln in lines if ln["event"] == "startup"]
-    last = samples[-1] if samples else {}
-    return {
-        "event": "summary",
-        "ended": reason == "ended",
-        "reason": reason,
-        "startup_delay_ms": startup[0] if startup else None,
-        "stalls": len(stalls),
-        "stall_total_ms": round(sum(s["duration_ms"] for s in stalls), 3),
-        "stall_max_ms": max((s["duration_ms"] for s in stalls), default=0),
-        "dropped_frames": last.get("dropped_frames", 0),
-        "total_frames": last.get("total_frames", 0),
-        "mean_bitrate_bps": round(sum(playing) / len(playing)) if playing else None,
-        "quality_switches": sum(1 for ln in lines if ln["event"] == "quality_switch"),
-        "played_s": max((s["media_time_s"] for s in samples), default=0),
-        "decode_stalls": 0,
-        "decode_stall_total_ms": 0,
-        "decode_overload_frames": sum(
-            ln["dropped_frames"] for ln in lines if ln["event"] == "decode_overload"
-        ),
-    }
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

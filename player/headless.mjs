@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Headless player session: Debian's Chromium (puppeteer-core) plays the testbed page once, to
-// the end or a timeout, and writes player.jsonl (CONTRACTS.md §5.4) on the trial clock.
+// the end or a timeout, and writes player.jsonl (docs/schemas/player.v1.schema.json) on the trial clock.
 //
 //   node player/headless.mjs --url <page url> --out <player.jsonl> --t0-ns <int> --timeout-s <n>
 //        [--screenshot <png>] [--screenshot-at-s <media s>] [--chromium /usr/bin/chromium]
 //
-// Exit status: 0 the session ran (ended or timed out; the summary says which), 1 it failed
-// (browser crash, page error, video element error; the summary says error), 2 bad arguments.
+// Exit status: 0 the session ran (ended or timed out; the end line says which), 1 it failed
+// (browser crash, page error, video element error; the end line says error), 2 bad arguments.
 //
 // Time: lines carry t_ns = CLOCK_MONOTONIC (process.hrtime.bigint) - t0. The page timestamps its
 // events with performance.now() (monotonic, origin = its navigation); the offset between the two
@@ -18,22 +18,16 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import puppeteer from "puppeteer-core";
-import { summarize } from "./web/lib/summary.mjs";
 
 const SRC = "player-dashjs";
 const CLOCK_SYNC_ROUNDS = 9;
 const BROWSER_CLOSE_TIMEOUT_MS = 5000;
 const VIEWPORT = { width: 1280, height: 720 };
-// The flags of CONTRACTS/issue 3: software decoding, no network of its own, no first-run UI.
+// Chromium flags: those of every headless Chromium of the testbed (chromium-flags.json, shared
+// with metrics/browser.py: software decoding, no network of its own, no first-run UI), plus
+// autoplay and the viewport of a playback session.
 const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox", // mandatory as root
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
+  ...JSON.parse(fs.readFileSync(new URL("./chromium-flags.json", import.meta.url), "utf8")).flags,
   "--autoplay-policy=no-user-gesture-required",
   `--window-size=${VIEWPORT.width},${VIEWPORT.height}`,
 ];
@@ -322,8 +316,10 @@ class Session {
         this.offsetNs = Number(process.hrtime.bigint()) - lastMs * 1e6;
         for (const ev of this.pending.splice(0)) this.onPageEvent(ev);
       }
-      // Additive: the round trip of the clock mapping (its error is at most half of it).
-      this.write({ ...summarize(this.written, reason), clock_sync_rtt_ns: this.clockRttNs ?? null });
+      // The last line says only why the session ended: the summary (start-up, stalls, drops,
+      // bitrate) is computed from the events by metrics/player_summary.py, nowhere else.
+      // clock_sync_rtt_ns: the round trip of the clock mapping (its error is at most half of it).
+      this.write({ event: "end", reason, clock_sync_rtt_ns: this.clockRttNs ?? null });
       fs.closeSync(this.fd);
       if (browser) await closeBrowser(browser);
       fs.rmSync(userDataDir, { recursive: true, force: true });

@@ -8,11 +8,11 @@
 Creates `tbx-media-<pid>-c` (client) and `tbx-media-<pid>-s` (server) joined by one veth pair
 (offloads off; client 10.1.2.3, server 10.1.2.2), optionally a tc tbf rate limit on the
 server's egress (the download direction), runs nginx in the server namespace and the player in
-the client namespace, and prints one JSON line per session: the player's summary plus the CPU
-time of the player's whole process tree (rusage of the waited-for tree, so Chromium's renderer
-and GPU processes are included). Every namespace and process it starts is removed at exit.
-This is how docs/PLAYER.md's figures were measured; the testbed itself uses testbed/players.py.
-"""
+the client namespace, and prints one JSON line per session: the session summary
+(metrics/player_summary.py) plus the CPU time of the player's whole process tree (rusage of
+the waited-for tree, so Chromium's renderer and GPU processes are included). Every namespace
+and process it starts is removed at exit. This is how docs/PLAYER.md's figures were measured;
+the testbed itself uses testbed/players.py."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from metrics.player_summary import summarize  # noqa: E402
 from server import content, nginx  # noqa: E402
 from testbed import players  # noqa: E402
 
@@ -190,7 +191,7 @@ def run_session(
     cpu_rusage_s = usage.ru_utime + usage.ru_stime
     cpu_s = max(cpu_rusage_s, sum(seen.values()) / CLK_TCK)
     lines = out.read_text().splitlines() if out.exists() else []
-    summary = json.loads(lines[-1]) if lines else {}
+    summary = summarize(json.loads(line) for line in lines)
     return {
         "player": player,
         "exit": proc.returncode,
@@ -203,7 +204,9 @@ def run_session(
         "cpu_proc_s": round(sum(seen.values()) / CLK_TCK, 2),
         "cpu_pct_one_core": round(100 * cpu_s / wall_s, 1),
         "log": str(out),
-        **{k: v for k, v in summary.items() if k not in ("t_ns", "src", "event")},
+        **summary,
+        "reason": summary["end_reason"],
+        "ended": summary["end_reason"] == "ended",
     }
 
 

@@ -259,6 +259,21 @@ def _build(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def is_prepared(
+    duration_s: int, *, cache: Path = DEFAULT_CACHE, ladder: tuple[Rung, ...] = DEFAULT_LADDER
+) -> bool:
+    """Whether `prepare(duration_s)` (no input file) would find the content in the cache."""
+    dest = Path(cache) / content_hash(content_params(duration_s, None, ladder))
+    return (dest / LADDER_FILE).is_file()
+
+
+def encode_minutes_estimate(duration_s: int) -> str:
+    """A rough range for encoding `duration_s` of the default ladder on this project's 2-core
+    machines: the 60 s ladder took about 1 min on an idle machine and 4-6 min under load."""
+    low = max(1, round(duration_s / 60))
+    return f"{low}-{max(2, round(duration_s * 6 / 60))}"
+
+
 def prepare(
     duration_s: int,
     input_file: Path | None = None,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from metrics import schemas
 from server import content, nginx
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,6 +86,7 @@ def test_serves_content_and_page_with_mime_cors_keepalive_and_json_log(
         resp.read()
         assert resp.status == 404
         conn.close()
+    assert schemas.check_file(base / nginx.ACCESS_LOG, "nginx-access") == []
     lines = [json.loads(x) for x in (base / nginx.ACCESS_LOG).read_text().splitlines()]
     assert len(lines) == len(expected) + 2
     for line in lines[: len(expected)]:

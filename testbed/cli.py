@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from testbed import transports
+from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.env import kernel_caps
-from testbed.spec import NOT_APPLICABLE, PLAYERS, TRANSPORTS, TrialSpec
+from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
+from testbed.spec import TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -32,22 +35,19 @@ DEFAULT_MATRIX = (
 DEFAULTS = {
     "scenario": "control",
     "transport": "user",
-    "cc": None,  # None = the transport's own default below
-    "sched": None,
-    "player": None,  # None = dashjs for a streaming transport, none for the control transfer
     "video_duration_s": 60,
     "reps": 1,
     "seed": 1,
     "jobs": 1,
 }
-DEFAULT_PLAYER = "dashjs"
+# CC, scheduler and player defaults are per transport, in testbed/registry.py.
 # The options whose absence (all of them) means DEFAULT_MATRIX.
 MATRIX_OPTIONS = ("scenario", "transport", "cc", "sched", "player")
-DEFAULT_CC = {"user": "cubic", "kernel": "cubic", "tcp-wifi": "cubic", "tcp-lte": "cubic"}
-DEFAULT_SCHED = {"user": "lrf", "kernel": "default"}
 # `all` for --transport and --player: every real one (none is the control job, not a choice).
-ALL_TRANSPORTS = ("user", "kernel", "tcp-wifi", "tcp-lte")
-ALL_PLAYERS = ("dashjs", "gstreamer")
+ALL_TRANSPORTS = tuple(t.name for t in TRANSPORTS.values() if t.in_all)
+ALL_PLAYERS = tuple(p.name for p in PLAYERS.values() if p.in_all)
+TRANSPORT_NAMES = tuple(TRANSPORTS)
+PLAYER_NAMES = (*PLAYERS, NO_PLAYER_NAME)
 
 
 class UsageError(Exception):
@@ -69,6 +69,11 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"{number} must be at least 1")
     return number
+
+
+def _jobs(value: str) -> int | None:
+    """`--jobs N` or `--jobs auto` (None: chosen from the CPUs once the matrix is known)."""
+    return None if value == "auto" else _positive_int(value)
 
 
 def _seed(value: str) -> int:
@@ -115,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_csv,
         default=None,
         metavar="NAMES",
-        help=f"{', '.join(TRANSPORTS)}; `all` = {','.join(ALL_TRANSPORTS)} "
+        help=f"{', '.join(TRANSPORT_NAMES)}; `all` = {','.join(ALL_TRANSPORTS)} "
         f"(default: {d['transport']}; none = control transfer, no video)",
     )
     parser.add_argument(
@@ -125,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAMES",
         help="congestion controls; `all` = what each transport supports (user: mpproxy --list; "
         "kernel/tcp-*: the kernel's list) (default: per transport: "
-        + ", ".join(f"{t}={c}" for t, c in DEFAULT_CC.items())
-        + f"; '{NOT_APPLICABLE}' for none)",
+        + ", ".join(f"{t.name}={t.default_cc}" for t in TRANSPORTS.values() if t.default_cc)
+        + "; none has no CC)",
     )
     parser.add_argument(
         "--sched",
@@ -135,16 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAMES",
         help="packet schedulers; `all` = what each transport supports (default: per "
         "transport: "
-        + ", ".join(f"{t}={s}" for t, s in DEFAULT_SCHED.items())
-        + f"; '{NOT_APPLICABLE}' for tcp-* and none)",
+        + ", ".join(f"{t.name}={t.default_sched}" for t in TRANSPORTS.values() if t.default_sched)
+        + "; tcp-* and none have none)",
     )
     parser.add_argument(
         "--player",
         type=_csv,
         default=None,
         metavar="NAMES",
-        help=f"{', '.join(PLAYERS)}; `all` = {','.join(ALL_PLAYERS)} (default: {DEFAULT_PLAYER} "
-        "for a streaming transport, none for --transport none; none only with --transport none)",
+        help=f"{', '.join(PLAYER_NAMES)}; `all` = {','.join(ALL_PLAYERS)} "
+        f"(default: {DEFAULT_PLAYER} for a streaming transport, none for --transport none; "
+        "none only with --transport none)",
     )
     parser.add_argument(
         "--video-duration",
@@ -171,11 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=_jobs,
         default=d["jobs"],
         metavar="N",
-        help=f"trials run side by side, each in its own namespaces (default: {d['jobs']}; "
-        "more is safe only while the control trial shows no dropped frames)",
+        help=f"trials run side by side, each in its own namespaces and CPU sets (default: "
+        f"{d['jobs']}); auto = the most this machine can isolate: a streaming trial needs 2 "
+        "CPUs (player, testbed), a control transfer 1; a larger N exits 2 saying why",
     )
     parser.add_argument(
         "--out",
@@ -264,11 +271,15 @@ def _scenarios(requested: list[str], repo: Path) -> list[str]:
 
 
 def _per_transport(
-    kind: str, requested: list[str] | None, transport: str, supported: list[str], default: str
-) -> list[str]:
+    kind: str,
+    requested: list[str] | None,
+    transport: str,
+    supported: list[str] | None,
+    default: str | None,
+) -> list[str | None]:
     """Values of --cc or --sched for one transport, checked against what it supports."""
-    if supported == [NOT_APPLICABLE]:
-        return [NOT_APPLICABLE]  # this transport has no such thing; the option does not apply
+    if supported is None or default is None:
+        return [None]  # this transport has no such thing; the option does not apply
     if requested is None:
         requested = [default]
     if "all" in requested:
@@ -278,23 +289,33 @@ def _per_transport(
                 f"(for user: is {transports.MPPROXY_BINARY} built?)"
             )
         return list(supported)
-    if supported:
-        bad = [v for v in requested if v not in supported]
-        if bad:
-            raise UsageError(
-                f"--{kind} {','.join(bad)}: not supported by transport {transport}; "
-                f"valid: {', '.join(supported)}"
-            )
-    else:
+    if not supported:
         raise UsageError(
             f"--{kind}: cannot check {','.join(requested)} against transport {transport}: "
             f"its {kind} list is unavailable (for user: is {transports.MPPROXY_BINARY} built?)"
         )
-    return requested
+    bad = [v for v in requested if v not in supported]
+    if bad:
+        raise UsageError(
+            f"--{kind} {','.join(bad)}: not supported by transport {transport}; "
+            f"valid: {', '.join(supported)}"
+        )
+    return list(requested)
 
 
-def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
-    """The trial specs the options mean; UsageError on anything invalid."""
+@dataclass(frozen=True)
+class Plan:
+    """Validated options: every list checked, defaults filled in; `expand` only multiplies."""
+
+    scenarios: list[str]
+    players: list[str | None]
+    cells: dict[str, tuple[list[str | None], list[str | None]]]  # transport -> (ccs, scheds)
+    video_duration_s: int
+    reps: int
+    seed: int
+
+
+def _validate_scenarios(args: argparse.Namespace, repo: Path) -> list[str]:
     from testbed.scenario import ScenarioError, load_resolved
 
     scenarios = _scenarios(args.scenario or [DEFAULTS["scenario"]], repo)
@@ -303,57 +324,73 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
             load_resolved(scenario, repo, args.seed)
         except ScenarioError as exc:
             raise UsageError(str(exc)) from exc
+    return scenarios
 
-    requested_transports = args.transport or [DEFAULTS["transport"]]
-    transport_names = (
-        list(ALL_TRANSPORTS) if "all" in requested_transports else requested_transports
-    )
-    unknown = [t for t in transport_names if t not in TRANSPORTS]
+
+def _validate_names(
+    option: str, requested: list[str], valid: tuple[str, ...], every: tuple[str, ...]
+) -> list[str]:
+    names = list(every) if "all" in requested else requested
+    unknown = [n for n in names if n not in valid]
     if unknown:
-        raise UsageError(
-            f"--transport {','.join(unknown)}: unknown; valid: {', '.join(TRANSPORTS)}, all"
-        )
-    requested_players = args.player or [DEFAULT_PLAYER]
-    players = list(ALL_PLAYERS) if "all" in requested_players else requested_players
-    unknown = [p for p in players if p not in PLAYERS]
-    if unknown:
-        raise UsageError(f"--player {','.join(unknown)}: unknown; valid: {', '.join(PLAYERS)}, all")
+        raise UsageError(f"--{option} {','.join(unknown)}: unknown; valid: {', '.join(valid)}, all")
+    return names
 
-    names = {t: transports.names(t, repo, caps) for t in transport_names}
-    for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
-        if given is not None and all(names[t][index] == [NOT_APPLICABLE] for t in names):
-            raise UsageError(
-                f"--{kind} {','.join(given)}: transport {','.join(transport_names)} has no "
-                f"{kind} to choose; leave --{kind} out"
-            )
 
-    streaming = [t for t in transport_names if t != "none"]
-    if not streaming and args.player is not None and players != ["none"]:
+def _validate_players(args: argparse.Namespace, transport_names: list[str]) -> list[str | None]:
+    names = _validate_names("player", args.player or [DEFAULT_PLAYER], PLAYER_NAMES, ALL_PLAYERS)
+    streaming = [t for t in transport_names if TRANSPORTS[t].video]
+    if not streaming and args.player is not None and names != [NO_PLAYER_NAME]:
         raise UsageError(
             "--transport none runs the control transfer and carries no video: "
             "use --player none with it"
         )
-    if streaming and "none" in players:
+    if streaming and NO_PLAYER_NAME in names:
         raise UsageError(
             f"--player none with --transport {','.join(streaming)}: nothing would use the "
             "transport; --player none goes only with --transport none (choose --player "
             f"{', '.join(ALL_PLAYERS)} or all)"
         )
+    return [None if n == NO_PLAYER_NAME else n for n in names]
 
-    specs: list[TrialSpec] = []
-    for transport in transport_names:
-        # none carries no video: in a mixed list it runs its control transfer once per cell
-        transport_players = ["none"] if transport == "none" else players
-        ccs, scheds = names[transport]
-        cc_list = _per_transport("cc", args.cc, transport, ccs, DEFAULT_CC.get(transport, ""))
-        sched_list = _per_transport(
-            "sched", args.sched, transport, scheds, DEFAULT_SCHED.get(transport, "")
+
+def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
+    """Checks every option against the scenarios, the registry and what each transport
+    supports; UsageError (exit 2) on anything invalid. Creates nothing."""
+    scenarios = _validate_scenarios(args, repo)
+    transport_names = _validate_names(
+        "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
+    )
+    players = _validate_players(args, transport_names)
+    names = {t: transports.names(t, repo, caps) for t in transport_names}
+    for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
+        if given is not None and all(names[t][index] is None for t in names):
+            raise UsageError(
+                f"--{kind} {','.join(given)}: transport {','.join(transport_names)} has no "
+                f"{kind} to choose; leave --{kind} out"
+            )
+    cells = {}
+    for t in transport_names:
+        entry = TRANSPORTS[t]
+        ccs, scheds = names[t]
+        cells[t] = (
+            _per_transport("cc", args.cc, t, ccs, entry.default_cc),
+            _per_transport("sched", args.sched, t, scheds, entry.default_sched),
         )
-        for scenario in scenarios:
+    return Plan(scenarios, players, cells, args.video_duration, args.reps, args.seed)
+
+
+def expand(plan: Plan) -> list[TrialSpec]:
+    """The trial specs of a validated plan: scenario x transport x CC x scheduler x player x
+    repetition. A transport without video runs once per cell with no player."""
+    specs: list[TrialSpec] = []
+    for transport, (cc_list, sched_list) in plan.cells.items():
+        players = plan.players if TRANSPORTS[transport].video else [None]
+        for scenario in plan.scenarios:
             for cc in cc_list:
                 for sched in sched_list:
-                    for player in transport_players:
-                        for rep in range(args.reps):
+                    for player in players:
+                        for rep in range(plan.reps):
                             specs.append(
                                 TrialSpec(
                                     scenario=scenario,
@@ -362,12 +399,17 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
                                     sched=sched,
                                     player=player,
                                     # the clip length means nothing without a player
-                                    video_duration_s=args.video_duration if player != "none" else 0,
+                                    video_duration_s=plan.video_duration_s if player else 0,
                                     rep=rep,
-                                    seed=args.seed + rep,
+                                    seed=plan.seed + rep,
                                 )
                             )
-    # Each transport says what it cannot do (binaries missing, kernel lacks MPTCP, ...).
+    return specs
+
+
+def preflight(specs: list[TrialSpec], caps: dict) -> None:
+    """Each transport says what it cannot do (binaries missing, kernel lacks MPTCP, ...);
+    UsageError listing every reason."""
     problems: list[str] = []
     for transport in dict.fromkeys(s.transport for s in specs):
         try:
@@ -376,12 +418,18 @@ def expand(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
             problems.append(str(exc))
             continue
         for spec in (s for s in specs if s.transport == transport):
-            for reason in module.preflight(spec, caps):
+            for reason in spec.problems() + module.preflight(spec, caps):
                 line = f"{spec.trial_id()}: {reason}"
                 if line not in problems:
                     problems.append(line)
     if problems:
         raise UsageError("cannot run:\n  " + "\n  ".join(problems))
+
+
+def specs_for(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
+    """validate, expand, preflight: the trials the options mean, or UsageError."""
+    specs = expand(validate(args, repo, caps))
+    preflight(specs, caps)
     return specs
 
 
@@ -391,18 +439,33 @@ def print_list(repo: Path, caps: dict) -> None:
     scenarios = list_scenarios(repo)
     top = [n for n in scenarios if "/" not in n]
     print(f"scenarios: {' '.join(top)}  (+{len(scenarios) - len(top)} in subfolders)")
-    print(f"players:   {' '.join(PLAYERS)}")
+    print("players:")
+    for entry in PLAYERS.values():
+        print(f"  {entry.name:<9} {entry.carries}")
+    print(f"  {NO_PLAYER_NAME:<9} no player (only with --transport none)")
     print("transports:")
-    for transport in TRANSPORTS:
+    for name, entry in TRANSPORTS.items():
         try:
-            transports.get(transport)
+            transports.get(name)
             state = "available"
         except transports.TransportUnavailable as exc:
             state = f"unavailable: {exc}"
-        ccs, scheds = transports.names(transport, repo, caps)
-        print(f"  {transport:<9} {state}")
-        print(f"            cc:    {' '.join(ccs) or '(unknown)'}")
-        print(f"            sched: {' '.join(scheds) or '(unknown)'}")
+        ccs, scheds = transports.names(name, repo, caps)
+        print(f"  {name:<9} {entry.carries}; {state}")
+        for kind, listed in (("cc", ccs), ("sched", scheds)):
+            shown = "(none)" if listed is None else " ".join(listed) or "(unknown)"
+            print(f"            {kind + ':':<6} {shown}")
+
+
+def _local_jobs(args: argparse.Namespace, specs: list[TrialSpec]) -> int:
+    """--jobs for a local run, checked against the CPUs (CpuPlanError if it cannot isolate)."""
+    if args.executor != "local":
+        return 1  # Slurm places the trials itself
+    streaming = any(spec.player is not None for spec in specs)
+    jobs, why = choose_jobs(args.jobs, streaming, cpu_count())
+    if args.jobs is None:
+        print(f"--jobs auto: {jobs} at a time ({why})", file=sys.stderr)
+    return jobs
 
 
 def main(argv: list[str] | None = None, repo: Path = REPO) -> int:
@@ -445,24 +508,37 @@ def _main(argv: list[str] | None, repo: Path) -> int:
             specs = [
                 spec
                 for cell in DEFAULT_MATRIX
-                for spec in expand(argparse.Namespace(**{**vars(args), **cell}), repo, caps)
+                for spec in specs_for(argparse.Namespace(**{**vars(args), **cell}), repo, caps)
             ]
         else:
-            specs = expand(args, repo, caps)
+            specs = specs_for(args, repo, caps)
     except UsageError as exc:
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
     run_dir = matrix.run_dir_for(args.out, specs, repo)
+    if args.engine == "sim":
+        # Simulated trials are single processes: one per core, no CPU isolation plan.
+        from testbed import engine_sim
+
+        words = argv if argv is not None else sys.argv[1:]
+        jobs_given = any(w == "--jobs" or w.startswith("--jobs=") for w in words)
+        jobs = args.jobs if jobs_given and args.jobs else cpu_count()
+        if args.dry_run:
+            print(f"{len(specs)} simulated trials into {run_dir}/trials/, {jobs} at a time:")
+            for spec in specs:
+                print(f"  {spec.trial_id()}")
+            return 0
+        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
+    try:
+        args.jobs = _local_jobs(args, specs)
+    except CpuPlanError as exc:
+        print(f"run_trials.sh: {exc}", file=sys.stderr)
+        return 2
     if args.dry_run:
-        print(f"{len(specs)} trials into {run_dir}/trials/:")
+        print(f"{len(specs)} trials into {run_dir}/trials/, {args.jobs} at a time:")
         for spec in specs:
             print(f"  {spec.trial_id()}")
         return 0
-    if args.engine == "sim":
-        from testbed import engine_sim
-
-        jobs = args.jobs if args.jobs != DEFAULTS["jobs"] else (os.cpu_count() or 1)
-        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
     if os.geteuid() != 0:
         print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -27,9 +28,10 @@ from pathlib import Path
 
 from kernel_config.host_cc import HostAllowedCC
 from testbed.env import git_commit
+from testbed.files import write_json_atomically
 from testbed.spec import TrialSpec, scenario_label
 from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
-from testbed.trial import default_timeout_s, write_json_atomically
+from testbed.trial import CONTENT_CACHE, default_timeout_s
 
 RESULTS_DIR = Path("results")
 STOP_WAIT_S = 60.0  # how long interrupted trials get to tear down before SIGKILL
@@ -122,14 +124,24 @@ def write_run_manifest(run_dir: Path, specs: list[TrialSpec], repo: Path, argv) 
 
 
 class _Running:
-    def __init__(self, spec: TrialSpec, trial_dir: Path, popen: subprocess.Popen) -> None:
+    def __init__(
+        self, spec: TrialSpec, trial_dir: Path, popen: subprocess.Popen, slot: int = 0
+    ) -> None:
         self.spec = spec
         self.trial_dir = trial_dir
         self.popen = popen
+        self.slot = slot  # which CPU sets it has (testbed/cpusets.py plan_cpu_sets)
         self.started = time.monotonic()
 
 
-def _start_trial(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: int | None) -> _Running:
+def _start_trial(
+    spec: TrialSpec,
+    trial_dir: Path,
+    repo: Path,
+    timeout_s: int | None,
+    slot: int = 0,
+    jobs: int = 1,
+) -> _Running:
     if trial_dir.exists():
         shutil.rmtree(trial_dir)  # unfinished from an earlier run: redo from scratch
     logs = trial_dir / "logs"
@@ -138,9 +150,11 @@ def _start_trial(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: int | 
             "--trial-dir", str(trial_dir), "--repo", str(repo)]  # fmt: skip
     if timeout_s:
         argv += ["--timeout-s", str(timeout_s)]
+    # Each running trial takes one slot of the CPU plan (testbed/cpusets.py).
+    env = dict(os.environ, TESTBED_CPU_SLOT=str(slot), TESTBED_JOBS=str(jobs))
     with open(logs / "trial.stdout", "wb") as out, open(logs / "trial.stderr", "wb") as err:
-        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-    return _Running(spec, trial_dir, popen)
+        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
+    return _Running(spec, trial_dir, popen, slot)
 
 
 def _finish_trial(run: _Running, progress: Progress) -> dict:
@@ -212,6 +226,28 @@ def _stop_all(running: list[_Running]) -> None:
         print(f"removed {line}", file=sys.stderr)
 
 
+def prepare_content(specs: list[TrialSpec], repo: Path) -> None:
+    """Encodes the DASH ladder of every clip length the pending trials play, before the
+    first trial, with one line each: on a fresh machine this is minutes of FFmpeg that would
+    otherwise pass in silence inside the first trial (and count against nothing: the
+    trial's timeout starts after it). Already-encoded lengths are cached and print nothing."""
+    from server import content
+
+    cache = repo / CONTENT_CACHE
+    for duration_s in sorted({int(s.video_duration_s) for s in specs if s.player is not None}):
+        if content.is_prepared(duration_s, cache=cache):
+            continue
+        print(
+            f"encoding the {duration_s} s DASH ladder with FFmpeg (about "
+            f"{content.encode_minutes_estimate(duration_s)} min here, once; cached in "
+            f"{CONTENT_CACHE})",
+            flush=True,
+        )
+        started = time.monotonic()
+        content.prepare(duration_s, cache=cache)
+        print(f"encoded in {time.monotonic() - started:.0f} s", flush=True)
+
+
 def run_matrix(
     specs: list[TrialSpec],
     run_dir: Path,
@@ -256,13 +292,15 @@ def run_matrix(
     )
     if not pending:
         print("nothing to run: every trial has a result; for a fresh run give --out <new name>")
+    prepare_content([spec for spec, _ in pending], repo)
     running: list[_Running] = []
     try:
         while pending or running:
             while pending and len(running) < jobs:
                 spec, trial_dir = pending.pop(0)
                 limit = timeout_s or default_timeout_s(spec)
-                running.append(_start_trial(spec, trial_dir, repo, limit))
+                slot = min(set(range(jobs)) - {r.slot for r in running})
+                running.append(_start_trial(spec, trial_dir, repo, limit, slot, jobs))
             progress.show(len(running), jobs)
             time.sleep(POLL_S)
             for run in [r for r in running if r.popen.poll() is not None]:

@@ -5,13 +5,17 @@ until it ends or times out, and checks what it logged.
   trial's nginx at the endpoint.
 * `gstreamer`: `/usr/bin/python3 player/gst_player.py` (Debian's python, which has `gi`).
 
-Both write `<trial>/player.jsonl` (§5.4). A player that exits without its summary line, or
-whose summary says `error`, fails the trial with the player's own last error message. A
-session that dropped frames with a healthy buffer (`decode_overload`) or waited with a full
-buffer (`decode_stall`) is marked invalid: the machine was too slow to decode in real time, so
-its stalls and drops say nothing about the network. A `control` scenario must show 0 stalls
-and 0 dropped frames, else it is marked invalid too (DESIGN.md, "Choices that keep results
-honest").
+Both write `<trial>/player.jsonl` (docs/schemas/player.v1.schema.json). A player that exits
+without its `end` line, or whose `end` says `error`, fails the trial with the player's own
+last error message. The session summary comes from metrics/player_summary.py.
+
+The player runs in the trial's player CPU set (testbed/cpusets.py), and testbed/
+cpu_accounting.py records where the CPU went (`cpu.jsonl`). A session is marked invalid when
+the machine, not the network, shaped it, and only with evidence (metrics/drops.py): more
+decoder-side dropped frames than the tolerance (frames dropped while the player's CPUs were
+saturated, or with a GStreamer QoS drop), or a wait with a full buffer (`decode_stall`) while
+the player's CPUs were saturated. A `control` scenario must show 0 stalls, else it is marked
+invalid too.
 """
 
 from __future__ import annotations
@@ -20,7 +24,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from server.nginx import url_path
+from metrics.drops import (
+    DECODE_STALL_TOLERANCE_MS,
+    attribute_drops,
+    cpu_evidence,
+    decoder_side_reason,
+)
+from metrics.player_summary import summarize
+from testbed import registry
+from testbed.cpu_accounting import CPU_LOG
+from testbed.registry import PlayerLaunch
 
 PLAYER_LOG = "player.jsonl"
 # A session lasts the video plus start-up plus stalls; the player stops itself after
@@ -57,40 +70,14 @@ def player_argv(
     t0_ns: int,
     timeout_s: int,
 ) -> list[str]:
-    base = f"http://{host}:{port}"
-    mpd_path = f"/content/{Path(content_dir).name}/manifest.mpd"
-    if player == "dashjs":
-        return [
-            "node",
-            str(repo / "player" / "headless.mjs"),
-            "--url",
-            base + url_path(content_dir),
-            "--out",
-            str(out),
-            "--t0-ns",
-            str(t0_ns),
-            "--timeout-s",
-            str(timeout_s),
-        ]
-    if player == "gstreamer":
-        return [
-            "/usr/bin/python3",
-            str(repo / "player" / "gst_player.py"),
-            "--mpd",
-            base + mpd_path,
-            "--out",
-            str(out),
-            "--t0-ns",
-            str(t0_ns),
-            "--timeout-s",
-            str(timeout_s),
-        ]
-    raise ValueError(f"player {player!r}: valid players are dashjs, gstreamer")
+    """The player's command line, from its registry entry (testbed/registry.py)."""
+    launch = PlayerLaunch(Path(repo), host, port, Path(content_dir), Path(out), t0_ns, timeout_s)
+    return registry.player(player).argv(launch)
 
 
 def read_log(path: Path) -> list[dict]:
     """The player's lines; a malformed line is an error naming file and line (never skipped),
-    except a truncated last line, which a crash can leave (reported by the summary check)."""
+    except a truncated last line, which a crash can leave (reported by the end-line check)."""
     lines: list[dict] = []
     if not path.exists():
         return lines
@@ -107,37 +94,73 @@ def read_log(path: Path) -> list[dict]:
     return lines
 
 
+def read_cpu_log(path: Path) -> list[dict]:
+    """cpu.jsonl's lines (testbed/cpu_accounting.py); [] when there is none; a line cut off
+    by the running sampler is skipped (the log is still being written)."""
+    lines = []
+    try:
+        text = path.read_text()
+    except OSError:
+        return lines
+    for raw in text.split("\n"):
+        try:
+            lines.append(json.loads(raw))
+        except json.JSONDecodeError:
+            continue
+    return lines
+
+
 def check_session(
-    ctx: Any, lines: list[dict], log: Path, stderr_path: Path, code: int | None
+    ctx: Any,
+    lines: list[dict],
+    log: Path,
+    stderr_path: Path,
+    code: int | None,
+    cpu_lines: list[dict] | None = None,
 ) -> dict:
-    """Fails on a crash or error; marks the trial invalid on decode overload or a bad control."""
-    summary = lines[-1] if lines and lines[-1].get("event") == "summary" else None
+    """Fails on a crash or error; marks the trial invalid on decoder-side drops or waits
+    (with CPU or QoS evidence, metrics/drops.py) or a control session with stalls."""
     errors = [ln.get("message", "") for ln in lines if ln.get("event") == "error"]
-    if summary is None:
+    if not lines or lines[-1].get("event") != "end":
         raise PlayerFailed(
-            f"player crashed (exit status {code}): {log} has no summary line; "
+            f"player crashed (exit status {code}): {log} has no end line; "
             f"last error: {errors[-1] if errors else 'none logged'}; see {stderr_path}"
         )
-    if summary.get("reason") == "error" or code not in (0, None):
+    summary = summarize(lines)  # metrics/player_summary.py, the one definition
+    if summary["end_reason"] == "error" or code not in (0, None):
         raise PlayerFailed(
-            f"player failed (exit status {code}, reason {summary.get('reason')}): "
+            f"player failed (exit status {code}, reason {summary['end_reason']}): "
             f"{errors[-1] if errors else 'no error line'}; see {log} and {stderr_path}"
         )
-    overload = summary.get("decode_overload_frames", 0) or 0
-    decode_stalls = summary.get("decode_stalls", 0) or 0
-    if overload or decode_stalls:
-        ctx.mark_invalid(
-            f"decode overload: {overload} frames dropped and {decode_stalls} waits with a healthy "
-            "buffer (the machine could not decode in real time; not the network)"
+    cpu_lines = cpu_lines or []
+    why = decoder_side_reason(attribute_drops(lines, cpu_lines), summary.get("total_frames") or 0)
+    if why:
+        ctx.mark_invalid(why + " (the machine could not decode in real time; not the network)")
+    intervals = [
+        (float(ln["t_ns"]) / 1e9 - float(ln["interval_s"]), float(ln["t_ns"]) / 1e9, ln)
+        for ln in cpu_lines
+        if ln.get("event") == "cpu_sample" and ln.get("interval_s") is not None
+    ]
+    waits = []  # decode stalls with CPU evidence: (duration ms, line, evidence)
+    for wait in (ln for ln in lines if ln.get("event") == "decode_stall"):
+        evidence = cpu_evidence(
+            intervals, float(wait["start_t_ns"]) / 1e9, float(wait["end_t_ns"]) / 1e9
         )
-    if ctx.scenario.get("name") == CONTROL_SCENARIO and (
-        summary["stalls"] or summary["dropped_frames"]
-    ):
+        if evidence:
+            waits.append((float(wait.get("duration_ms") or 0), wait, evidence))
+    if sum(w[0] for w in waits) > DECODE_STALL_TOLERANCE_MS:
+        longest, wait, evidence = max(waits, key=lambda w: w[0])
         ctx.mark_invalid(
-            f"control session not clean: {summary['stalls']} stalls, "
-            f"{summary['dropped_frames']} dropped frames (expected 0 and 0)"
+            f"decode stalls: {sum(w[0] for w in waits):.1f} ms in {len(waits)} wait(s) with "
+            f"the player's CPUs saturated (tolerance {DECODE_STALL_TOLERANCE_MS} ms); longest "
+            f"{longest} ms with {wait.get('buffer_s')} s buffered while {evidence}"
         )
-    if summary.get("reason") == "timeout":
+    if ctx.scenario.get("name") == CONTROL_SCENARIO and summary["stalls"]:
+        ctx.mark_invalid(
+            f"control session not clean: {summary['stalls']} stalls (expected 0); "
+            f"{summary['dropped_frames']} dropped frames"
+        )
+    if summary["end_reason"] == "timeout":
         ctx.mark_invalid("player session timed out before the video ended")
     return summary
 
@@ -152,6 +175,9 @@ def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
     )
     name = f"player-{player}"
     proc = ctx.spawn("client", name, argv)
+    cpu_sets = getattr(ctx, "cpu_sets", None)
+    if cpu_sets is not None and proc.pid:
+        cpu_sets.place_player(proc.pid)  # its children (Chromium's processes) follow
     code = proc.wait(timeout_s + EXIT_GRACE_S)
     if code is None:
         proc.terminate()
@@ -159,4 +185,5 @@ def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
             f"{name} did not exit {EXIT_GRACE_S} s after its own {timeout_s} s timeout; "
             f"stopped it (see {proc.stderr_path})"
         )
-    check_session(ctx, read_log(out), out, Path(proc.stderr_path), code)
+    cpu_lines = read_cpu_log(Path(ctx.dir) / CPU_LOG)
+    check_session(ctx, read_log(out), out, Path(proc.stderr_path), code, cpu_lines)

@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from testbed.files import write_json_atomically
 from testbed.spec import TrialSpec
-from testbed.trial import write_json_atomically
 
 SLURM_DIR = "slurm"
 POLL_S = 5.0
@@ -49,7 +49,7 @@ class SlurmError(Exception):
 
 
 def cpus_per_trial(specs: list[TrialSpec]) -> int:
-    return CPUS_STREAMING if any(s.player not in (None, "none") for s in specs) else CPUS_TRANSFER
+    return CPUS_STREAMING if any(s.player is not None for s in specs) else CPUS_TRANSFER
 
 
 def _run(argv: list[str], timeout_s: float = 60.0) -> subprocess.CompletedProcess:

@@ -1,7 +1,7 @@
 """What one trial is: the spec (CONTRACTS §7) and its stable, filesystem-safe trial id.
 
 The trial id is a pure function of the spec's fields, so re-running the same command
-finds the same folders and resumes (issue 6). It is readable on purpose
+finds the same folders and resumes. It is readable on purpose
 (`A1__user__bbr__lrf__dashjs__v60__r0__s1`) so that `ls results/<run>/trials/` is a table
 of contents.
 """
@@ -13,9 +13,10 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-TRANSPORTS = ("user", "kernel", "tcp-wifi", "tcp-lte", "none")
-PLAYERS = ("dashjs", "gstreamer", "none")
-NOT_APPLICABLE = "-"  # cc/sched value for transports that have none
+from testbed.registry import NO_PLAYER_NAME, NOT_APPLICABLE_ID, PLAYERS, TRANSPORTS
+
+# Values older trial.json files used where a spec now has None.
+_LEGACY_NONE = {"cc": NOT_APPLICABLE_ID, "sched": NOT_APPLICABLE_ID, "player": NO_PLAYER_NAME}
 
 # Characters kept as they are in an id part; anything else becomes "-".
 _SAFE_PART = re.compile(r"[^A-Za-z0-9.+=-]")
@@ -44,10 +45,10 @@ def scenario_label(scenario: str) -> str:
 @dataclass(frozen=True)
 class TrialSpec:
     scenario: str  # scenario name or path to a .toml
-    transport: str  # "user" | "kernel" | "tcp-wifi" | "tcp-lte" | "none"
-    cc: str  # "bbr", "cubic", ... ("-" when not applicable)
-    sched: str  # "lrf", "default", ... ("-" when not applicable)
-    player: str  # "dashjs" | "gstreamer" | "none"
+    transport: str  # a name of testbed/registry.py TRANSPORTS
+    cc: str | None  # "bbr", "cubic", ...; None when the transport has none
+    sched: str | None  # "lrf", "default", ...; None when the transport has none
+    player: str | None  # a name of registry PLAYERS; None: no player (control transfer)
     video_duration_s: int
     rep: int
     seed: int
@@ -57,14 +58,41 @@ class TrialSpec:
         parts = [
             scenario_label(self.scenario),
             _id_part(self.transport),
-            _id_part(self.cc),
-            _id_part(self.sched),
-            _id_part(self.player),
+            _id_part(self.cc or NOT_APPLICABLE_ID),
+            _id_part(self.sched or NOT_APPLICABLE_ID),
+            _id_part(self.player or NO_PLAYER_NAME),
             f"v{int(self.video_duration_s)}",
             f"r{int(self.rep)}",
             f"s{int(self.seed)}",
         ]
         return _ID_SEPARATOR.join(p.replace("_", "-") for p in parts)
+
+    def problems(self) -> list[str]:
+        """What the registry says this spec cannot be (empty: consistent): a video transport
+        needs a player, the control transfer takes none, and a transport without a CC or
+        scheduler choice takes None for it. Each transport's preflight checks the rest."""
+        entry = TRANSPORTS[self.transport]
+        reasons = []
+        if entry.video and self.player is None:
+            reasons.append(
+                f"transport {self.transport} carries video; player must be one of "
+                f"{', '.join(PLAYERS)}"
+            )
+        if not entry.video and self.player is not None:
+            reasons.append(
+                f"transport {self.transport} carries no video; player must be none, "
+                f"not {self.player}"
+            )
+        for kind, value, default in (
+            ("CC", self.cc, entry.default_cc),
+            ("scheduler", self.sched, entry.default_sched),
+        ):
+            if default is None and value is not None:
+                reasons.append(
+                    f"transport {self.transport} has no {kind} to choose (got {value}); "
+                    "leave it out"
+                )
+        return reasons
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,12 +108,27 @@ class TrialSpec:
                 f"trial spec: unknown fields {unknown}, missing fields {missing}; "
                 f"valid fields are {sorted(names)}"
             )
+        if data["transport"] not in TRANSPORTS:
+            raise ValueError(
+                f"trial spec: transport {data['transport']!r} is unknown; "
+                f"valid: {', '.join(TRANSPORTS)}"
+            )
+        if data["player"] not in (*PLAYERS, None, NO_PLAYER_NAME):
+            raise ValueError(
+                f"trial spec: player {data['player']!r} is unknown; valid: {', '.join(PLAYERS)} "
+                "or null"
+            )
+
+        def optional(name: str) -> str | None:
+            value = data[name]
+            return None if value in (None, _LEGACY_NONE[name]) else str(value)
+
         return cls(
             scenario=str(data["scenario"]),
             transport=str(data["transport"]),
-            cc=str(data["cc"]),
-            sched=str(data["sched"]),
-            player=str(data["player"]),
+            cc=optional("cc"),
+            sched=optional("sched"),
+            player=optional("player"),
             video_duration_s=int(data["video_duration_s"]),
             rep=int(data["rep"]),
             seed=int(data["seed"]),

@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from testbed import transports
+from testbed.cpu_accounting import CpuSampler
+from testbed.cpusets import TrialCpuSets
 from testbed.env import collect_env, kernel_caps
+from testbed.files import write_json_atomically
+from testbed.registry import TRANSPORTS
 from testbed.spec import TrialSpec
 from testbed.supervisor import EventLog, Process, terminate_all
 from testbed.topology import (
@@ -47,7 +51,7 @@ CONTENT_CACHE = Path("cache/content")
 
 def default_timeout_s(spec: TrialSpec) -> int:
     """Per-trial timeout when none is given: video length × 3 plus set-up slack."""
-    if spec.player == "none":
+    if spec.player is None:
         return BASE_TIMEOUT_S
     return BASE_TIMEOUT_S + 3 * int(spec.video_duration_s)
 
@@ -68,6 +72,7 @@ class TrialContext:
     events: EventLog | None = None
     invalid_reasons: list[str] = field(default_factory=list)
     subflows_with_data: int | None = None  # set by transports that know (result.json)
+    cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
 
     def spawn(self, role: str, name: str, argv: list[str], **kw: object) -> Process:
         """= topo.spawn: supervised, logged to logs/<name>.*, stopped at teardown."""
@@ -79,16 +84,6 @@ class TrialContext:
             self.invalid_reasons.append(reason)
         if self.events:
             self.events.write("invalid", reason=reason)
-
-
-def write_json_atomically(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
 
 
 class Watchdog:
@@ -197,106 +192,175 @@ def _trial_json(spec: TrialSpec, trial_dir: Path, repo: Path, clock: dict) -> di
     }
 
 
+@dataclass
+class TrialRun:
+    """One trial on its way: what every phase of run_trial reads and adds to."""
+
+    spec: TrialSpec
+    dir: Path
+    repo: Path
+    t0_ns: int
+    events: EventLog
+    timeout_s: float
+    trial_json: dict
+    started: float  # time.monotonic() at the start, for wall_duration_s
+    scenario: dict | None = None
+    transport: ModuleType | None = None
+    content_dir: Path | None = None
+    ctx: TrialContext | None = None
+    cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
+    sampler: CpuSampler | None = None  # cpu.jsonl (cpu_accounting.py)
+
+
 def run_trial(
     spec: TrialSpec, trial_dir: Path, repo: Path, *, timeout_s: float | None = None
 ) -> dict:
     """Run one trial; returns the result dict (also in result.json).
 
-    Raises Interrupted / KeyboardInterrupt after teardown when interrupted (no result.json).
+    Phases: begin (folder, clock, trial.json) -> prepare (scenario, preflight, content) ->
+    topology and run (namespaces, emulator, transport, player or control transfer) ->
+    collect (result.json). Raises Interrupted / KeyboardInterrupt after teardown when
+    interrupted (no result.json).
     """
-    started = time.monotonic()
-    t0_ns = time.monotonic_ns()
-    clock = {"t0_monotonic_ns": t0_ns, "t0_unix_ns": time.time_ns()}
-    trial_dir = Path(trial_dir)
-    repo = Path(repo).resolve()
-    (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
-    events = EventLog(trial_dir / "testbed.jsonl", t0_ns)
-    timeout_s = float(timeout_s if timeout_s else default_timeout_s(spec))
-
-    trial_json = _trial_json(spec, trial_dir, repo, clock)
-    write_json_atomically(trial_dir / "trial.json", trial_json)
-    events.write("phase", phase="setup", trial_id=spec.trial_id(), timeout_s=timeout_s)
-
+    run = _begin(spec, Path(trial_dir), Path(repo).resolve(), timeout_s)
     status, reason = "failed", None
-    ctx: TrialContext | None = None
     try:
-        from testbed.scenario import ScenarioError, load_resolved
-
-        try:
-            scenario = load_resolved(spec.scenario, repo, spec.seed)
-        except ScenarioError as exc:
-            raise TrialFailed(f"scenario: {exc}") from exc
-        write_json_atomically(trial_dir / "scenario.json", scenario)
-
-        transport = transports.get(spec.transport)
-        reasons = transport.preflight(spec, kernel_caps())
-        if reasons:
-            raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
-        if not (repo / EMULATOR_BINARY).is_file():
-            raise TrialFailed(
-                f"emulator binary {EMULATOR_BINARY} not found (it is built by scripts/setup.sh "
-                "once emulator/ exists)"
-            )
-        content_dir = None
-        if spec.player != "none":
-            from server.content import prepare
-
-            content_dir = prepare(int(spec.video_duration_s), cache=repo / CONTENT_CACHE)
-
-        from testbed import crosstraffic
-
-        with Topology.create(
-            trial_dir,
-            t0_ns=t0_ns,
-            events=events,
-            path_names=list(scenario["paths"]),
-            cross_flows=crosstraffic.flows_per_path(scenario),
-        ) as topo:
-            trial_json["namespaces"] = topo.ns.__dict__
-            trial_json["address_plan"] = topo.address_plan()
-            write_json_atomically(trial_dir / "trial.json", trial_json)
-            ctx = TrialContext(spec, trial_dir, repo, topo, t0_ns, scenario, content_dir, events)
-            topo.install_nfqueue_hooks()
-            emulator = start_emulator(ctx, spec.seed)
-            crosstraffic.start(ctx)
-            # The timeout counts from here: content preparation before it is cached work
-            # that may take minutes once (FFmpeg) and must not eat a trial's time.
-            deadline = time.monotonic() + timeout_s
-            watchdog = Watchdog(topo, events, deadline, timeout_s).start()
-            try:
-                events.write("phase", phase="running")
-                endpoint = transport.start(ctx)
-                watchdog.check()
-                if spec.player != "none":
-                    from testbed.players import run_player
-
-                    run_player(ctx, endpoint, content_dir)
-                elif spec.transport == "none":
-                    from testbed.probe import run_control
-
-                    run_control(ctx)
-                watchdog.check()
-                transport.finish(ctx)
-                watchdog.check()
-            except Exception:
-                watchdog.check()  # the watchdog's reason explains this error better
-                raise
-            finally:
-                watchdog.stop()
-            # Everything else first, the emulator last (its exit status is checked).
-            terminate_all([p for p in topo.processes if not p.critical])
-            code = emulator.terminate()
-            if code not in (0, None):
-                ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+        _prepare(run)
+        _run_in_topology(run)
         status = "ok"
     except TrialFailed as exc:
         reason = str(exc)
     except (Interrupted, KeyboardInterrupt) as exc:
-        events.write("interrupted", reason=str(exc) or type(exc).__name__)
+        run.events.write("interrupted", reason=str(exc) or type(exc).__name__)
+        _release_cpus(run)
         raise
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
-        events.write("error", reason=reason, traceback=traceback.format_exc())
+        run.events.write("error", reason=reason, traceback=traceback.format_exc())
+    _release_cpus(run)  # idempotent: a failed trial still gets its cpu_totals line
+    return _collect(run, status, reason)
+
+
+def _release_cpus(run: TrialRun) -> None:
+    if run.sampler is not None:
+        run.sampler.stop()
+    if run.cpu_sets is not None:
+        run.cpu_sets.close()
+
+
+def _begin(spec: TrialSpec, trial_dir: Path, repo: Path, timeout_s: float | None) -> TrialRun:
+    """The trial folder, the trial clock, trial.json and the `setup` phase line."""
+    started = time.monotonic()
+    t0_ns = time.monotonic_ns()
+    clock = {"t0_monotonic_ns": t0_ns, "t0_unix_ns": time.time_ns()}
+    (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
+    events = EventLog(trial_dir / "testbed.jsonl", t0_ns)
+    timeout = float(timeout_s if timeout_s else default_timeout_s(spec))
+    trial_json = _trial_json(spec, trial_dir, repo, clock)
+    write_json_atomically(trial_dir / "trial.json", trial_json)
+    events.write("phase", phase="setup", trial_id=spec.trial_id(), timeout_s=timeout)
+    return TrialRun(spec, trial_dir, repo, t0_ns, events, timeout, trial_json, started)
+
+
+def _prepare(run: TrialRun) -> None:
+    """Everything that can fail before a namespace exists: the scenario, the transport's
+    preflight, the emulator binary, the DASH content (cached; minutes the first time)."""
+    from testbed.scenario import ScenarioError, load_resolved
+
+    spec = run.spec
+    try:
+        run.scenario = load_resolved(spec.scenario, run.repo, spec.seed)
+    except ScenarioError as exc:
+        raise TrialFailed(f"scenario: {exc}") from exc
+    write_json_atomically(run.dir / "scenario.json", run.scenario)
+    run.transport = transports.get(spec.transport)
+    reasons = spec.problems() + run.transport.preflight(spec, kernel_caps())
+    if reasons:
+        raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
+    if not (run.repo / EMULATOR_BINARY).is_file():
+        raise TrialFailed(
+            f"emulator binary {EMULATOR_BINARY} not found (it is built by scripts/setup.sh "
+            "once emulator/ exists)"
+        )
+    if spec.player is not None:
+        from server.content import prepare
+
+        run.content_dir = prepare(int(spec.video_duration_s), cache=run.repo / CONTENT_CACHE)
+    # After the content (FFmpeg may use every CPU), before anything of the trial starts:
+    # everything this process starts from now on inherits the testbed's CPU set.
+    run.cpu_sets = TrialCpuSets.create()
+    run.cpu_sets.enter_testbed()
+    run.trial_json["cpu_isolation"] = run.cpu_sets.describe()
+    run.events.write("cpu_isolation", **run.trial_json["cpu_isolation"])
+
+
+def _run_in_topology(run: TrialRun) -> None:
+    """Namespaces, NFQUEUE hooks and the emulator; then the session under the watchdog;
+    then every process stopped, the emulator last (its exit status is checked)."""
+    from testbed import crosstraffic
+
+    scenario = run.scenario or {}
+    with Topology.create(
+        run.dir,
+        t0_ns=run.t0_ns,
+        events=run.events,
+        path_names=list(scenario["paths"]),
+        cross_flows=crosstraffic.flows_per_path(scenario),
+    ) as topo:
+        run.trial_json["namespaces"] = topo.ns.__dict__
+        run.trial_json["address_plan"] = topo.address_plan()
+        write_json_atomically(run.dir / "trial.json", run.trial_json)
+        ctx = TrialContext(
+            run.spec, run.dir, run.repo, topo, run.t0_ns, scenario, run.content_dir, run.events,
+        )  # fmt: skip
+        run.ctx = ctx
+        ctx.cpu_sets = run.cpu_sets
+        run.sampler = CpuSampler(run.dir, run.t0_ns, run.cpu_sets, lambda: list(topo.processes))
+        run.sampler.start()
+        topo.install_nfqueue_hooks()
+        emulator = start_emulator(ctx, run.spec.seed)
+        crosstraffic.start(ctx)
+        # The timeout counts from here: content preparation before it is cached work
+        # that may take minutes once (FFmpeg) and must not eat a trial's time.
+        deadline = time.monotonic() + run.timeout_s
+        watchdog = Watchdog(topo, run.events, deadline, run.timeout_s).start()
+        try:
+            _run_session(run, ctx, watchdog)
+        except Exception:
+            watchdog.check()  # the watchdog's reason explains this error better
+            raise
+        finally:
+            watchdog.stop()
+        terminate_all([p for p in topo.processes if not p.critical])
+        code = emulator.terminate()
+        if code not in (0, None):
+            ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+        run.sampler.stop()
+
+
+def _run_session(run: TrialRun, ctx: TrialContext, watchdog: Watchdog) -> None:
+    """The `running` phase: the transport, then the player (or the control transfer), then
+    the transport's own checks."""
+    assert run.transport is not None
+    run.events.write("phase", phase="running")
+    endpoint = run.transport.start(ctx)
+    watchdog.check()
+    if run.spec.player is not None:
+        from testbed.players import run_player
+
+        run_player(ctx, endpoint, run.content_dir)
+    elif not TRANSPORTS[run.spec.transport].video:
+        from testbed.probe import run_control
+
+        run_control(ctx)
+    watchdog.check()
+    run.transport.finish(ctx)
+    watchdog.check()
+
+
+def _collect(run: TrialRun, status: str, reason: str | None) -> dict:
+    """result.json, written last (its presence means the trial finished)."""
+    ctx = run.ctx
     if reason is not None and ctx is not None:
         # A helper that crashed first (nginx, mpproxy) often explains the failure better
         # than the error that ended the trial (the player's).
@@ -307,21 +371,20 @@ def run_trial(
         ]
         if crashed:
             reason += "; also: " + "; ".join(crashed)
-
     result = {
         "schema": 1,
-        "trial_id": spec.trial_id(),
+        "trial_id": run.spec.trial_id(),
         "status": status,
         "reason": reason,
         "valid": status == "ok" and not (ctx and ctx.invalid_reasons),
         "invalid_reasons": list(ctx.invalid_reasons) if ctx else [],
-        "wall_duration_s": round(time.monotonic() - started, 3),
+        "wall_duration_s": round(time.monotonic() - run.started, 3),
         "subflows_with_data": ctx.subflows_with_data if ctx else None,
     }
     if status != "ok" and reason:
         result["invalid_reasons"].append(f"failed: {reason}")
-    events.write("result", status=status, reason=reason, valid=result["valid"])
-    write_json_atomically(trial_dir / "result.json", result)
+    run.events.write("result", status=status, reason=reason, valid=result["valid"])
+    write_json_atomically(run.dir / "result.json", result)
     return result
 
 

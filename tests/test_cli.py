@@ -30,14 +30,21 @@ delay_ms = 20.0
 def test_trial_id_is_stable_and_readable():
     spec = TrialSpec("A1", "user", "bbr", "lrf", "dashjs", 60, 0, 1)
     assert spec.trial_id() == "A1__user__bbr__lrf__dashjs__v60__r0__s1"
-    control = TrialSpec("control", "none", "-", "-", "none", 0, 2, 3)
+    control = TrialSpec("control", "none", None, None, None, 0, 2, 3)
     assert control.trial_id() == "control__none__-__-__none__v0__r2__s3"
     assert TrialSpec.from_dict(spec.to_dict()) == spec
+    assert TrialSpec.from_dict(control.to_dict()) == control
+    assert control.to_dict()["cc"] is None and control.to_dict()["player"] is None
+    # trial.json files written before None replaced the "-"/"none" strings still read
+    legacy = {**control.to_dict(), "cc": "-", "sched": "-", "player": "none"}
+    assert TrialSpec.from_dict(legacy) == control
+    with pytest.raises(ValueError, match="player 'vlc' is unknown"):
+        TrialSpec.from_dict({**spec.to_dict(), "player": "vlc"})
 
 
 def test_trial_id_is_filesystem_safe_and_distinguishes_paths():
-    a = TrialSpec("/tmp/my dir/x_y.toml", "tcp-wifi", "cubic", "-", "dashjs", 60, 0, 1)
-    b = TrialSpec("/tmp/other/x_y.toml", "tcp-wifi", "cubic", "-", "dashjs", 60, 0, 1)
+    a = TrialSpec("/tmp/my dir/x_y.toml", "tcp-wifi", "cubic", None, "dashjs", 60, 0, 1)
+    b = TrialSpec("/tmp/other/x_y.toml", "tcp-wifi", "cubic", None, "dashjs", 60, 0, 1)
     for spec in (a, b):
         trial_id = spec.trial_id()
         assert all(c.isalnum() or c in "._-=+" for c in trial_id), trial_id
@@ -292,8 +299,8 @@ def test_transport_names_fall_back_to_kernel_lists():
     from testbed import transports
 
     caps = {"tcp_cc": {"available": ["reno", "cubic"]}, "mptcp": {"available_schedulers": ["x"]}}
-    assert transports.names("none", REPO, caps) == (["-"], ["-"])
+    assert transports.names("none", REPO, caps) == (None, None)
     ccs, scheds = transports.names("tcp-lte", REPO, caps)
-    assert ccs == ["reno", "cubic"] and scheds == ["-"]
+    assert ccs == ["reno", "cubic"] and scheds is None
     with pytest.raises(transports.TransportUnavailable, match="unknown transport 'quic'"):
         transports.get("quic")

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from testbed.topology import PATHS, Topology
+from metrics import schemas
+from testbed.linkprobe import LINKEMU, ProbeFlow, constant_link
+from testbed.topology import Topology
 
 REPO = Path(__file__).resolve().parent.parent
-LINKEMU = REPO / "emulator/target/release/linkemu"
-PROBE = REPO / "emulator/target/release/linkemu-probe"
 
 pytestmark = [
     pytest.mark.netns,
@@ -27,21 +27,11 @@ pytestmark = [
 ]
 
 WIFI_LOSS_P = 0.05
-# Real-time priority for the probes (below the emulator's 50), so that a loaded machine
-# delays the measurement as little as it delays the emulator.
-PROBE_RT_PRIORITY = 40
 STEP_AT_S = 3.0
 
 
 def link(rate_bps: float, delay_ms: float, loss: dict | None = None, schedule=None) -> dict:
-    return {
-        "rate": {"kind": "constant", "bps": rate_bps},
-        "delay_ms": delay_ms,
-        "jitter_ms": 0.0,
-        "loss": loss or {"kind": "none"},
-        "queue": {"kind": "packets", "limit": 200},
-        "schedule": schedule or [],
-    }
+    return constant_link(rate_bps, delay_ms, loss=loss, schedule=schedule)
 
 
 SCENARIO = {
@@ -66,52 +56,20 @@ SCENARIO = {
 }
 
 
-def endpoints(path: str, direction: str) -> tuple[str, str, str, str]:
-    plan = PATHS[path]
-    if direction == "up":
-        return "client", plan.client_addr, "server", plan.server_addr
-    return "server", plan.server_addr, "client", plan.client_addr
-
-
-class Probe:
-    def __init__(self, topo: Topology, tag: str, path: str, direction: str, port: int,
-                 pps: int, count: int, payload_bytes: int = 100) -> None:  # fmt: skip
-        s_role, s_addr, r_role, r_addr = endpoints(path, direction)
-        self.count = count
-        self.out = topo.trial_dir / f"probe-{tag}.csv"
-        self.receiver = topo.spawn(
-            r_role,
-            f"recv-{tag}",
-            [PROBE, "recv", "--bind", f"{r_addr}:{port}", "--out", self.out, "--idle-s", "1.5"],
-            rt_priority=PROBE_RT_PRIORITY,
-        )
-        time.sleep(0.2)
-        self.sender = topo.spawn(
-            s_role,
-            f"send-{tag}",
-            [
-                PROBE,
-                "send",
-                "--bind",
-                s_addr,
-                "--to",
-                f"{r_addr}:{port}",
-                "--pps",
-                pps,
-                "--count",
-                count,
-                "--bytes",
-                payload_bytes,
-            ],  # fmt: skip
-        )
-
-    def rows(self) -> np.ndarray:
-        assert self.sender.wait(60) == 0, self.sender.stderr_path.read_text()
-        assert self.receiver.wait(30) == 0, self.receiver.stderr_path.read_text()
-        return np.loadtxt(self.out, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
-
-    def lost(self) -> set[int]:
-        return set(range(self.count)) - set(self.rows()[:, 0].tolist())
+def Probe(  # noqa: N802 (reads as the class it builds)
+    topo: Topology,
+    tag: str,
+    path: str,
+    direction: str,
+    port: int,
+    pps: int,
+    count: int,
+    payload_bytes: int = 100,
+) -> ProbeFlow:
+    """A probe flow whose rows land in the trial folder; the sender runs at normal priority."""
+    return ProbeFlow(topo, tag, path, direction, port=port, pps=pps, count=count,
+                     out=topo.trial_dir / f"probe-{tag}.csv", payload_bytes=payload_bytes,
+                     idle_s=1.5, sender_rt_priority=None)  # fmt: skip
 
 
 def start_emulator(topo: Topology, name: str, seed: int, *extra: object) -> tuple:
@@ -174,7 +132,7 @@ def run(topo, baseline_ms):
     emu.terminate()
     assert emu.returncode == 0, emu.stderr_path.read_text()
     lines = [json.loads(x) for x in log.read_text().splitlines()]
-    return {**data, "lines": lines, "emu_start_mono_ns": emu_start_mono_ns}
+    return {**data, "lines": lines, "log": log, "emu_start_mono_ns": emu_start_mono_ns}
 
 
 def test_delay_matches_the_scenario(run, baseline_ms):
@@ -238,6 +196,7 @@ def test_schedule_step_changes_the_delay_at_its_time(run, baseline_ms):
 
 
 def test_log_lines_follow_the_contract(run):
+    assert schemas.check_file(run["log"], "emulator") == []  # docs/schemas/emulator.v1
     lines = run["lines"]
     assert lines[0]["event"] == "start" and lines[0]["backend"] == "nfqueue"
     assert lines[0]["seed"] == 7 and lines[0]["scenario"] == "emu-test"

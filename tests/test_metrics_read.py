@@ -25,7 +25,7 @@ from metrics.tables import (
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KNOWN = FIXTURES / "trial-known"
-KNOWN_ID = "A1-user-bbr-lrf-dashjs-60s-r0-s1"
+KNOWN_ID = "A1__user__bbr__lrf__dashjs__v60__r0__s1"
 
 
 @pytest.fixture

@@ -7,19 +7,20 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
-from metrics import browser
+from metrics import browser, tables
 from metrics.report import NOT_STARTED_REASON, build
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_SMALL = Path(__file__).parent / "fixtures" / "run-small"
-FAILED = "A1-user-cubic-rr-dashjs-10s-r0-s1"
-INCOMPLETE = "A1-user-bbr-rr-dashjs-10s-r1-s2"
-INVALID = "A1-user-cubic-lrf-dashjs-10s-r1-s2"
-NOT_STARTED = "A1-user-cubic-rr-dashjs-10s-r1-s2"
+FAILED = "A1__user__cubic__rr__dashjs__v10__r0__s1"
+INCOMPLETE = "A1__user__bbr__rr__dashjs__v10__r1__s2"
+INVALID = "A1__user__cubic__lrf__dashjs__v10__r1__s2"
+NOT_STARTED = "A1__user__cubic__rr__dashjs__v10__r1__s2"
 # one scenario: video figure + transmission figure + one trial over time
 EXPECTED_IMAGES = 3
 
@@ -45,7 +46,7 @@ def test_summary_csv_has_every_trial_with_reasons(built_run: Path) -> None:
     assert re.search(r"player\.jsonl:\d+: invalid JSON", summary.loc[INCOMPLETE, "invalid_reason"])
     assert "overloaded" in summary.loc[INVALID, "invalid_reason"]
     assert not summary.loc[INVALID, "valid"]
-    ok = summary.loc["A1-user-bbr-lrf-dashjs-10s-r1-s2"]
+    ok = summary.loc["A1__user__bbr__lrf__dashjs__v10__r1__s2"]
     assert (ok["stalls"], ok["stall_total_ms"], ok["dropped_frames"]) == (3, 1000.0, 20)
     assert (ok["pkts_down_wifi"], ok["pkts_down_lte"], ok["retrans_pkts_wifi"]) == (80, 40, 6)
     for column in (
@@ -189,9 +190,8 @@ def test_empty_run_still_gets_a_report(tmp_path: Path) -> None:
     assert pd.read_csv(tmp_path / "run" / "summary.csv").empty
 
 
-def test_a_trial_that_breaks_a_metric_is_listed_not_fatal(tmp_path: Path) -> None:
+def test_a_line_off_schema_is_listed_with_file_line_and_field(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    shutil.copytree(RUN_SMALL / "trials", run / "trials")
     odd = Path(
         shutil.copytree(Path(__file__).parent / "fixtures" / "trial-known", run / "trials" / "odd")
     )
@@ -199,8 +199,30 @@ def test_a_trial_that_breaks_a_metric_is_listed_not_fatal(tmp_path: Path) -> Non
     player.write_text(player.read_text().replace('"duration_ms": 1500.0', '"duration_ms": "long"'))
     page = build(run).read_text()
     summary = pd.read_csv(run / "summary.csv").set_index("trial_id")
+    odd_row = summary.loc["A1__user__bbr__lrf__dashjs__v60__r0__s1"]
+    assert (odd_row["status"], odd_row["valid"]) == ("ok", False)
+    assert 'player.jsonl:7: field "duration_ms"' in odd_row["invalid_reason"]
+    assert "player.jsonl:7" in page
+
+
+def test_a_trial_that_breaks_a_metric_is_listed_not_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN_SMALL / "trials", run / "trials")
+    shutil.copytree(Path(__file__).parent / "fixtures" / "trial-known", run / "trials" / "odd")
+    real_player_metrics = tables.player_metrics
+
+    def breaks_on_the_odd_trial(trial: Any) -> dict:
+        if trial.dir.name == "odd":
+            raise ValueError("a metric that cannot be computed")
+        return real_player_metrics(trial)
+
+    monkeypatch.setattr(tables, "player_metrics", breaks_on_the_odd_trial)
+    page = build(run).read_text()
+    summary = pd.read_csv(run / "summary.csv").set_index("trial_id")
     assert len(summary) == 8  # the 7 folders of run-small (no run.json here) + the odd one
-    odd_row = summary.loc["A1-user-bbr-lrf-dashjs-60s-r0-s1"]
+    odd_row = summary.loc["A1__user__bbr__lrf__dashjs__v60__r0__s1"]
     assert (odd_row["status"], odd_row["valid"]) == ("ok", False)
     assert odd_row["invalid_reason"].startswith("metrics could not process this trial: ValueError")
     assert "metrics could not process this trial" in page

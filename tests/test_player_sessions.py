@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from metrics import schemas
+
 REPO = Path(__file__).resolve().parent.parent
 PAIR = REPO / "player" / "pair_session.py"
 CLIP_S = 12
@@ -38,6 +40,7 @@ def session(
     check = subprocess.run(["node", str(REPO / "player" / "schema.mjs"), str(log)],
                            capture_output=True, text=True)  # fmt: skip
     assert check.returncode == 0, check.stdout
+    assert schemas.check_file(log, "player") == []  # the same schema, as metrics reads it
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     for ns in result["namespaces"]:

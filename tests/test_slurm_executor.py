@@ -61,10 +61,10 @@ def test_squeue_counts_running_and_pending(monkeypatch):
     assert (status.running, status.pending) == (2, 3)
 
 
-def _spec(rep: int, player: str = "none") -> TrialSpec:
-    transport = "none" if player == "none" else "user"
-    cc = "-" if player == "none" else "cubic"
-    return TrialSpec("control", transport, cc, cc if player == "none" else "lrf", player, 0, rep, 1)
+def _spec(rep: int, player: str | None = None) -> TrialSpec:
+    if player is None:
+        return TrialSpec("control", "none", None, None, None, 0, rep, 1)
+    return TrialSpec("control", "user", "cubic", "lrf", player, 0, rep, 1)
 
 
 def test_failed_task_without_result_is_recorded_with_slurms_reason(tmp_path, monkeypatch):

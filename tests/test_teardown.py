@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from test_topology_fakes import REPO, make_fake_repo, namespaces, needs_root, stop_gently
 
+from metrics import schemas
 from testbed.supervisor import proc_start_ticks
 from testbed.topology import STATE_DIR, namespace_names, sweep_stale
 from testbed.trial import EMULATOR_BINARY
@@ -23,9 +24,9 @@ pytestmark = [pytest.mark.netns, needs_root]
 CONTROL_SPEC = {
     "scenario": "control",
     "transport": "none",
-    "cc": "-",
-    "sched": "-",
-    "player": "none",
+    "cc": None,
+    "sched": None,
+    "player": None,
     "video_duration_s": 0,
     "rep": 0,
     "seed": 1,
@@ -126,6 +127,9 @@ def test_sigint_to_running_trial_leaves_nothing(tmp_path, emulator):
     assert not any(_alive(p) for p in pids)
     assert not (trial_dir / "result.json").exists()  # unfinished: a re-run redoes it
     assert any(e["event"] == "interrupted" for e in _events(trial_dir))
+    # A real trial's logs follow docs/schemas (the stub emulator writes no real log).
+    for log in ("testbed.jsonl", "emulator.jsonl") if emulator == "real" else ("testbed.jsonl",):
+        assert schemas.check_file(trial_dir / log) == [], log
     hex6 = next(iter(names)).split("-")[1]
     assert not (STATE_DIR / f"{hex6}.json").exists()
 

@@ -10,6 +10,7 @@ import time
 import pytest
 from test_topology_fakes import REPO, needs_root
 
+from metrics import schemas
 from testbed.supervisor import EventLog
 from testbed.topology import NFQUEUE_HOOKS, PATHS, Topology
 
@@ -152,6 +153,7 @@ def test_supervised_process_logs_and_early_exit(topo):
     assert proc.stdout_path.read_text() == "hello\n"
     assert proc.stderr_path.read_text() == "oops\n"
     assert "exited early with status 3" in proc.died_early()
+    assert schemas.check_file(topo.trial_dir / "testbed.jsonl") == []
     lines = [json.loads(x) for x in (topo.trial_dir / "testbed.jsonl").read_text().splitlines()]
     exits = [x for x in lines if x["event"] == "process_exit" and x["name"] == "shortlived"]
     assert exits and exits[0]["returncode"] == 3 and exits[0]["stopped_by_testbed"] is False
@@ -186,7 +188,7 @@ def test_control_transfer_unimpaired(tmp_path, monkeypatch):
     from testbed.transports import none
     from testbed.trial import TrialContext
 
-    spec = TrialSpec("control", "none", "-", "-", "none", 0, 0, 1)
+    spec = TrialSpec("control", "none", None, None, None, 0, 0, 1)
     scenario = load_resolved("control", REPO, 1)
     with Topology.create(tmp_path) as topo:
         events = EventLog(tmp_path / "testbed.jsonl", topo.t0_ns)
@@ -194,6 +196,8 @@ def test_control_transfer_unimpaired(tmp_path, monkeypatch):
         none.start(ctx)
         time.sleep(0.5)
         rows = run_control(ctx, duration_s=0.5)
+    assert schemas.check_file(tmp_path / "control.jsonl") == []
+    assert schemas.check_file(tmp_path / "testbed.jsonl") == []
     lines = [json.loads(x) for x in (tmp_path / "control.jsonl").read_text().splitlines()]
     assert [(x["path"], x["dir"]) for x in lines] == [
         ("wifi", "up"), ("wifi", "down"), ("lte", "up"), ("lte", "down")]  # fmt: skip

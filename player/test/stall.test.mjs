@@ -54,3 +54,32 @@ test("ended closes a stall and stops counting", () => {
   assert.equal(s.waiting(1300, 10), false);
   assert.equal(s.finish(1400), null);
 });
+
+// The same vectors run against player/stall.py (tests/test_stall_vectors.py): one definition
+// of a stall for both players.
+import fs from "node:fs";
+
+const VECTORS = JSON.parse(fs.readFileSync(new URL("./stall-vectors.json", import.meta.url), "utf8"));
+
+for (const c of VECTORS.cases) {
+  test(`shared vector: ${c.name}`, () => {
+    const s = new StallTracker();
+    for (const [call, tMs, ...rest] of c.steps) {
+      const expected = rest.at(-1);
+      if (call === "waiting") {
+        assert.equal(s.waiting(tMs, rest[0]), expected, `${call} at ${tMs}`);
+        continue;
+      }
+      const got = s[call](tMs);
+      const mapped = got && {
+        start: got.start_ms,
+        end: got.end_ms,
+        duration_ms: got.duration_ms,
+        media_time_s: got.media_time_s,
+        open: got.open,
+      };
+      assert.deepEqual(mapped, expected, `${call} at ${tMs}`);
+    }
+    assert.equal(s.count, c.count);
+  });
+}

@@ -305,6 +305,11 @@ function sample() {
     buffer_s: buffer,
     dropped_frames: q.droppedVideoFrames,
     total_frames: q.totalVideoFrames,
+    // Chromium's decoder counter (frames out of the decoder, shown or not): with
+    // total_frames it tells frames dropped before decoding from those dropped after.
+    decoded_frames: Number.isFinite(video.webkitDecodedFrameCount)
+      ? video.webkitDecodedFrameCount
+      : null,
     rep_id: rep ? rep.rep_id : null,
     bitrate_bps: rep ? rep.bitrate_bps : null,
     width: rep ? rep.width : null,

@@ -7,8 +7,8 @@ Each plug-in is a module with three functions:
     finish(ctx: TrialContext) -> None                      # collect/verify after the player
 
 and may offer `names(repo: Path, caps: dict) -> tuple[list[str], list[str]]`, the CC and
-scheduler names it supports (what `--cc all` / `--sched all` expand to). Without it the
-registry's defaults below apply.
+scheduler names it supports (what `--cc all` / `--sched all` expand to). Which module serves
+which name, and each transport's defaults, are in testbed/registry.py.
 """
 
 from __future__ import annotations
@@ -19,16 +19,8 @@ from pathlib import Path
 from types import ModuleType
 
 from testbed.env import mpproxy_names
-from testbed.spec import NOT_APPLICABLE
+from testbed.registry import TRANSPORTS
 
-# transport name -> module. tcp-wifi and tcp-lte share one module (spec.transport says which).
-REGISTRY: dict[str, str] = {
-    "user": "testbed.transports.user",
-    "kernel": "testbed.transports.kernel",
-    "tcp-wifi": "testbed.transports.tcp",
-    "tcp-lte": "testbed.transports.tcp",
-    "none": "testbed.transports.none",
-}
 MPPROXY_BINARY = Path("transport/target/release/mpproxy")
 # Set to "1" by `run_trials.sh --sched-trace`: mpproxy then writes sched-trace-<role>.jsonl.
 SCHED_TRACE_ENV = "TESTBED_SCHED_TRACE"
@@ -46,9 +38,9 @@ class TransportUnavailable(Exception):
 
 def get(name: str) -> ModuleType:
     """The plug-in module for a transport name; TransportUnavailable says why not."""
-    if name not in REGISTRY:
-        raise TransportUnavailable(f"unknown transport '{name}'; valid: {', '.join(REGISTRY)}")
-    module_name = REGISTRY[name]
+    if name not in TRANSPORTS:
+        raise TransportUnavailable(f"unknown transport '{name}'; valid: {', '.join(TRANSPORTS)}")
+    module_name = TRANSPORTS[name].module
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -66,27 +58,30 @@ def get(name: str) -> ModuleType:
     return module
 
 
-def names(name: str, repo: Path, caps: dict) -> tuple[list[str], list[str]]:
-    """(CC names, scheduler names) a transport supports; ["-"] where it has none.
+def names(name: str, repo: Path, caps: dict) -> tuple[list[str] | None, list[str] | None]:
+    """(CC names, scheduler names) a transport supports; None where it has no such choice
+    (registry default None), [] where the list cannot be had (binary not built).
 
     `user`: `mpproxy --list`; `kernel`: the kernel's CC list and MPTCP schedulers;
     `tcp-*`: the kernel's CC list, no scheduler; `none`: neither.
     """
-    if name == "none":
-        return [NOT_APPLICABLE], [NOT_APPLICABLE]
+    if name not in TRANSPORTS:
+        raise TransportUnavailable(f"unknown transport '{name}'; valid: {', '.join(TRANSPORTS)}")
+    entry = TRANSPORTS[name]
+    ccs: list[str] = []
+    scheds: list[str] = []
     try:
         module = get(name)
         if hasattr(module, "names"):
-            ccs, scheds = module.names(repo, caps)
-            return list(ccs), list(scheds)
+            ccs, scheds = (list(x) for x in module.names(repo, caps))
     except TransportUnavailable:
-        pass
-    kernel_ccs = list(caps.get("tcp_cc", {}).get("available", []))
-    if name == "kernel":
-        return kernel_ccs, list(caps.get("mptcp", {}).get("available_schedulers", []))
-    if name in ("tcp-wifi", "tcp-lte"):
-        return kernel_ccs, [NOT_APPLICABLE]
-    if name == "user":
-        listed = mpproxy_names(repo / MPPROXY_BINARY)
-        return listed if listed is not None else ([], [])
-    raise TransportUnavailable(f"unknown transport '{name}'; valid: {', '.join(REGISTRY)}")
+        kernel_ccs = list(caps.get("tcp_cc", {}).get("available", []))
+        if name == "user":
+            ccs, scheds = mpproxy_names(repo / MPPROXY_BINARY) or ([], [])
+        elif entry.video:
+            ccs = kernel_ccs
+            scheds = list(caps.get("mptcp", {}).get("available_schedulers", []))
+    return (
+        ccs if entry.default_cc is not None else None,
+        scheds if entry.default_sched is not None else None,
+    )

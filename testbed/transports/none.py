@@ -10,22 +10,15 @@ import sys
 import time
 
 from testbed.probe import PROBE_PORT
-from testbed.spec import NOT_APPLICABLE, TrialSpec
+from testbed.spec import TrialSpec
 from testbed.transports import Endpoint
 
 READY_TIMEOUT_S = 10.0
 
 
 def preflight(spec: TrialSpec, caps: dict) -> list[str]:
-    reasons = []
-    if spec.cc != NOT_APPLICABLE or spec.sched != NOT_APPLICABLE:
-        reasons.append(
-            f"transport none has no CC or scheduler (got cc={spec.cc}, sched={spec.sched}); "
-            f"use '{NOT_APPLICABLE}'"
-        )
-    if spec.player != "none":
-        reasons.append(f"transport none carries no video; player must be none, not {spec.player}")
-    return reasons
+    """Nothing beyond what TrialSpec.problems checks (no CC, scheduler or player)."""
+    return []
 
 
 def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext

@@ -10,29 +10,12 @@ allowed list is extended for the trial when needed). kernel-subflows.jsonl is sa
 
 from __future__ import annotations
 
-from kernel_config import preflight as kernel_preflight
-from kernel_config import trial_session
-from testbed.spec import NOT_APPLICABLE, TrialSpec
-from testbed.transports import Endpoint
+# The kernel's TCP and MPTCP sessions are set up, checked and torn down by the same code
+# (kernel-config/trial_session.py); only the CC/scheduler lists differ.
+from testbed.transports.kernel import finish, preflight, start
+
+__all__ = ["finish", "names", "preflight", "start"]
 
 
 def names(repo: object, caps: dict) -> tuple[list[str], list[str]]:
-    return list(caps["tcp_cc"]["available"]), [NOT_APPLICABLE]
-
-
-def preflight(spec: TrialSpec, caps: dict) -> list[str]:
-    reasons = kernel_preflight.reasons(spec.transport, spec.cc, spec.sched, caps)
-    if spec.player == "none":
-        reasons.append(
-            f"transport {spec.transport} carries video; player must be dashjs or gstreamer"
-        )
-    return reasons
-
-
-def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
-    host, port = trial_session.start(ctx)
-    return Endpoint(host, port)
-
-
-def finish(ctx) -> None:
-    trial_session.finish(ctx)
+    return list(caps["tcp_cc"]["available"]), []  # no scheduler (registry default None)

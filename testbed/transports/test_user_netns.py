@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from metrics import schemas
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "transport/bench/bench.py"
 BUILT = all(
@@ -41,6 +43,8 @@ def test_20_mb_byte_exact_through_mpproxy_over_lossy_emulated_paths(cc: str, sch
     bench = load_bench()
     with bench.emulated("exact", seed=1) as (topo, workdir, t0):
         row = bench.run_user(topo, workdir, t0, cc, sched, ["wifi", "lte"], 20_000_000, "t")
+        for side in ("client", "server"):  # mpproxy's real stats follow docs/schemas/transport
+            assert schemas.check_file(workdir / f"t-{side}.jsonl", "transport") == [], side
     assert row["bytes"] == 20_000_000
     assert row["sha_ok"], row
     assert all(row["path_bytes"].get(p, 0) > 0 for p in ("wifi", "lte")), row

@@ -84,8 +84,6 @@ def preflight(spec: TrialSpec, caps: dict, repo: Path | None = None) -> list[str
     scheds = list(data["sched"]) + list(data.get("sched_aliases", {}))
     if spec.sched not in scheds:
         reasons.append(f"mpproxy has no scheduler '{spec.sched}'; valid: {', '.join(scheds)}")
-    if spec.player == "none":
-        reasons.append("transport user carries video; player must be dashjs or gstreamer")
     return reasons
 
 

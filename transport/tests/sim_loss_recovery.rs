@@ -1,4 +1,4 @@
-//! Done-when (issue 9): loss recovery as Linux MPTCP. With 2 % random loss on Wi-Fi only (LTE
+//! Loss recovery as Linux MPTCP. With 2 % random loss on Wi-Fi only (LTE
 //! clean), data lost on Wi-Fi by packet or time threshold is retransmitted on Wi-Fi: Wi-Fi's
 //! retransmitted packets are at least 90 % of the packets declared lost on Wi-Fi, and LTE
 //! carries at most 10 % of that number as retransmissions. Checked for the loss-based CCs and

@@ -1,4 +1,6 @@
 // Stall state machine, shared by the page (live overlay, headless log) and the node tests.
+// player/stall.py is the same machine for the GStreamer player; both run the vectors of
+// player/test/stall-vectors.json, so the two players define a stall the same way.
 //
 // A stall is playback waiting for data after it has started (CONTRACTS.md §5.4); the initial
 // load is not one. States:

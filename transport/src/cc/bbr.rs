@@ -1490,7 +1490,7 @@ pub(crate) mod tests {
 
     #[test]
     fn bbr_keeps_85_percent_of_100_mbps_with_0_1_percent_loss_in_the_simulator() {
-        // Issue 4: "with 0.1 % random loss, bbr keeps ≥ 85 % of the link rate"; the goodput
+        // Target: "with 0.1 % random loss, bbr keeps ≥ 85 % of the link rate"; the goodput
         // includes STARTUP and counts payload only (1400 B per 1500 B datagram at most).
         let lossy = sim_goodput_mbps("bbr", 0.001);
         let clean = sim_goodput_mbps("bbr", 0.0);

@@ -94,7 +94,7 @@ pub struct Config {
     /// Where data lost by packet or time threshold is sent again. Default (false): on the same
     /// subflow, as both Linux MPTCP lines do. true: into the reinjection queue, where the
     /// scheduler prefers a subflow that did not carry it (this transport's behaviour before
-    /// issue 9; skews per-path retransmission counts, see docs/TRANSPORT.md).
+    /// the Linux-like recovery; skews per-path retransmission counts, see docs/TRANSPORT.md).
     pub reinject_fast_losses: bool,
 }
 

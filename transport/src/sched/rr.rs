@@ -1,4 +1,4 @@
-//! Round robin (ALGORITHMS.md B4; out-of-tree Linux MPTCP `mptcp_rr.c`).
+//! Round robin (docs/algorithms/rr.md; out-of-tree Linux MPTCP `mptcp_rr.c`).
 //!
 //! Each subflow has a quota of segments sent in the current round; `num_segments` (default
 //! 1) is the full quota. Over the *available* subflows (cwnd space, when `cwnd_limited`):

@@ -1,7 +1,8 @@
-//! TP-STY, throughput sticky (ALGORITHMS.md B7, seed 002): stay on the current subflow until
+//! TP-STY, throughput sticky (docs/algorithms/sticky.md; from Kondo et al.,
+//! "Evaluation of MPTCP with BBR Performance on Wi-Fi/Cellular networks for Video Streaming"): stay on the current subflow until
 //! it is exhausted, then move to the lowest-SRTT available subflow only if its window-based
 //! throughput estimate cwnd/SRTT is larger than the current one's; otherwise wait for the
-//! current subflow (a counted `Wait`). The sticky machine and its two [GAP] switches are in
+//! current subflow (a counted `Wait`). The sticky machine and its two switches for what the paper leaves open are in
 //! gr_sty.rs.
 
 use super::gr_sty::{SwitchRule, build_sticky};

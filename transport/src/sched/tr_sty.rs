@@ -1,7 +1,8 @@
-//! TR-STY, throughput-and-RTT sticky (ALGORITHMS.md B7, seed 002): like TP-STY, but the
+//! TR-STY, throughput-and-RTT sticky (docs/algorithms/sticky.md; from Kondo et al.,
+//! "Evaluation of MPTCP with BBR Performance on Wi-Fi/Cellular networks for Video Streaming"): like TP-STY, but the
 //! candidate must also have a lower SRTT than the current subflow: larger cwnd/SRTT *and*
 //! smaller SRTT. Otherwise wait for the current subflow (a counted `Wait`). The sticky
-//! machine and its two [GAP] switches are in gr_sty.rs.
+//! machine and its two switches for what the paper leaves open are in gr_sty.rs.
 
 use super::gr_sty::{SwitchRule, build_sticky};
 use super::{PathView, SchedConfig, Scheduler};

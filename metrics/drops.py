@@ -1,0 +1,308 @@
+"""Where every dropped frame came from: the decoder (the machine) or the network.
+
+One place for the rule; the testbed's validity check (testbed/players.py) and the summary
+columns (metrics/tables.py) both call `attribute_drops`. Plain lists of dicts in and out (the
+lines of player.jsonl and cpu.jsonl), so the orchestrator needs no pandas.
+
+The players report cumulative dropped-frame counters every 250 ms (`sample` lines). Each
+increase is one *drop episode*: `frames` dropped in (previous sample, this sample]. An
+episode is **decoder-side** only with evidence that the machine, not the stream, was short:
+
+* `cpu`: in a cpu.jsonl interval overlapping the episode's window (the 250 ms interval plus
+  `EVIDENCE_MARGIN_S` before it, since a late frame is counted when it is due, not when its
+  decode was delayed), the player's CPU set was saturated: `player_set_busy` >=
+  `CPU_BUSY_SATURATED`, no idle time left, whoever used it (the player itself, or other
+  programs despite the player's weight). The run-queue wait of the player's threads is quoted
+  in the evidence but is no criterion: summed over Chromium's threads it is 100-500 ms/s
+  even when the CPU has idle time (the threads queue behind each other on one CPU);
+* `qos`: a GStreamer QoS message in the window (GStreamer posts one only when an element drops
+  a buffer that is late for its deadline, i.e. decoding/rendering fell behind the clock;
+  player/gst_player.py logs each as a `qos` line).
+
+Every other episode is **network-attributable**, with the circumstance recorded:
+
+* `stall`: during a stall or with less than `LOW_BUFFER_S` buffered (the stream was short);
+* `switch`: within `SWITCH_WINDOW_S` of a change of the rendition on screen (the decoder
+  re-initialises on a resolution change, which the ABR made because of the network);
+* `other`: none of the above and no machine evidence.
+
+`DECODER_DROP_TOLERANCE` is the flagging threshold, a fraction of the session's frames: a
+trial whose decoder-side drops exceed it is invalid (its stalls and drops measure the
+machine). It comes from the distribution over control sessions (docs/PLAYER.md,
+"Decoder-side drops in control sessions"; `python -m metrics control-drops RUN`): the
+95th percentile of the per-session fraction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+NS_PER_S = 1_000_000_000
+EVIDENCE_MARGIN_S = 0.5
+# Less than 3 % idle on the player's CPUs over the interval: the decoder had to queue.
+# /proc/stat counts in 10 ms ticks, so a 250 ms interval reads 0.96 with one idle tick.
+CPU_BUSY_SATURATED = 0.97
+LOW_BUFFER_S = 1.0  # as the players' decode-overload rule (player/web/lib/overload.mjs)
+SWITCH_WINDOW_S = 1.0
+# Fraction of the session's frames: the 95th percentile of decoder-side drops per 60 s
+# control session, 16 of 1800 frames (0.89 %), over 20 sessions on this 2-CPU machine under
+# foreign load (load average 9.9-23.2), 2026-11-22; docs/PLAYER.md, "Decoder-side drops in
+# control sessions". Re-measure on your machine: `python -m metrics control-drops RUN`.
+DECODER_DROP_TOLERANCE = 0.0089
+# Waits with a full buffer (`decode_stall`) while the player's CPUs were saturated: total per
+# session above this flags the trial. The 95th percentile of the total per 60 s session over
+# the same 20 control sessions (31.1 ms; values 0 x 9, 0.8, 0.8, 2.9, 6.1, 6.6, 9.0, 17.4,
+# 18.3, 25.2, 31.1, 54.4 ms): a wait of a few ms is no visible interruption.
+DECODE_STALL_TOLERANCE_MS = 31.1
+
+DECODER_CAUSES = ("cpu", "qos")
+NETWORK_CAUSES = ("stall", "switch", "other")
+
+
+@dataclass(frozen=True)
+class DropEpisode:
+    t_s: float  # trial clock, the sample that saw the increase
+    frames: int
+    buffer_s: float | None
+    cause: str  # cpu | qos | stall | switch | other
+    evidence: str  # what the cause rests on, for people
+
+    @property
+    def decoder_side(self) -> bool:
+        return self.cause in DECODER_CAUSES
+
+
+def _num(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(out) else out
+
+
+def _cpu_intervals(cpu_lines: Iterable[dict]) -> list[tuple[float, float, dict]]:
+    """(start s, end s, line) of every cpu_sample with an interval."""
+    out = []
+    for line in cpu_lines:
+        if line.get("event") not in ("cpu_sample", "cpu_totals"):
+            continue
+        end = _num(line.get("t_ns"))
+        length = _num(line.get("interval_s"))
+        if end is None or length is None:
+            continue
+        out.append((end / NS_PER_S - length, end / NS_PER_S, line))
+    return out
+
+
+def cpu_evidence(intervals: list[tuple[float, float, dict]], start_s: float, end_s: float) -> str:
+    """Text naming the saturation seen in [start_s, end_s], or '' when there was none."""
+    found = []
+    for begin, finish, line in intervals:
+        if finish <= start_s or begin >= end_s:
+            continue
+        busy = _num(line.get("player_set_busy"))
+        wait_ms = _num(line.get("player_runq_wait_ms"))
+        length = finish - begin
+        wait_rate = wait_ms / length if wait_ms is not None and length > 0 else None
+        if busy is not None and busy >= CPU_BUSY_SATURATED:
+            load = line.get("loadavg") or [math.nan]
+            found.append(
+                f"t={finish:.2f}s player CPUs {busy if busy is not None else math.nan:.0%} busy, "
+                f"run-queue wait {wait_rate if wait_rate is not None else math.nan:.0f} ms/s, "
+                f"load {load[0]:.1f}"
+            )
+    return "; ".join(found[:2])
+
+
+def attribute_drops(player_lines: list[dict], cpu_lines: list[dict]) -> list[DropEpisode]:
+    """One DropEpisode per increase of the dropped-frame counter (see the module docstring)."""
+    cpu = _cpu_intervals(cpu_lines)
+    stalls = [
+        (_num(s.get("start_t_ns")), _num(s.get("end_t_ns")))
+        for s in player_lines
+        if s.get("event") == "stall"
+    ]
+    switches = [
+        t / NS_PER_S
+        for s in player_lines
+        if s.get("event") == "quality_switch" and (t := _num(s.get("t_ns"))) is not None
+    ]
+    qos = [
+        (t / NS_PER_S, s)
+        for s in player_lines
+        if s.get("event") == "qos" and (t := _num(s.get("t_ns"))) is not None
+    ]
+    episodes: list[DropEpisode] = []
+    previous_dropped: float | None = None
+    previous_t: float | None = None
+    for line in player_lines:
+        if line.get("event") != "sample":
+            continue
+        t_ns, dropped = _num(line.get("t_ns")), _num(line.get("dropped_frames"))
+        if t_ns is None or dropped is None:
+            continue
+        t_s = t_ns / NS_PER_S
+        if previous_dropped is not None and dropped > previous_dropped:
+            window_start = (previous_t if previous_t is not None else t_s) - EVIDENCE_MARGIN_S
+            buffer_s = _num(line.get("buffer_s"))
+            episodes.append(
+                _classify(
+                    t_s,
+                    int(dropped - previous_dropped),
+                    buffer_s,
+                    window_start,
+                    cpu,
+                    stalls,
+                    switches,
+                    qos,
+                )
+            )
+        previous_dropped, previous_t = max(dropped, previous_dropped or 0), t_s
+    return episodes
+
+
+def _classify(
+    t_s: float,
+    frames: int,
+    buffer_s: float | None,
+    window_start: float,
+    cpu: list[tuple[float, float, dict]],
+    stalls: list[tuple[float | None, float | None]],
+    switches: list[float],
+    qos: list[tuple[float, dict]],
+) -> DropEpisode:
+    evidence = cpu_evidence(cpu, window_start, t_s)
+    if evidence:
+        return DropEpisode(t_s, frames, buffer_s, "cpu", evidence)
+    late = [q for tq, q in qos if window_start <= tq <= t_s]
+    if late:
+        q = late[-1]
+        return DropEpisode(
+            t_s,
+            frames,
+            buffer_s,
+            "qos",
+            f"GStreamer QoS from {q.get('element')}: {q.get('reason')}, "
+            f"jitter {(_num(q.get('jitter_ns')) or 0) / 1e6:.0f} ms",
+        )
+    in_stall = any(
+        start is not None
+        and start / NS_PER_S <= t_s
+        and (end is None or end / NS_PER_S >= window_start)
+        for start, end in stalls
+    )
+    if in_stall or (buffer_s is not None and buffer_s < LOW_BUFFER_S):
+        return DropEpisode(t_s, frames, buffer_s, "stall", f"buffer {buffer_s} s or in a stall")
+    near = [s for s in switches if window_start - SWITCH_WINDOW_S <= s <= t_s + SWITCH_WINDOW_S]
+    if near:
+        return DropEpisode(
+            t_s, frames, buffer_s, "switch", f"rendition changed at t={near[0]:.2f}s"
+        )
+    return DropEpisode(t_s, frames, buffer_s, "other", "no CPU saturation, no QoS, no stall")
+
+
+def drop_counts(episodes: list[DropEpisode]) -> dict[str, int]:
+    """Frames per side and per cause: dropped_frames_decoder, dropped_frames_network and
+    dropped_frames_<cause> for every cause."""
+    counts = {f"dropped_frames_{c}": 0 for c in (*DECODER_CAUSES, *NETWORK_CAUSES)}
+    for e in episodes:
+        counts[f"dropped_frames_{e.cause}"] += e.frames
+    counts["dropped_frames_decoder"] = sum(counts[f"dropped_frames_{c}"] for c in DECODER_CAUSES)
+    counts["dropped_frames_network"] = sum(counts[f"dropped_frames_{c}"] for c in NETWORK_CAUSES)
+    return counts
+
+
+def decoder_side_reason(
+    episodes: list[DropEpisode], total_frames: float, tolerance: float = DECODER_DROP_TOLERANCE
+) -> str | None:
+    """invalid_reason text when decoder-side drops exceed tolerance x total_frames, else None."""
+    decoder = [e for e in episodes if e.decoder_side]
+    frames = sum(e.frames for e in decoder)
+    allowed = tolerance * (total_frames or 0)
+    if frames <= allowed:
+        return None
+    worst = max(decoder, key=lambda e: e.frames)
+    return (
+        f"decoder-side drops: {frames} frames in {len(decoder)} episode(s) (tolerance "
+        f"{tolerance:.2%} of {int(total_frames or 0)} frames = {allowed:.0f}); largest "
+        f"{worst.frames} at t={worst.t_s:.2f}s with {worst.buffer_s} s buffered, evidence: "
+        f"{worst.evidence}"
+    )
+
+
+def where_cpu_went(cpu_lines: list[dict], t_s: float) -> dict[str, Any]:
+    """Where the CPU went around t_s: each component's CPU rate (CPU s per s) between the two
+    once-a-second component samples around it, and each CPU's busy fraction in the 250 ms
+    interval holding t_s (`python -m metrics drops TRIAL` prints it for every episode)."""
+    with_components = [
+        ln
+        for ln in cpu_lines
+        if isinstance(ln.get("components_cpu_s"), dict) and _num(ln.get("t_ns")) is not None
+    ]
+    out: dict[str, Any] = {"t_s": t_s, "components_cpu_per_s": {}, "cpu_busy": None}
+    before = [ln for ln in with_components if ln["t_ns"] / NS_PER_S <= t_s]
+    after = [ln for ln in with_components if ln["t_ns"] / NS_PER_S > t_s]
+    if before and after:
+        first, last = before[-1], after[0]
+        span = (last["t_ns"] - first["t_ns"]) / NS_PER_S
+        out["window_s"] = [round(first["t_ns"] / NS_PER_S, 2), round(last["t_ns"] / NS_PER_S, 2)]
+        out["components_cpu_per_s"] = {
+            name: round((value - first["components_cpu_s"].get(name, 0.0)) / span, 3)
+            for name, value in sorted(last["components_cpu_s"].items())
+            if span > 0
+        }
+        if isinstance(first.get("groups_cpu_s"), dict) and isinstance(
+            last.get("groups_cpu_s"), dict
+        ):
+            out["groups_cpu_per_s"] = {
+                name: round((value - first["groups_cpu_s"].get(name, 0.0)) / span, 3)
+                for name, value in last["groups_cpu_s"].items()
+                if span > 0
+            }
+    for begin, end, line in _cpu_intervals(cpu_lines):
+        if begin < t_s <= end:
+            out["cpu_busy"] = line.get("cpu_busy")
+            out["loadavg"] = line.get("loadavg")
+    return out
+
+
+def control_distribution(summary_rows: list[dict]) -> dict[str, Any]:
+    """The distribution the tolerance comes from: decoder-side dropped frames per finished
+    `control` session (summary.csv rows), with stalls and the load average beside them.
+    `p95` is the nearest-rank 95th percentile (the 19th of 20 sorted values)."""
+    rows = [
+        r
+        for r in summary_rows
+        if r.get("scenario") == "control" and r.get("status") == "ok" and r.get("player") != "none"
+    ]
+    decoder = sorted(int(_num(r.get("dropped_frames_decoder")) or 0) for r in rows)
+    fractions = sorted(
+        (_num(r.get("dropped_frames_decoder")) or 0) / (_num(r.get("total_frames")) or 1)
+        for r in rows
+    )
+    out: dict[str, Any] = {"sessions": len(rows)}
+    if not rows:
+        return out
+    rank = max(1, math.ceil(0.95 * len(decoder)))
+    out["decoder_side_fraction_p95"] = round(fractions[rank - 1], 5)
+    out["decoder_side_fraction_max"] = round(fractions[-1], 5)
+    loads = [_num(r.get("loadavg_1m_max")) for r in rows]
+    known = [x for x in loads if x is not None]
+    out |= {
+        "decoder_side_drops_sorted": decoder,
+        "decoder_side_drops_min": decoder[0],
+        "decoder_side_drops_median": decoder[len(decoder) // 2],
+        "decoder_side_drops_p95": decoder[rank - 1],
+        "decoder_side_drops_max": decoder[-1],
+        "network_attributable_drops": sum(
+            int(_num(r.get("dropped_frames_network")) or 0) for r in rows
+        ),
+        "sessions_with_stalls": sum(1 for r in rows if (_num(r.get("stalls")) or 0) > 0),
+        "stalls": sum(int(_num(r.get("stalls")) or 0) for r in rows),
+        "loadavg_1m_max_range": [min(known), max(known)] if known else None,
+        "total_frames": sum(int(_num(r.get("total_frames")) or 0) for r in rows),
+    }
+    return out
