@@ -12,6 +12,7 @@ Only the user-space transport is simulated: the kernel's MPTCP and TCP have no s
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -39,6 +40,14 @@ def unsupported(specs: list[TrialSpec]) -> list[str]:
     return []
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved(scenario: str, repo: Path, seed: int) -> dict:
+    """Resolved once per scenario and seed (every CC x scheduler cell shares it)."""
+    from testbed.scenario import load_resolved
+
+    return load_resolved(scenario, repo, seed)
+
+
 def _trial_argv(spec: TrialSpec, trial_dir: Path, repo: Path, mpd: Path) -> list[str]:
     return [
         str(repo / MPSIM_BINARY),
@@ -59,13 +68,11 @@ def _trial_argv(spec: TrialSpec, trial_dir: Path, repo: Path, mpd: Path) -> list
     ]
 
 
-def _prepare(spec: TrialSpec, trial_dir: Path, run_dir: Path, repo: Path, mpd: Path) -> list[str]:
-    from testbed.scenario import load_resolved
-
+def _prepare(
+    spec: TrialSpec, trial_dir: Path, run_dir: Path, repo: Path, mpd: Path, commit: str | None
+) -> list[str]:
     (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
-    write_json_atomically(
-        trial_dir / "scenario.json", load_resolved(spec.scenario, repo, spec.seed)
-    )
+    write_json_atomically(trial_dir / "scenario.json", _resolved(spec.scenario, repo, spec.seed))
     write_json_atomically(
         trial_dir / "trial.json",
         {
@@ -74,7 +81,7 @@ def _prepare(spec: TrialSpec, trial_dir: Path, run_dir: Path, repo: Path, mpd: P
             "run": run_dir.name,
             "spec": spec.to_dict(),
             "engine": ENGINE,
-            "env": {"engine": ENGINE, "git_commit": git_commit(repo), "cpus": os.cpu_count()},
+            "env": {"engine": ENGINE, "git_commit": commit, "cpus": os.cpu_count()},
             # Virtual time: every log line's t_ns counts from the simulation's start.
             "clock": {"t0_monotonic_ns": 0, "t0_unix_ns": time.time_ns(), "virtual": True},
         },
@@ -159,6 +166,7 @@ def run_sim_matrix(specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: i
     for d in sorted({s.video_duration_s for s in specs}):
         mpds[d] = Path(prepare(int(d), cache=repo / CONTENT_CACHE)) / "manifest.mpd"
 
+    commit = git_commit(repo)  # once: one git call per trial would cost more than the trial
     progress = matrix.Progress(total=len(specs))
     pending: list[tuple[TrialSpec, Path]] = []
     for spec in specs:
@@ -180,7 +188,9 @@ def run_sim_matrix(specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: i
     while pending or running:
         while pending and len(running) < jobs:
             spec, trial_dir = pending.pop(0)
-            argv_trial = _prepare(spec, trial_dir, run_dir, repo, mpds[spec.video_duration_s])
+            argv_trial = _prepare(
+                spec, trial_dir, run_dir, repo, mpds[spec.video_duration_s], commit
+            )
             proc = subprocess.Popen(
                 argv_trial, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
