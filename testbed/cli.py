@@ -8,6 +8,7 @@ folder, namespace or process exists afterwards.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -253,6 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="emulate: real processes over emulated links in real time; sim: the same matrix "
         "in virtual time (user transport only; docs/SIMULATOR.md), --jobs defaults to every "
         "core (default: emulate)",
+    )
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="run the matrix on both engines (into RUN-emulate and RUN-sim) and compare them: "
+        "per trial, and Kendall's tau-b per matrix (RUN-sim/crossval.json; docs/SIMULATOR.md)",
     )
     parser.add_argument(
         "--dry-run",
@@ -516,19 +523,35 @@ def _main(argv: list[str] | None, repo: Path) -> int:
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
     run_dir = matrix.run_dir_for(args.out, specs, repo)
-    if args.engine == "sim":
+    sim_dir_for_crossval = None
+    if args.cross_validate:
+        if args.executor != "local" or args.engine != "emulate":
+            print("run_trials.sh: --cross-validate runs both engines locally; leave out "
+                  "--engine and --executor", file=sys.stderr)  # fmt: skip
+            return 2
+        sim_dir_for_crossval = run_dir.with_name(run_dir.name + "-sim")
+        run_dir = run_dir.with_name(run_dir.name + "-emulate")
+    if args.engine == "sim" or sim_dir_for_crossval is not None:
         # Simulated trials are single processes: one per core, no CPU isolation plan.
         from testbed import engine_sim
 
         words = argv if argv is not None else sys.argv[1:]
         jobs_given = any(w == "--jobs" or w.startswith("--jobs=") for w in words)
         jobs = args.jobs if jobs_given and args.jobs else cpu_count()
-        if args.dry_run:
-            print(f"{len(specs)} simulated trials into {run_dir}/trials/, {jobs} at a time:")
-            for spec in specs:
-                print(f"  {spec.trial_id()}")
-            return 0
-        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
+        if sim_dir_for_crossval is not None:
+            if not args.dry_run:
+                status = engine_sim.run_sim_matrix(
+                    specs, sim_dir_for_crossval, repo, jobs=jobs, argv=argv
+                )
+                if status == 2:
+                    return 2
+        else:
+            if args.dry_run:
+                print(f"{len(specs)} simulated trials into {run_dir}/trials/, {jobs} at a time:")
+                for spec in specs:
+                    print(f"  {spec.trial_id()}")
+                return 0
+            return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
     try:
         args.jobs = _local_jobs(args, specs)
     except CpuPlanError as exc:
@@ -556,6 +579,13 @@ def _main(argv: list[str] | None, repo: Path) -> int:
             detach=args.detach,
             write_manifest=lambda: matrix.write_run_manifest(run_dir, specs, repo, argv),
         )
-    return matrix.run_matrix(
+    status = matrix.run_matrix(
         specs, run_dir, repo, jobs=args.jobs, timeout_s=args.timeout, argv=argv
     )
+    if sim_dir_for_crossval is not None and status in (0, 1):
+        from testbed import crossval
+
+        figures = crossval.write(run_dir, sim_dir_for_crossval)
+        print(f"cross-validation ({sim_dir_for_crossval / 'crossval.json'}):")
+        print(json.dumps(figures, indent=2))
+    return status
