@@ -24,7 +24,8 @@ from testbed.env import git_commit
 from testbed.spec import TrialSpec
 from testbed.trial import write_json_atomically
 
-MPSIM_BINARY = Path("transport/target/release/mpsim")
+# TESTBED_MPSIM: another mpsim build (e.g. a second target dir while this one is in use).
+MPSIM_BINARY = Path(os.environ.get("TESTBED_MPSIM", "transport/target/release/mpsim"))
 CONTENT_CACHE = Path("cache/content")
 ENGINE = "sim"
 
@@ -65,6 +66,8 @@ def _trial_argv(spec: TrialSpec, trial_dir: Path, repo: Path, mpd: Path) -> list
         str(spec.video_duration_s),
         "--player-out",
         str(trial_dir / "player.jsonl"),
+        "--transport-log-dir",
+        str(trial_dir),
     ]
 
 
@@ -90,8 +93,9 @@ def _prepare(
 
 
 def _write_transport_logs(trial_dir: Path, spec: TrialSpec, sim: dict) -> None:
-    """emulator.jsonl (`link_totals`) and transport-*.jsonl (final `subflow` lines) in the
-    emulated trials' formats (docs/CONTRACTS.md 5.1, 5.2), from mpsim's counters."""
+    """emulator.jsonl (`start`, `link_totals`) in the emulated trials' format
+    (docs/CONTRACTS.md 5.1), from mpsim's link counters. mpsim itself writes
+    transport-*.jsonl (`--transport-log-dir`)."""
     if not sim:
         return
     t_ns = int(float(sim.get("virtual_s") or 0) * 1e9)
@@ -102,14 +106,6 @@ def _write_transport_logs(trial_dir: Path, spec: TrialSpec, sim: dict) -> None:
             lines.append({"t_ns": t_ns, "src": "emulator", "event": "link_totals", "path": path,
                           "dir": direction, **counters})  # fmt: skip
     (trial_dir / "emulator.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    for side in ("server", "client"):
-        subflows = sim.get(f"{side}_paths") or {}
-        out = [{"t_ns": t_ns, "src": f"mpproxy-{side}", "event": "subflow", "conn": 0,
-                "path": path, **{k: v for k, v in c.items() if k.endswith("_total")}}
-               for path, c in subflows.items()]  # fmt: skip
-        (trial_dir / f"transport-{side}.jsonl").write_text(
-            "".join(json.dumps(x) + "\n" for x in out)
-        )
 
 
 def _finish(spec: TrialSpec, trial_dir: Path, proc: subprocess.Popen, wall_s: float) -> dict:

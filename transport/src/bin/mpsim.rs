@@ -81,6 +81,10 @@ struct Cli {
     player_mpd: Option<std::path::PathBuf>,
     #[arg(long = "player-out")]
     player_out: Option<std::path::PathBuf>,
+    /// With --player-mpd: write transport-server.jsonl and transport-client.jsonl here (the
+    /// final `subflow` and `conn` lines of each side, as mpproxy writes them).
+    #[arg(long = "transport-log-dir")]
+    transport_log_dir: Option<std::path::PathBuf>,
     /// Seconds of video to play (at most the MPD's duration).
     #[arg(long = "video-duration", default_value_t = 60.0)]
     video_duration_s: f64,
@@ -432,7 +436,17 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
     };
     let events = run_player(pair, &ladder, &spec);
     let mut text = String::new();
-    for mut e in events.iter().cloned() {
+    // The per-trial summary is computed by metrics from the events; the log's last line is
+    // `end` (docs/schemas/player.v1.schema.json), the summary goes to stdout only.
+    let mut lines: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] != "summary")
+        .cloned()
+        .collect();
+    if let Some(s) = events.last() {
+        lines.push(serde_json::json!({"t_ns": s["t_ns"], "event": "end", "reason": s["reason"]}));
+    }
+    for mut e in lines {
         if let Some(o) = e.as_object_mut() {
             o.insert("src".into(), serde_json::json!("player-sim"));
         }
@@ -444,6 +458,27 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
     {
         eprintln!("mpsim: --player-out {}: {e}", out.display());
         return ExitCode::from(2);
+    }
+    if let Some(dir) = cli.transport_log_dir.as_deref() {
+        use mptransport::runtime::stats::StatsLog;
+        let now_ns = pair.now.as_nanos();
+        let sides = [("server", "mpproxy-server"), ("client", "mpproxy-client")];
+        for (side, src) in sides {
+            let path = dir.join(format!("transport-{side}.jsonl"));
+            let conn = if side == "server" { pair.server.as_ref() } else { Some(&pair.client) };
+            match StatsLog::open(Some(&path), src, 0) {
+                Ok(mut log) => {
+                    if let Some(c) = conn {
+                        log.snapshot(now_ns, 1, c);
+                    }
+                    log.flush();
+                }
+                Err(e) => {
+                    eprintln!("mpsim: --transport-log-dir {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
     }
     let summary = events.last().cloned().unwrap_or_default();
     let stats = |s: &mptransport::connection::Connection| {

@@ -253,7 +253,7 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
     );
     ev.push(
         json!({"t_ns": 0, "event": "representations", "duration_s": content_s,
-        "reps": ladder.reps.iter().map(|r| json!({"rep_id": r.id, "bitrate_bps": r.bitrate_bps,
+        "reps": ladder.reps.iter().map(|r| json!({"rep_id": r.id, "bitrate_bps": r.bitrate_bps as u64,
             "width": r.width, "height": r.height})).collect::<Vec<_>>()}),
     );
 
@@ -318,7 +318,7 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
                 switches += 1;
                 let to = &ladder.reps[r];
                 ev.push(json!({"t_ns": now_ns(pair), "event": "quality_switch",
-                    "from_rep": ladder.reps[from].id, "to_rep": to.id, "bitrate_bps": to.bitrate_bps,
+                    "from_rep": ladder.reps[from].id, "to_rep": to.id, "bitrate_bps": to.bitrate_bps as u64,
                     "width": to.width, "height": to.height, "media_time_s": current_played}));
             }
             last_shown_rep = Some(r);
@@ -330,7 +330,7 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
                 json!({"t_ns": now_ns(pair), "event": "sample", "media_time_s": current_played,
                 "buffer_s": (buffered_to_s - current_played).max(0.0), "dropped_frames": 0,
                 "total_frames": total_frames, "rep_id": ladder.reps[r].id,
-                "bitrate_bps": ladder.reps[r].bitrate_bps, "width": ladder.reps[r].width,
+                "bitrate_bps": ladder.reps[r].bitrate_bps as u64, "width": ladder.reps[r].width,
                 "height": ladder.reps[r].height, "playing": playing_since.is_some()}),
             );
             next_sample = now + SAMPLE_EVERY;
