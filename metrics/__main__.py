@@ -12,7 +12,8 @@ from metrics.read import LogFormatError, is_trial_dir, read_trial
 EXIT_BAD_INPUT = 2
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """One sub-command per job; each names its input folder or file."""
     parser = argparse.ArgumentParser(
         prog="python -m metrics", description="Tidy tables, summary.csv and report.html."
     )
@@ -45,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         help="decoder-side drops over a run's control sessions (the tolerance's source)",
     )
     tolerance.add_argument("run_dir", type=Path)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     if args.command == "report":
         from metrics.report import NotARunError, build

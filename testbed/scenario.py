@@ -541,6 +541,50 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
     shown = _display_path(file, repo)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
         raise ScenarioError(shown, [f"seed = {seed!r}: must be an integer in [0, 2^64 - 1]"])
+    doc = _read_toml(file, shown)
+    problems = structure_problems(doc, _load_schema(repo))
+    if problems:
+        raise ScenarioError(shown, problems)
+
+    duration_s = float(doc["duration_s"])
+    scenario_dir = file.resolve().parent
+    trace_root = scenario_dir / doc["traces"] if "traces" in doc else scenario_dir
+    path_names = list(doc["paths"])
+    bottleneck_docs = doc.get("bottlenecks", {})
+    groups = _link_groups(doc)
+    problems = _merged_link_problems(groups, duration_s)
+    if problems:
+        raise ScenarioError(shown, _unique(problems))
+    resolved, mean_rates, problems = _resolve_links(groups, trace_root)
+    if problems:
+        raise ScenarioError(shown, _unique(problems))
+    _add_queues_and_schedules(groups, resolved, mean_rates, bottleneck_docs, duration_s, seed)
+
+    result: dict[str, Any] = {
+        "schema": 1,
+        "name": doc.get("name", file.stem),
+        "source": shown,
+        "duration_s": duration_s,
+        "paths": {p: {d: resolved[("paths", p)][d] for d in DIRECTIONS} for p in path_names},
+    }
+    if bottleneck_docs:
+        result["bottlenecks"] = {
+            name: {"paths": list(b_doc.get("paths", [])), **resolved[("bottlenecks", name)]}
+            for name, b_doc in bottleneck_docs.items()
+        }
+    if "cross_traffic" in doc:
+        result["cross_traffic"] = [
+            _resolve_cross_traffic(item, duration_s) for item in doc["cross_traffic"]
+        ]
+    validate_with_emulator(result, shown, repo, _written_at(groups))
+    return result
+
+
+_LinkGroups = dict[tuple[str, str], dict[str, dict[str, _Field]]]
+
+
+def _read_toml(file: Path, shown: str) -> dict:
+    """The file as a TOML document; unreadable, non-UTF-8 or invalid TOML is a ScenarioError."""
     try:
         with open(file, "rb") as f:
             raw = f.read()
@@ -560,30 +604,27 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
             ],
         ) from None
     try:
-        doc = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(shown, [f"not valid TOML: {exc}"]) from None
 
-    problems = structure_problems(doc, _load_schema(repo))
-    if problems:
-        raise ScenarioError(shown, problems)
 
-    duration_s = float(doc["duration_s"])
-    scenario_dir = file.resolve().parent
-    trace_root = scenario_dir / doc["traces"] if "traces" in doc else scenario_dir
-    path_names = list(doc["paths"])
-    # Links to resolve: (table, name) -> direction -> merged fields. A bottleneck has only
-    # the directions it lists (default both).
-    groups: dict[tuple[str, str], dict[str, dict[str, _Field]]] = {}
-    for name in path_names:
+def _link_groups(doc: dict) -> _LinkGroups:
+    """Links to resolve: (table, name) -> direction -> merged fields. A bottleneck has only
+    the directions it lists (default both)."""
+    groups: _LinkGroups = {}
+    for name in doc["paths"]:
         groups[("paths", name)] = _merge_directions(doc["paths"][name], name)
-    bottleneck_docs = doc.get("bottlenecks", {})
-    for name, b_doc in bottleneck_docs.items():
+    for name, b_doc in doc.get("bottlenecks", {}).items():
         merged = _merge_directions(b_doc, name, "bottlenecks")
         wanted = b_doc.get("directions", list(DIRECTIONS))
         groups[("bottlenecks", name)] = {d: merged[d] for d in DIRECTIONS if d in wanted}
+    return groups
 
-    # Required after merging, and the checks of the schedules as written.
+
+def _merged_link_problems(groups: _LinkGroups, duration_s: float) -> list[str]:
+    """Fields required after merging, and the checks of the schedules as written."""
+    problems: list[str] = []
     for (table, name), by_direction in groups.items():
         for direction, link in by_direction.items():
             base = [table, name, direction]
@@ -596,9 +637,15 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
             if "schedule" in link:
                 origin = link["schedule"].origin + ["schedule"]
                 problems.extend(_check_schedule(link["schedule"].value, origin, link, duration_s))
-    if problems:
-        raise ScenarioError(shown, _unique(problems))
+    return problems
 
+
+def _resolve_links(
+    groups: _LinkGroups, trace_root: Path
+) -> tuple[dict[tuple[str, str], dict[str, dict]], dict[tuple[str, str, str], float | None], list]:
+    """Each link's rate (trace resolved), delay, jitter and loss; the mean rates (for the
+    default queues); and the problems found."""
+    problems: list[str] = []
     resolved: dict[tuple[str, str], dict[str, dict]] = {}
     mean_rates: dict[tuple[str, str, str], float | None] = {}
     for (table, name), by_direction in groups.items():
@@ -617,8 +664,18 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
                 "jitter_ms": float(link["jitter_ms"].value) if "jitter_ms" in link else 0.0,
                 "loss": _resolve_loss(link["loss"].value if "loss" in link else {"model": "none"}),
             }
-    if problems:
-        raise ScenarioError(shown, _unique(problems))
+    return resolved, mean_rates, problems
+
+
+def _add_queues_and_schedules(
+    groups: _LinkGroups,
+    resolved: dict[tuple[str, str], dict[str, dict]],
+    mean_rates: dict[tuple[str, str, str], float | None],
+    bottleneck_docs: dict,
+    duration_s: float,
+    seed: int,
+) -> None:
+    """Each resolved link's queue (given, or one BDP by default) and expanded schedule."""
 
     def path_rtt_ms(name: str) -> float:
         links = resolved.get(("paths", name), {})
@@ -649,25 +706,6 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
             # Paths keep their old noise label ("wifi/down"), so their noise is unchanged.
             label = f"{name}/{direction}" if table == "paths" else f"{table}/{name}/{direction}"
             out["schedule"] = _expand_schedule(events, initial, duration_s, seed, label)
-
-    result: dict[str, Any] = {
-        "schema": 1,
-        "name": doc.get("name", file.stem),
-        "source": shown,
-        "duration_s": duration_s,
-        "paths": {p: {d: resolved[("paths", p)][d] for d in DIRECTIONS} for p in path_names},
-    }
-    if bottleneck_docs:
-        result["bottlenecks"] = {
-            name: {"paths": list(b_doc.get("paths", [])), **resolved[("bottlenecks", name)]}
-            for name, b_doc in bottleneck_docs.items()
-        }
-    if "cross_traffic" in doc:
-        result["cross_traffic"] = [
-            _resolve_cross_traffic(item, duration_s) for item in doc["cross_traffic"]
-        ]
-    validate_with_emulator(result, shown, repo, _written_at(groups))
-    return result
 
 
 def _written_at(

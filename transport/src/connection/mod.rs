@@ -516,9 +516,13 @@ impl Connection {
         self.next_fresh - self.send_base
     }
 
+    /// Stats of every subflow that has a name: a server-side placeholder for a subflow id
+    /// whose HELLO has not arrived (ids may arrive out of order) is left out, since it has
+    /// carried nothing and would show up as a path "?" in the logs.
     pub fn subflow_stats(&self) -> Vec<SubflowStats> {
         self.subflows
             .iter()
+            .filter(|s| s.state != SubflowState::AwaitingHello)
             .map(|s| SubflowStats {
                 id: s.id,
                 name: s.name.clone(),

@@ -50,11 +50,7 @@ mod tests {
     use crate::units::SubflowId;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
-        let mut s = build(&SchedConfig::default()).unwrap();
-        match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
-            Selection::Send { path, .. } => Some(path.0),
-            _ => None,
-        }
+        crate::sched::test_pick("lpc", paths, kind)
     }
 
     #[test]

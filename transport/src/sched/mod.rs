@@ -479,6 +479,17 @@ pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Opti
         .min_by_key(|p| (p.srtt, p.id))
 }
 
+/// Test helper: the path a freshly built scheduler (by registry name, default options)
+/// sends on for this snapshot, or None if it sends nothing.
+#[cfg(test)]
+pub fn test_pick(name: &str, paths: &[PathView], kind: SendKind) -> Option<u8> {
+    let mut s = build(name, &SchedConfig::default()).unwrap();
+    match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+        Selection::Send { path, .. } => Some(path.0),
+        _ => None,
+    }
+}
+
 /// Test helper: a plain established path view.
 pub fn test_path(id: u8, srtt_ms: u64, cwnd_pkts: u64, inflight_pkts: u64) -> PathView {
     let mss = 1448;
