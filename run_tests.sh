@@ -13,15 +13,14 @@ pytest_args=()
 [[ "${1:-}" == "--quick" ]] && pytest_args+=(-m "not slow")
 status=0
 run() { echo "== $*"; "$@" || status=1; }
-for crate in emulator transport; do
-  if [[ -f $crate/Cargo.toml ]]; then
-    run bash -c "cd $crate && cargo clippy --release --locked -q --all-targets -- -D warnings"
-    run bash -c "cd $crate && cargo test --release --locked -q"
-  elif [[ "${CI:-}" == true ]]; then
-    echo "== $crate/Cargo.toml is missing: under CI every crate must build" >&2
-    status=1
-  fi
-done
+# One Cargo workspace (Cargo.toml at the root: emulator/ and transport/).
+if [[ -f Cargo.toml ]]; then
+  run cargo clippy --release --locked -q --workspace --all-targets -- -D warnings
+  run cargo test --release --locked -q --workspace
+elif [[ "${CI:-}" == true ]]; then
+  echo "== Cargo.toml is missing: under CI every crate must build" >&2
+  status=1
+fi
 run .venv/bin/ruff check .
 run .venv/bin/ruff format --check .
 if [[ -f player/package.json ]]; then

@@ -107,6 +107,8 @@ def build(run_dir: Path) -> Path:
     ranking_support(agg).to_csv(run_dir / RANKING_CSV, index=False)
     write_tables(run_dir / TABLES_DIR, tables)
     page = render_html(run_dir, environments, summary, agg, tables, manifest)
+    if isinstance(manifest, dict) and manifest.get("engine") == "sim":
+        page = mark_simulated(page)
     report = run_dir / REPORT_HTML
     partial = report.with_name(REPORT_HTML + ".partial")
     partial.write_text(page, encoding="utf-8")
@@ -537,6 +539,22 @@ def _table(df: pd.DataFrame) -> str:
     formatted = df.astype(object).map(lambda v: _number(v) if isinstance(v, float) else v)
     table = formatted.to_html(index=False, escape=True, na_rep="", border=0)
     return f'<div class="wide">{table}</div>'
+
+
+SIMULATED_NOTE = (
+    "simulated: virtual time, the user-space transport over the emulator's link model and a "
+    "DASH player model (run_trials.sh --engine sim, docs/SIMULATOR.md)"
+)
+
+
+def mark_simulated(page: str) -> str:
+    """A run of `--engine sim`: say so in the title, at the top and above every figure."""
+    page = page.replace(
+        "MPTCP video testbed report</title>", "MPTCP video testbed report (simulated)</title>", 1
+    )
+    page = page.replace("<h1>Run ", "<h1>Simulated run ", 1)
+    page = page.replace("</h1>", f"</h1><p><strong>{_e(SIMULATED_NOTE)}</strong></p>", 1)
+    return page.replace("<p><img ", f"<p><em>{_e(SIMULATED_NOTE)}</em><br><img ")
 
 
 def _image(figure: Any, alt: str) -> str:

@@ -80,19 +80,18 @@ if [[ -f player/package-lock.json ]]; then
   fi
 fi
 
-# 4. Rust binaries. cargo is incremental; the line is printed only when a source file is
-# newer than the last successful build (or there was none).
-for crate in emulator transport; do
-  [[ -f $crate/Cargo.toml ]] || continue
-  stamp="$stamps/cargo-$crate"
-  # The stamp lists the binaries the last build made: all must still exist.
-  if [[ -s $stamp && -z $(find "$crate" -path "$crate/target" -prune -o -type f -newer "$stamp" -print -quit) ]] &&
-    xargs -a "$stamp" ls >/dev/null 2>&1; then
-    continue
-  fi
-  [[ -d $crate/target/release ]] && how_long="10 s-2 min (incremental)" || how_long="2-7 min the first time"
-  cargo_build() { (cd "$1" && cargo build --release --locked); }
-  step "cargo-$crate" "building $crate/ (Rust, release)" "$how_long" cargo_build "$crate"
-  find "$crate/target/release" -maxdepth 1 -type f -executable >"$stamp"
-done
+# 4. Rust binaries: one Cargo workspace (Cargo.toml at the root; emulator/target and
+# transport/target are symlinks to target/). cargo is incremental; the line is printed only
+# when a source file is newer than the last successful build (or there was none).
+stamp="$stamps/cargo-workspace"
+# The stamp lists the binaries the last build made: all must still exist.
+if [[ -s $stamp && -z $(find Cargo.toml Cargo.lock emulator transport -path "*/target" -prune -o -type f -newer "$stamp" -print -quit) ]] &&
+  xargs -a "$stamp" ls >/dev/null 2>&1; then
+  :
+else
+  [[ -d target/release ]] && how_long="10 s-2 min (incremental)" || how_long="2-7 min the first time"
+  cargo_build() { cargo build --release --locked --workspace; }
+  step "cargo-workspace" "building the Rust workspace (emulator/, transport/; release)" "$how_long" cargo_build
+  find target/release -maxdepth 1 -type f -executable >"$stamp"
+fi
 [[ $quiet == 1 ]] || echo "setup: ready" >&2

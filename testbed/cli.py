@@ -8,6 +8,7 @@ folder, namespace or process exists afterwards.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -292,6 +293,20 @@ def build_parser() -> argparse.ArgumentParser:
         "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
     )
     parser.add_argument(
+        "--engine",
+        choices=("emulate", "sim"),
+        default="emulate",
+        help="emulate: real processes over emulated links in real time; sim: the same matrix "
+        "in virtual time (user transport only; docs/SIMULATOR.md), --jobs defaults to every "
+        "core (default: emulate)",
+    )
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="run the matrix on both engines (into RUN-emulate and RUN-sim) and compare them: "
+        "per trial, and Kendall's tau-b per matrix (RUN-sim/crossval.json; docs/SIMULATOR.md)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the trials the options expand to, and where they would go; run nothing",
@@ -527,6 +542,57 @@ def main(argv: list[str] | None = None, repo: Path = REPO) -> int:
         return 130
 
 
+def _run_interactive(
+    args: argparse.Namespace, specs: list[TrialSpec], run_dir: Path, repo: Path
+) -> int:
+    """`--interactive`: one cell, played by a person through the emulated paths."""
+    if len(specs) != 1 or specs[0].player is None:
+        print(f"run_trials.sh --interactive: needs exactly one cell with a player; the "
+              f"options give {len(specs)}: {', '.join(s.trial_id() for s in specs[:4])}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if os.geteuid() != 0:
+        print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
+        return 2
+    from testbed.interactive import run_interactive
+
+    spec = specs[0]
+    return run_interactive(spec, run_dir / "trials" / spec.trial_id(), repo,
+                           args.interactive_port)  # fmt: skip
+
+
+def _run_sim(
+    args: argparse.Namespace,
+    specs: list[TrialSpec],
+    run_dir: Path,
+    sim_dir_for_crossval: Path | None,
+    repo: Path,
+    argv: list[str] | None,
+) -> int | None:
+    """`--engine sim` (returns its status), or the simulated half of `--cross-validate`
+    (returns None: the emulated half follows)."""
+    # Simulated trials are single processes: one per core, no CPU isolation plan.
+    from testbed import engine_sim
+
+    words = argv if argv is not None else sys.argv[1:]
+    jobs_given = any(w == "--jobs" or w.startswith("--jobs=") for w in words)
+    jobs = args.jobs if jobs_given and args.jobs else cpu_count()
+    if sim_dir_for_crossval is not None:
+        if not args.dry_run:
+            status = engine_sim.run_sim_matrix(
+                specs, sim_dir_for_crossval, repo, jobs=jobs, argv=argv
+            )
+            if status == 2:
+                return 2
+        return None
+    if args.dry_run:
+        print(f"{len(specs)} simulated trials into {run_dir}/trials/, {jobs} at a time:")
+        for spec in specs:
+            print(f"  {spec.trial_id()}")
+        return 0
+    return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
+
+
 def _main(argv: list[str] | None, repo: Path) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -569,19 +635,19 @@ def _main(argv: list[str] | None, repo: Path) -> int:
         return 2
     run_dir = matrix.run_dir_for(args.out, specs, repo)
     if args.interactive:
-        if len(specs) != 1 or specs[0].player is None:
-            print(f"run_trials.sh --interactive: needs exactly one cell with a player; the "
-                  f"options give {len(specs)}: {', '.join(s.trial_id() for s in specs[:4])}",
-                  file=sys.stderr)  # fmt: skip
+        return _run_interactive(args, specs, run_dir, repo)
+    sim_dir_for_crossval = None
+    if args.cross_validate:
+        if args.executor != "local" or args.engine != "emulate":
+            print("run_trials.sh: --cross-validate runs both engines locally; leave out "
+                  "--engine and --executor", file=sys.stderr)  # fmt: skip
             return 2
-        if os.geteuid() != 0:
-            print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
-            return 2
-        from testbed.interactive import run_interactive
-
-        spec = specs[0]
-        return run_interactive(spec, run_dir / "trials" / spec.trial_id(), repo,
-                               args.interactive_port)  # fmt: skip
+        sim_dir_for_crossval = run_dir.with_name(run_dir.name + "-sim")
+        run_dir = run_dir.with_name(run_dir.name + "-emulate")
+    if args.engine == "sim" or sim_dir_for_crossval is not None:
+        status = _run_sim(args, specs, run_dir, sim_dir_for_crossval, repo, argv)
+        if status is not None:
+            return status
     try:
         args.jobs = _local_jobs(args, specs)
     except CpuPlanError as exc:
@@ -609,6 +675,13 @@ def _main(argv: list[str] | None, repo: Path) -> int:
             detach=args.detach,
             write_manifest=lambda: matrix.write_run_manifest(run_dir, specs, repo, argv),
         )
-    return matrix.run_matrix(
+    status = matrix.run_matrix(
         specs, run_dir, repo, jobs=args.jobs, timeout_s=args.timeout, argv=argv
     )
+    if sim_dir_for_crossval is not None and status in (0, 1):
+        from testbed import crossval
+
+        figures = crossval.write(run_dir, sim_dir_for_crossval)
+        print(f"cross-validation ({sim_dir_for_crossval / 'crossval.json'}):")
+        print(json.dumps(figures, indent=2))
+    return status

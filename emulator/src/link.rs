@@ -432,6 +432,15 @@ impl Link {
     pub fn params(&self) -> Params {
         self.params
     }
+
+    /// Overrides the schedulable values from `now` on, as a schedule step would
+    /// (the simulator uses it to cut a path mid-run). Rate and loss change only
+    /// if the link's models can change them (see `Params`).
+    pub fn set_params(&mut self, params: Params) {
+        self.params = params;
+        let now_ns = self.now_ns;
+        self.apply_schedule(now_ns);
+    }
 }
 
 #[cfg(test)]

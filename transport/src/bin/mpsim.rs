@@ -7,6 +7,14 @@
 //! until --bytes; prints per-write delivery delays), `--break-path lte:5` (total outage of
 //! that path from 5 s on).
 //!
+//! `--scenario NAME_OR_RESOLVED_JSON` takes the paths from a scenario instead of `--path`: a
+//! resolved scenario file (docs/CONTRACTS.md section 4), or a scenario name/TOML file, which is
+//! resolved with `python -m testbed.scenario resolve NAME --seed SEED` first (so noise is
+//! expanded with the same seed as an emulated trial). Every link is linkemu's own model, seeded
+//! as linkemu seeds it for `--seed`; schedules, outages, traces, jitter and Gilbert-Elliott
+//! loss apply. The output then also has per-link counters (`links`), including the random
+//! drops expected from the loss probability in force at each arrival.
+//!
 //! A path is name:rate_mbit_s:one_way_delay_ms:loss[:queue_bytes] (same both directions;
 //! queue default one BDP of the round trip). Prints one JSON object: goodput, virtual and
 //! wall duration, SHA-256 check, clean close, per-path bytes. Exit 0 if byte-exact and clean,
@@ -34,8 +42,15 @@ struct Cli {
     #[arg(long, default_value = "lrf")]
     sched: String,
     /// name:rate_mbit_s:delay_ms:loss[:queue_bytes], repeatable.
-    #[arg(long = "path", required = true)]
+    #[arg(
+        long = "path",
+        required_unless_present = "scenario",
+        conflicts_with = "scenario"
+    )]
     paths: Vec<String>,
+    /// A scenario name (netem-scenarios/NAME.toml), TOML file, or resolved JSON file.
+    #[arg(long, conflicts_with = "break_path")]
+    scenario: Option<String>,
     /// Server -> client bytes.
     #[arg(long, default_value_t = 20_000_000)]
     bytes: u64,
@@ -60,6 +75,19 @@ struct Cli {
     /// Receive window each side offers, bytes (default the connection's, 16 MiB).
     #[arg(long = "recv-window-bytes")]
     recv_window_bytes: Option<u64>,
+    /// DASH player model: play this MPD (its segment files beside it) over the simulated
+    /// connection instead of a bulk transfer; writes player.jsonl lines to --player-out.
+    #[arg(long = "player-mpd")]
+    player_mpd: Option<std::path::PathBuf>,
+    #[arg(long = "player-out")]
+    player_out: Option<std::path::PathBuf>,
+    /// With --player-mpd: write transport-server.jsonl and transport-client.jsonl here (the
+    /// final `subflow` and `conn` lines of each side, as mpproxy writes them).
+    #[arg(long = "transport-log-dir")]
+    transport_log_dir: Option<std::path::PathBuf>,
+    /// Seconds of video to play (at most the MPD's duration).
+    #[arg(long = "video-duration", default_value_t = 60.0)]
+    video_duration_s: f64,
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
     #[arg(long = "break-path")]
     break_path: Option<String>,
@@ -107,8 +135,59 @@ fn parse_break(s: &str, paths: &[SimPath]) -> Result<(usize, Duration), String> 
     Ok((idx, Duration::from_secs_f64(at)))
 }
 
+/// The repository root (the parent of this crate), where `testbed/` and `.venv/` live.
+fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default()
+}
+
+/// Loads a resolved scenario, resolving a name or TOML file with the testbed first.
+fn load_scenario(arg: &str, seed: u64) -> Result<linkemu::scenario::Scenario, String> {
+    if arg.ends_with(".json") {
+        return linkemu::scenario::load(std::path::Path::new(arg)).map_err(|e| e.to_string());
+    }
+    let root = repo_root();
+    let venv = root.join(".venv/bin/python");
+    let python = if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    };
+    let out = std::process::Command::new(&python)
+        .args([
+            "-m",
+            "testbed.scenario",
+            "resolve",
+            arg,
+            "--seed",
+            &seed.to_string(),
+        ])
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("--scenario {arg}: cannot run {}: {e}", python.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "--scenario {arg}: resolving failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    linkemu::scenario::parse(&text, &format!("{arg} (resolved, seed {seed})"))
+        .map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let scenario = match cli.scenario.as_deref().map(|s| load_scenario(s, cli.seed)) {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let paths: Result<Vec<_>, _> = cli.paths.iter().map(|p| parse_path(p)).collect();
     let paths = match paths {
         Ok(p) => p,
@@ -162,7 +241,24 @@ fn main() -> ExitCode {
         }
     };
     let wall = WallInstant::now();
-    let mut pair = Pair::new(cfg.clone(), cfg, &paths, cli.seed);
+    let mut pair = match &scenario {
+        None => Pair::new(cfg.clone(), cfg, &paths, cli.seed),
+        Some(s) => match Pair::from_scenario(cfg.clone(), cfg, s, cli.seed) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("mpsim: --scenario: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    if let Some(mpd) = cli.player_mpd.as_deref() {
+        return play(
+            &mut pair,
+            mpd,
+            &cli,
+            scenario.as_ref().map(|s| s.name.clone()),
+        );
+    }
     let mut trace_error: Option<std::io::Error> = None;
     let mut broken = false;
     let mut hook = |p: &mut Pair| {
@@ -276,7 +372,32 @@ fn main() -> ExitCode {
         }
         (None, None) => unreachable!("one mode runs"),
     };
+    let path_names: Vec<String> = match &scenario {
+        Some(s) => s.paths.keys().cloned().collect(),
+        None => paths.iter().map(|p| p.name.clone()).collect(),
+    };
+    let links: serde_json::Map<String, serde_json::Value> = path_names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let dir = |down: bool| {
+                let c = pair.link_counters(i, down);
+                serde_json::json!({
+                    "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
+                    "drops_random": c.drops_random, "drops_queue": c.drops_queue,
+                    "drops_outage": c.drops_outage,
+                    "expected_random_drops": (c.expected_random_drops * 10.0).round() / 10.0,
+                })
+            };
+            (
+                name.clone(),
+                serde_json::json!({"up": dir(false), "down": dir(true)}),
+            )
+        })
+        .collect();
     let extra = serde_json::json!({
+        "scenario": scenario.as_ref().map(|s| s.name.clone()),
+        "links": links,
         "cc": cli.cc, "sched": cli.sched, "bytes": cli.bytes, "seed": cli.seed,
         "wall_s": wall.elapsed().as_secs_f64(),
         "sched_trace_lines": trace.as_ref().map(|w| w.lines_written),
@@ -292,6 +413,129 @@ fn main() -> ExitCode {
     }
     println!("{out}");
     if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `--player-mpd`: the DASH player model; prints its summary line plus per-path bytes.
+fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<String>) -> ExitCode {
+    use mptransport::sim::player::{Ladder, PlayerSpec, run_player};
+    let ladder = match Ladder::load(mpd) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mpsim: --player-mpd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let wall = WallInstant::now();
+    let spec = PlayerSpec {
+        video_duration_s: cli.video_duration_s,
+        timeout: Duration::from_secs_f64(cli.video_duration_s * 3.0 + 60.0),
+    };
+    let events = run_player(pair, &ladder, &spec);
+    let mut text = String::new();
+    // The per-trial summary is computed by metrics from the events; the log's last line is
+    // `end` (docs/schemas/player.v1.schema.json), the summary goes to stdout only.
+    let mut lines: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] != "summary")
+        .cloned()
+        .collect();
+    if let Some(s) = events.last() {
+        lines.push(serde_json::json!({"t_ns": s["t_ns"], "event": "end", "reason": s["reason"]}));
+    }
+    for mut e in lines {
+        if let Some(o) = e.as_object_mut() {
+            o.insert("src".into(), serde_json::json!("player-sim"));
+        }
+        text.push_str(&e.to_string());
+        text.push('\n');
+    }
+    if let Some(out) = cli.player_out.as_deref()
+        && let Err(e) = std::fs::write(out, text)
+    {
+        eprintln!("mpsim: --player-out {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    if let Some(dir) = cli.transport_log_dir.as_deref() {
+        use mptransport::runtime::stats::StatsLog;
+        let now_ns = pair.now.as_nanos();
+        let sides = [("server", "mpproxy-server"), ("client", "mpproxy-client")];
+        for (side, src) in sides {
+            let path = dir.join(format!("transport-{side}.jsonl"));
+            let conn = if side == "server" { pair.server.as_ref() } else { Some(&pair.client) };
+            match StatsLog::open(Some(&path), src, 0) {
+                Ok(mut log) => {
+                    if let Some(c) = conn {
+                        log.snapshot(now_ns, 1, c);
+                    }
+                    log.flush();
+                }
+                Err(e) => {
+                    eprintln!("mpsim: --transport-log-dir {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    let summary = events.last().cloned().unwrap_or_default();
+    let stats = |s: &mptransport::connection::Connection| {
+        s.subflow_stats()
+            .iter()
+            .map(|x| {
+                let c = &x.counters;
+                let v = serde_json::json!({"data_bytes_sent": c.data_bytes_sent_total,
+                    "bytes_retrans": c.bytes_retrans_total, "pkts_lost": c.pkts_lost_total,
+                    "bytes_sent_total": c.bytes_sent_total, "bytes_acked_total": c.bytes_acked_total,
+                    "bytes_retrans_total": c.bytes_retrans_total, "pkts_sent_total": c.pkts_sent_total,
+                    "pkts_lost_total": c.pkts_lost_total, "pkts_retrans_total": c.pkts_retrans_total,
+                    "sched_picks_total": c.sched_picks_total,
+                    "data_bytes_sent_total": c.data_bytes_sent_total,
+                    "data_bytes_received_total": c.data_bytes_received_total});
+                (x.name.clone(), v)
+            })
+            .collect::<serde_json::Map<String, serde_json::Value>>()
+    };
+    let names: Vec<String> = pair
+        .client
+        .subflow_stats()
+        .iter()
+        .map(|x| x.name.clone())
+        .collect();
+    // Bytes as the emulator counts them: IP packets (payload + IP/UDP headers).
+    let hdr = u64::from(mptransport::sim::emulated_link::IP_UDP_HEADER_BYTES);
+    let links: serde_json::Map<String, serde_json::Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let dir = |down: bool| {
+                let c = pair.link_counters(i, down);
+                serde_json::json!({
+                    "pkts_in_total": c.pkts_in, "bytes_in_total": c.bytes_in + hdr * c.pkts_in,
+                    "pkts_out_total": c.pkts_out, "bytes_out_total": c.bytes_out + hdr * c.pkts_out,
+                    "drops_random_total": c.drops_random, "drops_queue_total": c.drops_queue,
+                    "drops_outage_total": c.drops_outage,
+                })
+            };
+            (
+                name.clone(),
+                serde_json::json!({"up": dir(false), "down": dir(true)}),
+            )
+        })
+        .collect();
+    let out = serde_json::json!({
+        "scenario": scenario, "cc": cli.cc, "sched": cli.sched, "seed": cli.seed,
+        "virtual_s": pair.now.as_nanos() as f64 / 1e9,
+        "wall_s": wall.elapsed().as_secs_f64(),
+        "server_paths": pair.server.as_ref().map(stats),
+        "client_paths": stats(&pair.client),
+        "links": links,
+        "player_summary": summary,
+    });
+    println!("{out}");
+    if summary["ended"] == true {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

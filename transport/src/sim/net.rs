@@ -10,15 +10,14 @@
 //! ```
 //!
 //! A link is addressed by [`LinkId`]; a path of a flow names one link per direction
-//! ([`Route`]). Links are FIFO, so the simulator remembers which (flow, path) each accepted
-//! packet belongs to in a parallel queue and delivers it to the right connection.
+//! ([`Route`]). Each packet carries its flow as a tag through the link, so a shared link
+//! delivers it to the right connection.
 //! [`run_bulk`] keeps every sender's stream full for a virtual duration and reports per-flow
 //! goodput and per-path bytes.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::link::{Link, LinkCounters, LinkSpec};
+use super::emulated_link::{Link, LinkCounters, LinkSpec};
 use crate::connection::{Config, Connection, PathConfig};
 use crate::rng::Rng;
 use crate::units::Instant;
@@ -51,8 +50,6 @@ pub struct Flow {
 pub struct Net {
     pub now: Instant,
     links: Vec<Link>,
-    /// Per link, the flow of every packet in transit, in link (FIFO) order.
-    tags: Vec<VecDeque<FlowId>>,
     /// Per link, the largest random extra delay a packet waits before entering it.
     jitter: Vec<Duration>,
     pub flows: Vec<Flow>,
@@ -66,7 +63,6 @@ impl Net {
         Net {
             now: Instant::ZERO,
             links: Vec::new(),
-            tags: Vec::new(),
             jitter: Vec::new(),
             flows: Vec::new(),
             rng: Rng::new(seed),
@@ -87,7 +83,6 @@ impl Net {
     pub fn add_link_with_jitter(&mut self, spec: LinkSpec, jitter: Duration) -> LinkId {
         let seed = self.rng.next_u64();
         self.links.push(Link::new(spec, seed));
-        self.tags.push(VecDeque::new());
         self.jitter.push(jitter);
         LinkId(self.links.len() - 1)
     }
@@ -129,7 +124,7 @@ impl Net {
 
     /// Changes a link's model from now on; packets in transit keep their fate.
     pub fn set_link(&mut self, link: LinkId, spec: LinkSpec) {
-        self.links[link.0].spec = spec;
+        self.links[link.0].set_spec(spec);
     }
 
     fn send_on(&mut self, link: LinkId, flow: FlowId, at: Instant, len: usize) {
@@ -139,12 +134,7 @@ impl Net {
         } else {
             at
         };
-        let l = &mut self.links[link.0];
-        let dropped_before = l.counters.drops_random + l.counters.drops_queue;
-        l.send(at, &self.buf[..len]);
-        if l.counters.drops_random + l.counters.drops_queue == dropped_before {
-            self.tags[link.0].push_back(flow);
-        }
+        self.links[link.0].send_tagged(at, &self.buf[..len], flow.0 as u64);
     }
 
     fn flush(&mut self) {
@@ -196,11 +186,8 @@ impl Net {
         self.now = self.now.max(next);
         let now = self.now;
         for li in 0..self.links.len() {
-            while let Some(d) = self.links[li].pop_due(now) {
-                let flow = self.tags[li]
-                    .pop_front()
-                    .expect("one tag per accepted packet");
-                let f = &mut self.flows[flow.0];
+            while let Some((d, flow)) = self.links[li].pop_due_tagged(now) {
+                let f = &mut self.flows[flow as usize];
                 // A packet travels towards the server iff this link is its flow's up link
                 // on some route (a link is never both up and down of one flow).
                 let towards_server = f.routes.iter().any(|r| r.up.0 == li);

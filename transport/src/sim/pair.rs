@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::link::{Link, LinkCounters, LinkSpec};
+use super::emulated_link::{Link, LinkCounters, LinkSpec};
 use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
 use crate::units::{Instant, SubflowId};
@@ -51,15 +51,6 @@ impl Pair {
     pub fn new(client_cfg: Config, server_cfg: Config, paths: &[SimPath], seed: u64) -> Pair {
         let mut rng = Rng::new(seed);
         let conn_id = rng.next_u64();
-        let path_cfgs: Vec<PathConfig> = paths
-            .iter()
-            .map(|p| PathConfig {
-                name: p.name.clone(),
-                backup: false,
-            })
-            .collect();
-        let client = Connection::client(Instant::ZERO, conn_id, client_cfg, &path_cfgs)
-            .expect("valid client config");
         let links = paths
             .iter()
             .map(|p| {
@@ -69,6 +60,59 @@ impl Pair {
                 ]
             })
             .collect();
+        let names: Vec<String> = paths.iter().map(|p| p.name.clone()).collect();
+        Pair::with_links(client_cfg, server_cfg, &names, links, conn_id)
+    }
+
+    /// A pair over the paths of a resolved scenario (docs/CONTRACTS.md section 4), each link
+    /// seeded as linkemu seeds it for trial seed `seed` (link index = position in
+    /// `Scenario::links()`: path i up = 2i, down = 2i + 1). Shared bottlenecks and cross
+    /// traffic need [`super::Net`]; this pair rejects scenarios that have them.
+    pub fn from_scenario(
+        client_cfg: Config,
+        server_cfg: Config,
+        scenario: &linkemu::scenario::Scenario,
+        seed: u64,
+    ) -> Result<Pair, String> {
+        if !scenario.bottlenecks.is_empty() || !scenario.cross_traffic.is_empty() {
+            return Err(format!(
+                "scenario '{}' has shared bottlenecks or cross traffic, which the two-sided \
+                 simulator pair does not model yet",
+                scenario.name
+            ));
+        }
+        let mut links = Vec::new();
+        for (i, (name, p)) in scenario.paths.iter().enumerate() {
+            let at = |dir: &str, e: String| format!("paths.{name}.{dir}: {e}");
+            let up =
+                Link::from_emulator_spec(&p.up, seed, 2 * i as u64).map_err(|e| at("up", e))?;
+            let down = Link::from_emulator_spec(&p.down, seed, 2 * i as u64 + 1)
+                .map_err(|e| at("down", e))?;
+            links.push([up, down]);
+        }
+        let names: Vec<String> = scenario.paths.keys().cloned().collect();
+        let conn_id = Rng::new(seed).next_u64();
+        Ok(Pair::with_links(
+            client_cfg, server_cfg, &names, links, conn_id,
+        ))
+    }
+
+    fn with_links(
+        client_cfg: Config,
+        server_cfg: Config,
+        names: &[String],
+        links: Vec<[Link; 2]>,
+        conn_id: u64,
+    ) -> Pair {
+        let path_cfgs: Vec<PathConfig> = names
+            .iter()
+            .map(|name| PathConfig {
+                name: name.clone(),
+                backup: false,
+            })
+            .collect();
+        let client = Connection::client(Instant::ZERO, conn_id, client_cfg, &path_cfgs)
+            .expect("valid client config");
         Pair {
             now: Instant::ZERO,
             client,
@@ -86,12 +130,14 @@ impl Pair {
     /// Changes a link's model from now on (e.g. an outage: loss 1.0). Packets already in
     /// transit keep their fate.
     pub fn set_link(&mut self, path: usize, down: bool, spec: LinkSpec) {
-        self.links[path][down as usize].spec = spec;
+        self.links[path][down as usize].set_spec(spec);
     }
 
     /// A link's current model.
     pub fn link_spec(&self, path: usize, down: bool) -> LinkSpec {
-        self.links[path][down as usize].spec
+        self.links[path][down as usize]
+            .spec()
+            .expect("Pair links are built from a LinkSpec")
     }
 
     pub fn link_counters(&self, path: usize, down: bool) -> LinkCounters {

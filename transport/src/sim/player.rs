@@ -1,0 +1,532 @@
+//! A DASH player model over a simulated connection, in virtual time. It writes the same
+//! `player.jsonl` events as the real players (docs/CONTRACTS.md section 5.4) with
+//! `src: "player-sim"`, so `metrics/` reads simulated trials unchanged.
+//!
+//! What it models (details and approximations in docs/SIMULATOR.md):
+//! * HTTP/1.1 on one persistent connection, as nginx serves it: the client writes a request
+//!   of `REQUEST_BYTES`, the server answers with `RESPONSE_HEADER_BYTES` plus the segment's
+//!   real size, read from the encoded ladder (the MPD and the `.m4s` files in the content
+//!   cache). One request at a time, as dash.js fetches one video segment at a time.
+//! * A playout buffer: playback starts once the first media segment is in, drains in real
+//!   (virtual) time, stalls when it runs dry, resumes when a segment arrives.
+//! * dash.js's default ABR ("dynamic" strategy): the throughput rule (bitrate ≤ safety factor
+//!   0.9 × the lower of a fast and a slow exponentially weighted segment throughput) until the
+//!   buffer reaches the stable buffer time (12 s), then BOLA until it falls below half of
+//!   that. Start at the highest bitrate ≤ 1 Mbit/s (dash.js's default initial bitrate).
+//! * Buffer target: 12 s, 30 s when at the top quality (dash.js's `stableBufferTime` and
+//!   `bufferTimeAtTopQuality`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::pair::Pair;
+use crate::units::Instant;
+
+pub const REQUEST_BYTES: u64 = 400;
+pub const RESPONSE_HEADER_BYTES: u64 = 300;
+const STABLE_BUFFER_S: f64 = 12.0;
+const BUFFER_AT_TOP_S: f64 = 30.0;
+const SAFETY_FACTOR: f64 = 0.9;
+const INITIAL_BITRATE_BPS: f64 = 1_000_000.0;
+const BOLA_MIN_BUFFER_S: f64 = 10.0;
+const SAMPLE_EVERY: Duration = Duration::from_millis(250);
+
+#[derive(Clone, Debug)]
+pub struct Representation {
+    pub id: String,
+    pub bitrate_bps: f64,
+    pub width: u32,
+    pub height: u32,
+    pub init_bytes: u64,
+    /// Sizes of the media segments, in order.
+    pub segment_bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Ladder {
+    pub mpd: PathBuf,
+    pub segment_s: f64,
+    pub duration_s: f64,
+    /// Sorted by bitrate, lowest first.
+    pub reps: Vec<Representation>,
+}
+
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let key = format!("{name}=\"");
+    let start = tag
+        .match_indices(&key)
+        .find(|(i, _)| *i == 0 || tag.as_bytes()[i - 1].is_ascii_whitespace())?
+        .0
+        + key.len();
+    let end = tag[start..].find('"')? + start;
+    Some(tag[start..end].to_string())
+}
+
+/// `PT12.0S`, `PT1M30.5S`, `PT1H2M3S` → seconds.
+fn iso_duration_s(s: &str) -> Option<f64> {
+    let rest = s.strip_prefix("PT")?;
+    let mut total = 0.0;
+    let mut num = String::new();
+    for c in rest.chars() {
+        match c {
+            'H' => total += num.parse::<f64>().ok()? * 3600.0,
+            'M' => total += num.parse::<f64>().ok()? * 60.0,
+            'S' => total += num.parse::<f64>().ok()?,
+            _ => {
+                num.push(c);
+                continue;
+            }
+        }
+        num.clear();
+    }
+    Some(total)
+}
+
+impl Ladder {
+    /// Reads the video adaptation set of an MPD written by the content pipeline
+    /// (SegmentTemplate with `$RepresentationID$` and `$Number%05d$`) and the sizes of its
+    /// segment files next to it.
+    pub fn load(mpd: &Path) -> Result<Ladder, String> {
+        let text = std::fs::read_to_string(mpd).map_err(|e| format!("{}: {e}", mpd.display()))?;
+        let dir = mpd.parent().unwrap_or(Path::new("."));
+        let err = |what: &str| format!("{}: {what}", mpd.display());
+        let duration_s = attr(&text, "mediaPresentationDuration")
+            .and_then(|d| iso_duration_s(&d))
+            .ok_or_else(|| err("no mediaPresentationDuration"))?;
+        let video = text
+            .split("<AdaptationSet")
+            .skip(1)
+            .find(|a| a.contains("contentType=\"video\"") || a.contains("video/mp4"))
+            .ok_or_else(|| err("no video AdaptationSet"))?;
+        let mut reps = Vec::new();
+        let mut segment_s = 0.0;
+        for chunk in video.split("<Representation").skip(1) {
+            let tag = &chunk[..chunk.find('>').unwrap_or(chunk.len())];
+            let tag = format!(" {tag}");
+            let id = attr(&tag, "id").ok_or_else(|| err("Representation without id"))?;
+            let bitrate_bps: f64 = attr(&tag, "bandwidth")
+                .and_then(|b| b.parse().ok())
+                .ok_or_else(|| err("Representation without bandwidth"))?;
+            let width = attr(&tag, "width")
+                .and_then(|w| w.parse().ok())
+                .unwrap_or(0);
+            let height = attr(&tag, "height")
+                .and_then(|h| h.parse().ok())
+                .unwrap_or(0);
+            let tpl_at = chunk
+                .find("<SegmentTemplate")
+                .ok_or_else(|| err("Representation without SegmentTemplate"))?;
+            let tpl = &chunk[tpl_at..];
+            let tpl = format!(" {}", &tpl[..tpl.find('>').unwrap_or(tpl.len())]);
+            let timescale: f64 = attr(&tpl, "timescale")
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(1.0);
+            let dur: f64 = attr(&tpl, "duration")
+                .and_then(|d| d.parse().ok())
+                .ok_or_else(|| err("SegmentTemplate without duration"))?;
+            segment_s = dur / timescale;
+            let start: u64 = attr(&tpl, "startNumber")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1);
+            let init = attr(&tpl, "initialization").ok_or_else(|| err("no initialization"))?;
+            let media = attr(&tpl, "media").ok_or_else(|| err("no media template"))?;
+            let size = |name: &str| -> Result<u64, String> {
+                let p = dir.join(name);
+                std::fs::metadata(&p)
+                    .map(|m| m.len())
+                    .map_err(|e| format!("{}: {e}", p.display()))
+            };
+            let init_bytes = size(&init.replace("$RepresentationID$", &id))?;
+            let count = (duration_s / segment_s).ceil() as u64;
+            let mut segment_bytes = Vec::new();
+            for n in start..start + count {
+                let name = media
+                    .replace("$RepresentationID$", &id)
+                    .replace("$Number%05d$", &format!("{n:05}"))
+                    .replace("$Number$", &n.to_string());
+                segment_bytes.push(size(&name)?);
+            }
+            reps.push(Representation {
+                id,
+                bitrate_bps,
+                width,
+                height,
+                init_bytes,
+                segment_bytes,
+            });
+        }
+        if reps.is_empty() {
+            return Err(err("no video Representation"));
+        }
+        reps.sort_by(|a, b| a.bitrate_bps.total_cmp(&b.bitrate_bps));
+        Ok(Ladder {
+            mpd: mpd.to_path_buf(),
+            segment_s,
+            duration_s,
+            reps,
+        })
+    }
+}
+
+/// dash.js-like throughput estimate: the lower of a fast and a slow EWMA of segment
+/// throughput (half-lives 3 and 8 segments; dash.js weights by time, see docs/SIMULATOR.md).
+struct Throughput {
+    fast: f64,
+    slow: f64,
+    n: u32,
+}
+
+impl Throughput {
+    fn add(&mut self, bps: f64) {
+        let a_fast = 0.5f64.powf(1.0 / 3.0);
+        let a_slow = 0.5f64.powf(1.0 / 8.0);
+        if self.n == 0 {
+            self.fast = bps;
+            self.slow = bps;
+        } else {
+            self.fast = a_fast * self.fast + (1.0 - a_fast) * bps;
+            self.slow = a_slow * self.slow + (1.0 - a_slow) * bps;
+        }
+        self.n += 1;
+    }
+    fn estimate(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.fast.min(self.slow))
+    }
+}
+
+/// BOLA (Spiteri, Urgaonkar, Sitaraman, "BOLA: Near-Optimal Bitrate Adaptation for Online
+/// Videos", INFOCOM 2016) with dash.js's parameter choice: utilities ln(b_i / b_0) + 1, the
+/// minimum buffer 10 s and the buffer target mapped to the top utility.
+fn bola_choice(ladder: &Ladder, buffer_s: f64, target_s: f64) -> usize {
+    let b0 = ladder.reps[0].bitrate_bps;
+    let utilities: Vec<f64> = ladder
+        .reps
+        .iter()
+        .map(|r| (r.bitrate_bps / b0).ln() + 1.0)
+        .collect();
+    let u_max = utilities.last().copied().unwrap_or(1.0);
+    let target = target_s.max(BOLA_MIN_BUFFER_S + ladder.segment_s);
+    let gp = (u_max - 1.0) / (target / BOLA_MIN_BUFFER_S - 1.0);
+    let vp = BOLA_MIN_BUFFER_S / gp;
+    let mut best = 0;
+    let mut best_score = f64::NEG_INFINITY;
+    for (i, r) in ladder.reps.iter().enumerate() {
+        let score = (vp * (utilities[i] + gp) - buffer_s) / r.bitrate_bps;
+        if score >= best_score {
+            best_score = score;
+            best = i;
+        }
+    }
+    best
+}
+
+pub struct PlayerSpec {
+    pub video_duration_s: f64,
+    /// Give up (summary reason "timeout") after this much virtual time.
+    pub timeout: Duration,
+}
+
+struct Fetch {
+    rep: usize,
+    /// None = the init segment.
+    index: Option<usize>,
+    bytes: u64,
+    received: u64,
+    request_at: Instant,
+    first_byte_at: Option<Instant>,
+}
+
+/// Plays the ladder over `pair` (server = nginx, client = the player) and returns the
+/// `player.jsonl` lines (without `t_ns`/`src`, which the caller adds: `t_ns` is in `"t_ns"`).
+pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Value> {
+    let mut ev: Vec<Value> = Vec::new();
+    let now_ns = |p: &Pair| p.now.as_nanos();
+    let segments =
+        ((spec.video_duration_s.min(ladder.duration_s)) / ladder.segment_s).ceil() as usize;
+    let segments = segments.min(ladder.reps[0].segment_bytes.len());
+    let content_s = segments as f64 * ladder.segment_s;
+    ev.push(
+        json!({"t_ns": 0, "event": "start", "player": "sim", "url": "sim://server/manifest.mpd",
+                   "mpd": ladder.mpd.display().to_string()}),
+    );
+    ev.push(
+        json!({"t_ns": 0, "event": "representations", "duration_s": content_s,
+        "reps": ladder.reps.iter().map(|r| json!({"rep_id": r.id, "bitrate_bps": r.bitrate_bps as u64,
+            "width": r.width, "height": r.height})).collect::<Vec<_>>()}),
+    );
+
+    let mut rep = ladder
+        .reps
+        .iter()
+        .rposition(|r| r.bitrate_bps <= INITIAL_BITRATE_BPS)
+        .unwrap_or(0);
+    let mut tput = Throughput {
+        fast: 0.0,
+        slow: 0.0,
+        n: 0,
+    };
+    let mut bola = false;
+    let mut next_index = 0usize;
+    let mut init_done: Vec<bool> = vec![false; ladder.reps.len()];
+    let mut fetch: Option<Fetch> = None;
+    // Server side: responses still to write, bytes of requests read so far.
+    let mut server_req_bytes = 0u64;
+    let mut server_todo: std::collections::VecDeque<u64> = Default::default();
+    let mut server_pending_write = 0u64;
+    let zeros = vec![0u8; 64 * 1024];
+    let mut readbuf = vec![0u8; 256 * 1024];
+    // Playout: media time buffered (end of the last appended segment) and played.
+    let mut buffered_to_s = 0.0f64;
+    let mut played_s = 0.0f64;
+    let mut playing_since: Option<Instant> = None;
+    let mut started = false;
+    let mut stall_start: Option<Instant> = None;
+    let (mut stalls, mut stall_total_ms, mut stall_max_ms) = (0u64, 0.0f64, 0.0f64);
+    let mut startup_ms: Option<f64> = None;
+    let mut shown: Vec<(f64, usize)> = Vec::new(); // (media start s, rep) per segment
+    let mut switches = 0u64;
+    let mut last_shown_rep: Option<usize> = None;
+    let mut next_sample = Instant::ZERO;
+    let mut reason = "ended";
+
+    loop {
+        let now = pair.now;
+        // Playback clock.
+        if let Some(since) = playing_since {
+            let p = played_s + (now - since).as_secs_f64();
+            if p >= buffered_to_s - 1e-9 {
+                // Ran dry at media time buffered_to_s.
+                let dry_at = since + Duration::from_secs_f64((buffered_to_s - played_s).max(0.0));
+                played_s = buffered_to_s;
+                playing_since = None;
+                if played_s + 1e-6 < content_s {
+                    stall_start = Some(dry_at);
+                }
+            }
+        }
+        let current_played = playing_since.map_or(played_s, |s| played_s + (now - s).as_secs_f64());
+        // On-screen quality switches.
+        if let Some(&(_, r)) = shown
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= current_played + 1e-9)
+            && last_shown_rep != Some(r)
+        {
+            if let Some(from) = last_shown_rep {
+                switches += 1;
+                let to = &ladder.reps[r];
+                ev.push(json!({"t_ns": now_ns(pair), "event": "quality_switch",
+                    "from_rep": ladder.reps[from].id, "to_rep": to.id, "bitrate_bps": to.bitrate_bps as u64,
+                    "width": to.width, "height": to.height, "media_time_s": current_played}));
+            }
+            last_shown_rep = Some(r);
+        }
+        if now >= next_sample {
+            let r = last_shown_rep.unwrap_or(rep);
+            let total_frames = (current_played * 30.0) as u64;
+            ev.push(
+                json!({"t_ns": now_ns(pair), "event": "sample", "media_time_s": current_played,
+                "buffer_s": (buffered_to_s - current_played).max(0.0), "dropped_frames": 0,
+                "total_frames": total_frames, "rep_id": ladder.reps[r].id,
+                "bitrate_bps": ladder.reps[r].bitrate_bps as u64, "width": ladder.reps[r].width,
+                "height": ladder.reps[r].height, "playing": playing_since.is_some()}),
+            );
+            next_sample = now + SAMPLE_EVERY;
+        }
+        if current_played + 1e-6 >= content_s && next_index >= segments {
+            break;
+        }
+        if now.as_nanos() >= spec.timeout.as_nanos() as u64 {
+            reason = "timeout";
+            break;
+        }
+
+        // Server (nginx): read requests, queue and write responses.
+        if let Some(s) = pair.server.as_mut() {
+            loop {
+                let n = s.read(&mut readbuf);
+                if n == 0 {
+                    break;
+                }
+                server_req_bytes += n as u64;
+            }
+            while server_req_bytes >= REQUEST_BYTES {
+                server_req_bytes -= REQUEST_BYTES;
+                if let Some(f) = fetch.as_ref() {
+                    server_todo.push_back(f.bytes);
+                }
+            }
+            loop {
+                if server_pending_write == 0 {
+                    match server_todo.pop_front() {
+                        Some(b) => server_pending_write = b,
+                        None => break,
+                    }
+                }
+                let chunk = server_pending_write.min(zeros.len() as u64) as usize;
+                let w = s.write(&zeros[..chunk]);
+                server_pending_write -= w as u64;
+                if w == 0 {
+                    break;
+                }
+            }
+        }
+        // Client: receive the current response.
+        loop {
+            let n = pair.client.read(&mut readbuf);
+            if n == 0 {
+                break;
+            }
+            if let Some(f) = fetch.as_mut() {
+                f.first_byte_at.get_or_insert(now);
+                f.received += n as u64;
+            }
+        }
+        if let Some(f) = fetch.as_ref()
+            && f.received >= f.bytes
+        {
+            let f = fetch.take().expect("checked");
+            let secs = (now - f.request_at).as_secs_f64().max(1e-6);
+            let payload = f.bytes - RESPONSE_HEADER_BYTES;
+            let bps = payload as f64 * 8.0 / secs;
+            let r = &ladder.reps[f.rep];
+            let (media_type, url, index) = match f.index {
+                None => ("init", format!("init-{}.m4s", r.id), Value::Null),
+                Some(i) => (
+                    "video",
+                    format!("chunk-{}-{:05}.m4s", r.id, i + 1),
+                    json!(i),
+                ),
+            };
+            ev.push(
+                json!({"t_ns": now_ns(pair), "event": "segment", "url": url, "rep_id": r.id,
+                "media_type": media_type, "bytes": payload, "request_t_ns": f.request_at.as_nanos(),
+                "first_byte_t_ns": f.first_byte_at.map(|t| t.as_nanos()), "end_t_ns": now_ns(pair),
+                "throughput_bps": bps, "segment_index": index}),
+            );
+            match f.index {
+                None => init_done[f.rep] = true,
+                Some(i) => {
+                    tput.add(bps);
+                    shown.push((i as f64 * ladder.segment_s, f.rep));
+                    buffered_to_s = (i + 1) as f64 * ladder.segment_s;
+                    if !started {
+                        started = true;
+                        startup_ms = Some(now.as_nanos() as f64 / 1e6);
+                        ev.push(json!({"t_ns": now_ns(pair), "event": "startup",
+                                       "startup_delay_ms": startup_ms}));
+                    }
+                    if let Some(s0) = stall_start.take() {
+                        let ms = (now - s0).as_secs_f64() * 1e3;
+                        stalls += 1;
+                        stall_total_ms += ms;
+                        stall_max_ms = stall_max_ms.max(ms);
+                        ev.push(json!({"t_ns": now_ns(pair), "event": "stall",
+                            "start_t_ns": s0.as_nanos(), "end_t_ns": now_ns(pair), "duration_ms": ms,
+                            "media_time_s": played_s, "open": false}));
+                    }
+                    if playing_since.is_none() && played_s < buffered_to_s {
+                        playing_since = Some(now);
+                    }
+                }
+            }
+        }
+        // Next request, when the buffer has room.
+        let current_played = playing_since.map_or(played_s, |s| played_s + (now - s).as_secs_f64());
+        let buffer_s = buffered_to_s - current_played;
+        let top = ladder.reps.len() - 1;
+        let target = if rep == top {
+            BUFFER_AT_TOP_S
+        } else {
+            STABLE_BUFFER_S
+        };
+        let mut wake: Option<Instant> = None;
+        if fetch.is_none() && next_index < segments {
+            if buffer_s <= target - ladder.segment_s || !started {
+                // ABR for the next segment.
+                if bola && buffer_s < 0.5 * STABLE_BUFFER_S {
+                    bola = false;
+                } else if !bola && buffer_s >= STABLE_BUFFER_S {
+                    bola = true;
+                }
+                if started {
+                    rep = if bola {
+                        bola_choice(ladder, buffer_s, STABLE_BUFFER_S)
+                    } else {
+                        let est = tput.estimate().unwrap_or(INITIAL_BITRATE_BPS);
+                        ladder
+                            .reps
+                            .iter()
+                            .rposition(|r| r.bitrate_bps <= SAFETY_FACTOR * est)
+                            .unwrap_or(0)
+                    };
+                }
+                let (index, payload) = if init_done[rep] {
+                    let i = next_index;
+                    next_index += 1;
+                    (Some(i), ladder.reps[rep].segment_bytes[i])
+                } else {
+                    (None, ladder.reps[rep].init_bytes)
+                };
+                let req = vec![b'G'; REQUEST_BYTES as usize];
+                let w = pair.client.write(&req);
+                debug_assert_eq!(w as u64, REQUEST_BYTES);
+                fetch = Some(Fetch {
+                    rep,
+                    index,
+                    bytes: payload + RESPONSE_HEADER_BYTES,
+                    received: 0,
+                    request_at: now,
+                    first_byte_at: None,
+                });
+            } else {
+                let wait = buffer_s - (target - ladder.segment_s);
+                wake = Some(now + Duration::from_secs_f64(wait.max(0.001)));
+            }
+        }
+        if let Some(since) = playing_since {
+            let dry = since + Duration::from_secs_f64((buffered_to_s - played_s).max(0.0));
+            wake = Some(wake.map_or(dry, |w| w.min(dry)));
+        }
+        wake = Some(wake.map_or(next_sample, |w| w.min(next_sample)));
+        pair.app_wake_at = wake;
+        if !pair.step() && pair.app_wake_at.is_none_or(|w| w <= pair.now) {
+            reason = "error";
+            ev.push(json!({"t_ns": now_ns(pair), "event": "error",
+                           "message": "simulation went idle before the video ended"}));
+            break;
+        }
+        if pair.now < wake.unwrap_or(pair.now) && pair.app_wake_at.is_some() {
+            // step() stopped at the application timer or earlier; nothing else to do.
+        }
+    }
+    let now = pair.now;
+    if let Some(s0) = stall_start {
+        let ms = (now - s0).as_secs_f64() * 1e3;
+        ev.push(
+            json!({"t_ns": now_ns(pair), "event": "stall", "start_t_ns": s0.as_nanos(),
+            "end_t_ns": now_ns(pair), "duration_ms": ms, "media_time_s": played_s, "open": true}),
+        );
+    }
+    let played = playing_since.map_or(played_s, |s| played_s + (now - s).as_secs_f64());
+    let mean_bitrate = if shown.is_empty() {
+        0.0
+    } else {
+        shown
+            .iter()
+            .map(|(_, r)| ladder.reps[*r].bitrate_bps)
+            .sum::<f64>()
+            / shown.len() as f64
+    };
+    ev.push(
+        json!({"t_ns": now_ns(pair), "event": "summary", "ended": reason == "ended",
+        "reason": reason, "startup_delay_ms": startup_ms, "stalls": stalls,
+        "stall_total_ms": stall_total_ms, "stall_max_ms": stall_max_ms, "dropped_frames": 0,
+        "total_frames": (played * 30.0) as u64, "mean_bitrate_bps": mean_bitrate,
+        "quality_switches": switches, "played_s": played.min(content_s),
+        "decode_stalls": 0, "decode_stall_total_ms": 0.0, "decode_overload_frames": 0}),
+    );
+    ev
+}
