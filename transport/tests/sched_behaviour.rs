@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use mptransport::connection::Config;
-use mptransport::sched::{self, ConnView, PathView, SchedConfig, Selection, SendKind};
+use mptransport::sched::{self, ConnView, PathView, SchedConfig, Selection, SendKind, Snapshot};
 use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
 use mptransport::units::PathMask;
 use mptransport::{Bandwidth, Instant};
@@ -69,8 +69,12 @@ fn no_scheduler_ever_assigns_to_a_subflow_without_room() {
                 path,
                 copies,
                 burst_bytes,
-            } = s.select(Instant::from_nanos(i * 1000), kind, &conn, &paths)
-            {
+            } = s.select(&Snapshot {
+                now: Instant::from_nanos(i * 1000),
+                kind,
+                conn,
+                paths: &paths,
+            }) {
                 sends += 1;
                 assert!(burst_bytes > 0, "{name}: empty burst");
                 let view = |id| paths.iter().find(|p| p.id == id).unwrap();

@@ -14,14 +14,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use mptransport::Bandwidth;
 use mptransport::connection::Config;
-use mptransport::sched::{
-    self, ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind,
-};
+use mptransport::sched::{self, SchedConfig, SchedEvent, Scheduler, Selection, Snapshot};
 use mptransport::sim::{
     AppLimitedSpec, LinkSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
 };
-use mptransport::{Bandwidth, Instant};
 
 const NEW_SCHEDULERS: [&str; 5] = ["arp", "blest", "ecf", "default-oot", "default-upstream"];
 
@@ -239,14 +237,8 @@ impl Scheduler for ArrivalChecked {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
-    fn select(
-        &mut self,
-        now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        let sel = self.inner.select(now, kind, conn, paths);
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let sel = self.inner.select(snap);
         let state = self.inner.trace_state();
         let get = |k: &str| {
             state

@@ -10,9 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mptransport::connection::Config;
-use mptransport::sched::{
-    self, ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind,
-};
+use mptransport::sched::{self, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot};
 use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
 use mptransport::{Bandwidth, Instant};
 
@@ -34,13 +32,10 @@ impl Scheduler for Checked {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
-    fn select(
-        &mut self,
-        now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let Snapshot {
+            now, kind, paths, ..
+        } = *snap;
         if let Some((at, i, free, queued, inflight)) = self.last.take()
             && at == now
             && let Some(v) = paths.get(i)
@@ -54,7 +49,7 @@ impl Scheduler for Checked {
                 self.overshoots.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let sel = self.inner.select(now, kind, conn, paths);
+        let sel = self.inner.select(snap);
         if let (Selection::Send { path, .. }, SendKind::Fresh) = (sel, kind) {
             self.picks.fetch_add(1, Ordering::Relaxed);
             let v = paths

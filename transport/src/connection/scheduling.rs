@@ -165,7 +165,12 @@ impl Connection {
                 queued_bytes: queued_total,
             };
             self.counters.sched_decisions_total += 1;
-            let selection = self.sched.select(now, kind, &conn, &self.views);
+            let selection = self.sched.select(&crate::sched::Snapshot {
+                now,
+                kind,
+                conn,
+                paths: &self.views,
+            });
             let trace_from = (self.next_fresh, self.counters.reinjected_bytes_total);
             if let Some(t) = self.sched_trace.as_mut() {
                 let mut r = crate::sched::trace::DecisionRecord::new(

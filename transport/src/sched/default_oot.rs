@@ -31,7 +31,7 @@
 
 use std::time::Duration;
 
-use super::{ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind};
+use super::{PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot};
 use crate::cc::{CcPhase, RegistryError};
 use crate::units::{Instant, PathMask, SubflowId};
 
@@ -99,23 +99,45 @@ pub fn oot_choice(paths: &[PathView], already_on: PathMask) -> Option<&PathView>
     }
 }
 
+/// Where BLEST and ECF, both built on the out-of-tree default, stand before their own test.
+pub enum SlowerChoice<'a> {
+    /// Nothing to test: send nothing, or send on the default's choice.
+    Decided(Selection),
+    /// Fresh data for which the default chose `slow`, which is not the lowest-SRTT
+    /// established subflow `fast` (whose cwnd is ignored): the scheduler may skip `slow`.
+    Test {
+        fast: &'a PathView,
+        slow: &'a PathView,
+    },
+}
+
+/// The first step of BLEST and ECF (`blest_get_available_subflow`, `ecf_get_available_subflow`):
+/// the default's choice, and the fastest subflow to compare it with. A reinjection is never
+/// held back: in the kernel the subflow's own TCP retransmits a lost segment and the
+/// meta-level reinjection is an extra copy, while here the reinjection is the only resend, so
+/// a wait on it (typically: the segment was on `fast`, so `slow` is the unused slow subflow)
+/// could wait for an ACK that never comes.
+pub fn slower_choice(kind: SendKind, paths: &[PathView]) -> SlowerChoice<'_> {
+    let Some(best) = oot_choice(paths, kind.carriers()) else {
+        return SlowerChoice::Decided(Selection::None);
+    };
+    let fastest = paths
+        .iter()
+        .filter(|p| p.established && p.has_rtt_sample)
+        .min_by_key(|p| (p.srtt, p.id));
+    match fastest.filter(|f| f.id != best.id) {
+        Some(fast) if kind.is_fresh() => SlowerChoice::Test { fast, slow: best },
+        _ => SlowerChoice::Decided(Selection::send_on(best)),
+    }
+}
+
 impl Scheduler for DefaultOot {
     fn name(&self) -> &'static str {
         "default-oot"
     }
 
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        let already_on = match kind {
-            SendKind::Fresh => PathMask::EMPTY,
-            SendKind::Reinject { already_on } => already_on,
-        };
-        oot_choice(paths, already_on).map_or(Selection::None, Selection::send_on)
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        oot_choice(snap.paths, snap.kind.carriers()).map_or(Selection::None, Selection::send_on)
     }
 
     fn on_event(&mut self, ev: &SchedEvent) {
@@ -251,10 +273,11 @@ pub fn ids(mask: PathMask) -> Vec<SubflowId> {
 mod tests {
     use super::*;
     use crate::sched::test_path;
+    use crate::units::Instant;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
         let mut s = build(&SchedConfig::default()).unwrap();
-        match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+        match s.select(&Snapshot::of(Instant::ZERO, kind, paths)) {
             Selection::Send { path, copies, .. } => {
                 assert!(copies.is_empty());
                 Some(path.0)

@@ -12,15 +12,12 @@
 
 use std::cmp::Ordering;
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available};
+use super::{PathView, Ranked, SchedConfig, Scheduler};
 use crate::cc::RegistryError;
-use crate::units::Instant;
 
 pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Let))
+    Ok(Ranked::boxed("let", better))
 }
-
-pub struct Let;
 
 /// Order: higher cwnd/SRTT first, then lower SRTT, then lower id.
 fn better(a: &PathView, b: &PathView) -> Ordering {
@@ -30,26 +27,10 @@ fn better(a: &PathView, b: &PathView) -> Ordering {
         .then(a.id.cmp(&b.id))
 }
 
-impl Scheduler for Let {
-    fn name(&self) -> &'static str {
-        "let"
-    }
-
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        best_available(paths, kind, better).map_or(Selection::None, Selection::send_on)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::test_path;
+    use crate::sched::{Selection, SendKind, test_path};
     use crate::units::PathMask;
     use crate::units::SubflowId;
 
@@ -70,7 +51,7 @@ mod tests {
     fn b6_lrf_picks_a_in_the_same_vector() {
         let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
         let mut lrf = crate::sched::lrf::build(&SchedConfig::default()).unwrap();
-        let got = lrf.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), &paths);
+        let got = crate::sched::decide(lrf.as_mut(), SendKind::Fresh, &paths);
         assert!(
             matches!(
                 got,

@@ -214,15 +214,45 @@ pub enum SchedEvent {
     },
 }
 
+/// Everything one decision sees: the time, what is being placed, the connection and one
+/// view per subflow.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot<'a> {
+    pub now: Instant,
+    pub kind: SendKind,
+    pub conn: ConnView,
+    pub paths: &'a [PathView],
+}
+
+impl<'a> Snapshot<'a> {
+    /// A snapshot with an empty [`ConnView`] (tests, and schedulers that ignore it).
+    pub fn of(now: Instant, kind: SendKind, paths: &'a [PathView]) -> Snapshot<'a> {
+        Snapshot {
+            now,
+            kind,
+            conn: ConnView::default(),
+            paths,
+        }
+    }
+}
+
+impl SendKind {
+    /// The subflows that already carried the data (none for fresh data).
+    pub fn carriers(self) -> PathMask {
+        match self {
+            SendKind::Fresh => PathMask::EMPTY,
+            SendKind::Reinject { already_on } => already_on,
+        }
+    }
+
+    pub fn is_fresh(self) -> bool {
+        matches!(self, SendKind::Fresh)
+    }
+}
+
 pub trait Scheduler: Send {
     fn name(&self) -> &'static str;
-    fn select(
-        &mut self,
-        now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection;
+    fn select(&mut self, s: &Snapshot<'_>) -> Selection;
     fn on_event(&mut self, _ev: &SchedEvent) {}
     /// New data is blocked by the peer's window: the oldest undelivered chunk (carried by
     /// `head_carriers`) may be resent on the subflow returned (the out-of-tree kernel's
@@ -442,6 +472,29 @@ pub fn best_available(
     }
 }
 
+/// A scheduler that only ranks subflows (LRF, LPC, LET): one packet on the best available
+/// subflow by its order ([`best_available`]), nothing when none is available.
+pub struct Ranked {
+    name: &'static str,
+    order: fn(&PathView, &PathView) -> Ordering,
+}
+
+impl Ranked {
+    pub fn boxed(name: &'static str, order: fn(&PathView, &PathView) -> Ordering) -> Box<Ranked> {
+        Box::new(Ranked { name, order })
+    }
+}
+
+impl Scheduler for Ranked {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn select(&mut self, s: &Snapshot<'_>) -> Selection {
+        best_available(s.paths, s.kind, self.order).map_or(Selection::None, Selection::send_on)
+    }
+}
+
 /// LRF's order: lower SRTT first, ties to the lower id (a choice: the sources do not say).
 pub fn by_srtt(a: &PathView, b: &PathView) -> Ordering {
     (a.srtt, a.id).cmp(&(b.srtt, b.id))
@@ -484,7 +537,19 @@ pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Opti
 #[cfg(test)]
 pub fn test_pick(name: &str, paths: &[PathView], kind: SendKind) -> Option<u8> {
     let mut s = build(name, &SchedConfig::default()).unwrap();
-    match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+    sent_on(decide(s.as_mut(), kind, paths))
+}
+
+/// Test helper: one decision at time zero with an empty [`ConnView`].
+#[cfg(test)]
+pub fn decide(s: &mut dyn Scheduler, kind: SendKind, paths: &[PathView]) -> Selection {
+    s.select(&Snapshot::of(Instant::ZERO, kind, paths))
+}
+
+/// Test helper: the subflow a decision sends on, None if it sends nothing.
+#[cfg(test)]
+pub fn sent_on(sel: Selection) -> Option<u8> {
+    match sel {
         Selection::Send { path, .. } => Some(path.0),
         _ => None,
     }
