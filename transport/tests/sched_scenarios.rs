@@ -10,38 +10,23 @@
 //!
 //! Figures: `cargo test --release --test sched_scenarios -- --nocapture --test-threads 1`.
 
+mod sim_harness;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mptransport::Bandwidth;
 use mptransport::connection::Config;
 use mptransport::sched::{self, SchedConfig, SchedEvent, Scheduler, Selection, Snapshot};
 use mptransport::sim::{
-    AppLimitedSpec, LinkSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
+    AppLimitedSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
 };
+use sim_harness::{bdp_path, cfg};
 
 const NEW_SCHEDULERS: [&str; 5] = ["arp", "blest", "ecf", "default-oot", "default-upstream"];
 
 fn path(name: &str, mbps: f64, one_way_ms: u64) -> SimPath {
-    let link = LinkSpec::bdp_queue(
-        Bandwidth::from_mbps(mbps),
-        Duration::from_millis(one_way_ms),
-        0.0,
-    );
-    SimPath {
-        name: name.into(),
-        up: link,
-        down: link,
-    }
-}
-
-fn cfg(cc: &str, sched_name: &str) -> Config {
-    Config {
-        cc: cc.into(),
-        sched: sched_name.into(),
-        ..Config::default()
-    }
+    bdp_path(name, mbps, one_way_ms, 0.0)
 }
 
 /// Receiver's out-of-order queue over one transfer.

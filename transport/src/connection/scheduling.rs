@@ -241,10 +241,10 @@ impl Connection {
             return;
         };
         self.refresh_views();
-        let Some(path) = self
+        let action = self
             .sched
-            .opportunistic_retransmit(now, carriers, &self.views)
-        else {
+            .opportunistic_retransmit(now, carriers, &self.views);
+        let Some(path) = action.resend_on else {
             return;
         };
         let usable = self

@@ -544,12 +544,7 @@ mod tests {
         let mut assigned: Vec<u8> = Vec::new();
         let mut last_bound = f64::NEG_INFINITY;
         loop {
-            let sel = arp.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn,
-                paths: &paths,
-            });
+            let sel = arp.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
             let Selection::Send {
                 path,
                 copies,
@@ -617,34 +612,29 @@ mod tests {
         let mut b = test_path(1, 80, 100, 10);
         b.bw_estimate = Some(Bandwidth::from_mbps(20.0));
         let conn = ConnView::default();
-        arp.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
+        arp.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
             conn,
-            paths: &[a.clone(), b.clone()],
-        });
+            &[a.clone(), b.clone()],
+        ));
         assert_eq!(arp.sets().0, mask(&[0, 1]));
         b.srtt = Duration::from_millis(150);
         b.min_rtt = Duration::from_millis(150);
         let soon = Instant::from_nanos(10_000_000);
-        arp.select(&Snapshot {
-            now: soon,
-            kind: SendKind::Fresh,
+        arp.select(&Snapshot::new(
+            soon,
+            SendKind::Fresh,
             conn,
-            paths: &[a.clone(), b.clone()],
-        });
+            &[a.clone(), b.clone()],
+        ));
         assert_eq!(
             arp.sets().0,
             mask(&[0, 1]),
             "not yet: 10 ms < min r = 50 ms"
         );
         let later = Instant::from_nanos(50_000_000);
-        arp.select(&Snapshot {
-            now: later,
-            kind: SendKind::Fresh,
-            conn,
-            paths: &[a, b],
-        });
+        arp.select(&Snapshot::new(later, SendKind::Fresh, conn, &[a, b]));
         assert_eq!(arp.sets(), (mask(&[0]), mask(&[1])));
     }
 }

@@ -30,7 +30,7 @@ use std::time::Duration;
 use super::default_oot::{Opportunistic, SlowerChoice, slower_choice};
 use super::{PathView, SchedConfig, SchedEvent, Scheduler, Selection, Snapshot, WaitReason};
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
+use crate::units::Instant;
 
 /// Settings; `Default` is the kernel module's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -201,13 +201,8 @@ impl Scheduler for Blest {
         }
     }
 
-    fn opportunistic_retransmit(
-        &mut self,
-        now: Instant,
-        head_carriers: PathMask,
-        paths: &[PathView],
-    ) -> Option<crate::units::SubflowId> {
-        self.opportunistic.decide(now, head_carriers, paths)
+    fn rcv_buf_optimization(&mut self) -> Option<&mut Opportunistic> {
+        Some(&mut self.opportunistic)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
@@ -227,6 +222,7 @@ mod tests {
     use crate::sched::SendKind;
     use crate::sched::test_path;
     use crate::units::Instant;
+    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     /// f in congestion avoidance (cwnd 10, ssthresh 8, SRTT seen 20–30 ms); s at 100 ms
@@ -269,24 +265,24 @@ mod tests {
         let mut s = Blest::new(BlestConfig::default());
         s.last_lambda_update = Some(Instant::ZERO);
         assert_eq!(
-            s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn: conn(100_000),
-                paths: &paths
-            }),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn(100_000),
+                &paths
+            )),
             Selection::Wait {
                 reason: WaitReason::WindowBlocked
             }
         );
         assert!((s.last_fast_bytes - 104_256.0).abs() < 1e-6);
         assert_eq!(
-            s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn: conn(200_000),
-                paths: &paths
-            }),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn(200_000),
+                &paths
+            )),
             Selection::Send {
                 path: SubflowId(1),
                 copies: PathMask::EMPTY,
@@ -300,12 +296,12 @@ mod tests {
         let [mut f, s] = vector_paths();
         f.inflight_bytes = 2 * 1448;
         let mut b = Blest::new(BlestConfig::default());
-        match b.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn: conn(10_000),
-            paths: &[f, s],
-        }) {
+        match b.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn(10_000),
+            &[f, s],
+        )) {
             Selection::Send {
                 path, burst_bytes, ..
             } => {
@@ -323,49 +319,29 @@ mod tests {
         let min_s = paths[1].srtt_min_seen;
         let mut now = Instant::ZERO;
         let big = conn(10_000_000);
-        b.select(&Snapshot {
-            now,
-            kind: SendKind::Fresh,
-            conn: big,
-            paths: &paths,
-        });
+        b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         assert!((b.lambda() - 1.19).abs() < 1e-9);
         // Within min_s: no update.
         b.on_event(&SchedEvent::WindowBlocked { now });
-        b.select(&Snapshot {
-            now: now + min_s / 2,
-            kind: SendKind::Fresh,
-            conn: big,
-            paths: &paths,
-        });
+        b.select(&Snapshot::new(
+            now + min_s / 2,
+            SendKind::Fresh,
+            big,
+            &paths,
+        ));
         assert!((b.lambda() - 1.19).abs() < 1e-9);
         now += min_s;
-        b.select(&Snapshot {
-            now,
-            kind: SendKind::Fresh,
-            conn: big,
-            paths: &paths,
-        });
+        b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         assert!((b.lambda() - 1.23).abs() < 1e-9, "{}", b.lambda());
         for _ in 0..20 {
             b.on_event(&SchedEvent::WindowBlocked { now });
             now += min_s;
-            b.select(&Snapshot {
-                now,
-                kind: SendKind::Fresh,
-                conn: big,
-                paths: &paths,
-            });
+            b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         }
         assert!((b.lambda() - 1.3).abs() < 1e-9, "capped at lambda_max");
         for _ in 0..100 {
             now += min_s;
-            b.select(&Snapshot {
-                now,
-                kind: SendKind::Fresh,
-                conn: big,
-                paths: &paths,
-            });
+            b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         }
         assert!((b.lambda() - 1.0).abs() < 1e-9, "floored at lambda_min");
     }

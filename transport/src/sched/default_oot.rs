@@ -31,7 +31,9 @@
 
 use std::time::Duration;
 
-use super::{PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot};
+use super::{
+    PathView, RcvBufAction, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot,
+};
 use crate::cc::{CcPhase, RegistryError};
 use crate::units::{Instant, PathMask, SubflowId};
 
@@ -146,13 +148,8 @@ impl Scheduler for DefaultOot {
         }
     }
 
-    fn opportunistic_retransmit(
-        &mut self,
-        now: Instant,
-        head_carriers: PathMask,
-        paths: &[PathView],
-    ) -> Option<SubflowId> {
-        self.opportunistic.decide(now, head_carriers, paths)
+    fn rcv_buf_optimization(&mut self) -> Option<&mut Opportunistic> {
+        Some(&mut self.opportunistic)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
@@ -240,15 +237,18 @@ pub struct Opportunistic {
 }
 
 impl Opportunistic {
-    /// The subflow to resend the oldest undelivered chunk on, if any: the subflow the
-    /// default would pick for new data, when [`opportunistic_retransmit`] says so.
+    /// The action for the oldest undelivered chunk: resend it on the subflow the default
+    /// would pick for new data and penalise its slower carriers, when
+    /// [`opportunistic_retransmit`] says so.
     pub fn decide(
         &mut self,
         now: Instant,
         head_carriers: PathMask,
         paths: &[PathView],
-    ) -> Option<SubflowId> {
-        let current = oot_choice(paths, PathMask::EMPTY)?;
+    ) -> RcvBufAction {
+        let Some(current) = oot_choice(paths, PathMask::EMPTY) else {
+            return RcvBufAction::default();
+        };
         let slot = &mut self.last_penalty[current.id.index()];
         let since = slot.map(|t| now.saturating_duration_since(t));
         let d = opportunistic_retransmit(current, paths, head_carriers, since);
@@ -258,9 +258,11 @@ impl Opportunistic {
         }
         if d.resend_on_current {
             self.resends += 1;
-            return Some(current.id);
         }
-        None
+        RcvBufAction {
+            resend_on: d.resend_on_current.then_some(current.id),
+            penalise: d.penalise,
+        }
     }
 }
 
@@ -335,15 +337,30 @@ mod tests {
         let on_slow = PathMask::single(SubflowId(1));
         let mut o = Opportunistic::default();
         let t0 = Instant::from_nanos(1_000_000_000);
-        assert_eq!(o.decide(t0, on_slow, &paths), Some(SubflowId(0)));
+        let resend_and_penalise = RcvBufAction {
+            resend_on: Some(SubflowId(0)),
+            penalise: on_slow,
+        };
+        assert_eq!(o.decide(t0, on_slow, &paths), resend_and_penalise);
         assert_eq!((o.resends, o.penalties_decided), (1, 1));
         // 10 ms later, within the fast subflow's 20 ms SRTT: resend again, no new penalty.
         let t1 = Instant::from_nanos(1_010_000_000);
-        assert_eq!(o.decide(t1, on_slow, &paths), Some(SubflowId(0)));
+        let resend_only = RcvBufAction {
+            resend_on: Some(SubflowId(0)),
+            penalise: PathMask::EMPTY,
+        };
+        assert_eq!(o.decide(t1, on_slow, &paths), resend_only);
         assert_eq!(o.penalties_decided, 1);
         // Already on the fast one: nothing.
         let t2 = Instant::from_nanos(1_050_000_000);
-        assert_eq!(o.decide(t2, on_slow.with(SubflowId(0)), &paths), None);
+        let penalise_only = RcvBufAction {
+            resend_on: None,
+            penalise: on_slow,
+        };
+        assert_eq!(
+            o.decide(t2, on_slow.with(SubflowId(0)), &paths),
+            penalise_only
+        );
         assert_eq!(o.penalties_decided, 2, "a penalty again after one SRTT");
     }
 

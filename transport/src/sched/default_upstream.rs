@@ -257,12 +257,12 @@ mod tests {
         b.queued_bytes = 16_384;
         b.pacing_rate = Some(Bandwidth::from_mbps(10.0));
         let mut s = upstream();
-        match s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn: conn(),
-            paths: &[a, b],
-        }) {
+        match s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn(),
+            &[a, b],
+        )) {
             Selection::Send {
                 path, burst_bytes, ..
             } => {
@@ -287,22 +287,22 @@ mod tests {
         full_cwnd.pacing_rate = Some(Bandwidth::from_mbps(10.0));
         let mut s = upstream();
         assert!(matches!(
-            s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn: conn(),
-                paths: &[full_cwnd.clone()]
-            }),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn(),
+                &[full_cwnd.clone()]
+            )),
             Selection::Send { .. }
         ));
         full_cwnd.queued_bytes = full_cwnd.cwnd_bytes; // wmem = 2 × cwnd
         assert_eq!(
-            s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn: conn(),
-                paths: &[full_cwnd]
-            }),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn(),
+                &[full_cwnd]
+            )),
             Selection::None
         );
     }
@@ -327,78 +327,37 @@ mod tests {
         let mut a = test_path(0, 50, 10, 5);
         a.pacing_rate = Some(Bandwidth::from_mbps(1.0));
         let mut s = upstream();
-        let sel = s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn: conn(),
-            paths: &[a.clone(), bk.clone()],
-        });
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        let sel = s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn(),
+            &[a.clone(), bk.clone()],
+        ));
+        assert_eq!(crate::sched::sent_on(sel), Some(0), "{sel:?}");
         let re = SendKind::Reinject {
             already_on: PathMask::single(SubflowId(0)),
         };
         // The active subflow is busy and not stale: not the idle backup; where new data goes.
-        let sel = s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: re,
-            conn: conn(),
-            paths: &[a.clone(), bk.clone()],
-        });
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        let sel = s.select(&Snapshot::new(
+            Instant::ZERO,
+            re,
+            conn(),
+            &[a.clone(), bk.clone()],
+        ));
+        assert_eq!(crate::sched::sent_on(sel), Some(0), "{sel:?}");
         // Stale for more than one check: the backup takes it.
         a.potentially_failed = true;
         a.in_rto_loss = true;
-        let sel = s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: re,
-            conn: conn(),
-            paths: &[a.clone(), bk.clone()],
-        });
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(1),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        let sel = s.select(&Snapshot::new(
+            Instant::ZERO,
+            re,
+            conn(),
+            &[a.clone(), bk.clone()],
+        ));
+        assert_eq!(crate::sched::sent_on(sel), Some(1), "{sel:?}");
         // An idle active subflow takes it first.
         let idle = test_path(2, 90, 10, 0);
-        let sel = s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: re,
-            conn: conn(),
-            paths: &[a, bk, idle],
-        });
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(2),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        let sel = s.select(&Snapshot::new(Instant::ZERO, re, conn(), &[a, bk, idle]));
+        assert_eq!(crate::sched::sent_on(sel), Some(2), "{sel:?}");
     }
 }

@@ -30,7 +30,6 @@ use std::time::Duration;
 use super::default_oot::{Opportunistic, SlowerChoice, slower_choice};
 use super::{PathView, SchedConfig, Scheduler, Selection, Snapshot, WaitReason};
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
 
 /// Which RTT variation feeds δ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,13 +138,8 @@ impl Scheduler for Ecf {
         Selection::send_on(best)
     }
 
-    fn opportunistic_retransmit(
-        &mut self,
-        now: Instant,
-        head_carriers: PathMask,
-        paths: &[PathView],
-    ) -> Option<crate::units::SubflowId> {
-        self.opportunistic.decide(now, head_carriers, paths)
+    fn rcv_buf_optimization(&mut self) -> Option<&mut Opportunistic> {
+        Some(&mut self.opportunistic)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
@@ -163,6 +157,7 @@ mod tests {
     use crate::sched::SendKind;
     use crate::sched::test_path;
     use crate::units::Instant;
+    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     const MSS: u64 = 1448;
@@ -183,12 +178,12 @@ mod tests {
             unsent_bytes: k_pkts * MSS,
             ..ConnView::default()
         };
-        let sel = e.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
+        let sel = e.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
             conn,
-            paths: &vector_paths(),
-        });
+            &vector_paths(),
+        ));
         (sel, e.waiting())
     }
 
@@ -237,22 +232,12 @@ mod tests {
         };
         // δ = 200 ms / 2 = 100 ms: 20·(60 + 10) = 1400 < 10·(100 + 100) = 2000 and
         // 100·60 ≥ 10·(40 + 100): wait, where δ = 5 ms sends on the slow path (1400 ≥ 1050).
-        let sel = e.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn,
-            paths: &paths,
-        });
+        let sel = e.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         assert!(matches!(sel, Selection::Wait { .. }), "{sel:?}");
         assert_eq!(e.last_delta, Duration::from_millis(100));
         let mut p = Ecf::new(DeltaSource::Paper);
         assert_eq!(
-            p.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn,
-                paths: &paths
-            }),
+            p.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths)),
             slow()
         );
     }

@@ -218,55 +218,32 @@ pub(crate) mod sticky_tests {
         let wifi = test_path(0, 40, 10, 0);
         let lte = test_path(1, 80, 30, 0);
         // First decision: LRF choice = Wi-Fi.
-        let first = s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
+        let first = s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
             conn,
-            paths: &[wifi.clone(), lte.clone()],
-        });
-        assert!(
-            matches!(
-                first,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{first:?}"
-        );
+            &[wifi.clone(), lte.clone()],
+        ));
+        assert_eq!(crate::sched::sent_on(first), Some(0), "{first:?}");
         // While Wi-Fi has room, stay on it even though LTE is free.
         let wifi_half = test_path(0, 40, 10, 5);
-        let stay = s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
+        let stay = s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
             conn,
-            paths: &[wifi_half, lte.clone()],
-        });
-        assert!(
-            matches!(
-                stay,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{stay:?}"
-        );
+            &[wifi_half, lte.clone()],
+        ));
+        assert_eq!(crate::sched::sent_on(stay), Some(0), "{stay:?}");
         let wifi_full = test_path(0, 40, 10, 10);
-        s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
+        s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
             conn,
-            paths: &[wifi_full, lte],
-        })
+            &[wifi_full, lte],
+        ))
     }
 
-    pub fn sent_on(sel: Selection) -> Option<u8> {
-        match sel {
-            Selection::Send { path, .. } => Some(path.0),
-            _ => None,
-        }
-    }
+    pub use crate::sched::sent_on;
 }
 
 #[cfg(test)]
@@ -292,12 +269,7 @@ mod tests {
         let conn = ConnView::default();
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 3)];
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn,
-                paths: &paths
-            })),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths))),
             Some(1)
         );
     }
@@ -310,21 +282,11 @@ mod tests {
         let conn = ConnView::default();
         let full = [test_path(0, 40, 10, 10), test_path(1, 80, 10, 10)];
         assert_eq!(
-            s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn,
-                paths: &full
-            }),
+            s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &full)),
             Selection::None
         );
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 10, 0)];
-        s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn,
-            paths: &paths,
-        });
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         assert_eq!(s.current(), Some(SubflowId(0)));
         s.on_event(&SchedEvent::PathDown {
             path: SubflowId(0),
@@ -332,12 +294,12 @@ mod tests {
         });
         assert_eq!(s.current(), None);
         let only_lte = [test_path(1, 80, 10, 0)];
-        s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
+        s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
             conn,
-            paths: &only_lte,
-        });
+            &only_lte,
+        ));
         assert_eq!(s.current(), Some(SubflowId(1)));
     }
 
@@ -347,22 +309,22 @@ mod tests {
         let mut s = gr(&[("switch_test", "every_packet")]);
         let lte_first = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 0)];
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
+            sent_on(s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
                 conn,
-                paths: &lte_first
-            })),
+                &lte_first
+            ))),
             Some(1)
         );
         let both_free = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 0)];
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
+            sent_on(s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
                 conn,
-                paths: &both_free
-            })),
+                &both_free
+            ))),
             Some(0)
         );
     }
@@ -372,20 +334,15 @@ mod tests {
         let conn = ConnView::default();
         let mut s = gr(&[("congestion", "loss_state")]);
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 0)];
-        s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn,
-            paths: &paths,
-        });
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         let wifi_full = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 0)];
         assert_eq!(
-            s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
                 conn,
-                paths: &wifi_full
-            }),
+                &wifi_full
+            )),
             Selection::Wait {
                 reason: WaitReason::CurrentPathBusy
             }
@@ -394,12 +351,7 @@ mod tests {
         wifi_recovery.cc_phase = CcPhase::Recovery;
         let paths = [wifi_recovery, test_path(1, 80, 30, 0)];
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn,
-                paths: &paths
-            })),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths))),
             Some(1)
         );
     }
@@ -420,31 +372,16 @@ mod tests {
         let conn = ConnView::default();
         let mut s = gr(&[]);
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 0)];
-        s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn,
-            paths: &paths,
-        });
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         let on_wifi = SendKind::Reinject {
             already_on: PathMask::single(SubflowId(0)),
         };
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: on_wifi,
-                conn,
-                paths: &paths
-            })),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, on_wifi, conn, &paths))),
             Some(1)
         );
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn,
-                paths: &paths
-            })),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths))),
             Some(0)
         );
     }

@@ -27,8 +27,6 @@ fn more_credits(a: &PathView, b: &PathView) -> Ordering {
 mod tests {
     use super::*;
     use crate::sched::{SendKind, test_path};
-    use crate::units::PathMask;
-    use crate::units::SubflowId;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
         crate::sched::test_pick("lpc", paths, kind)
@@ -49,16 +47,5 @@ mod tests {
         assert_eq!(pick(&paths, SendKind::Fresh), Some(0));
         let paths = [test_path(0, 40, 10, 10), test_path(1, 40, 1, 1)];
         assert_eq!(pick(&paths, SendKind::Fresh), None);
-    }
-
-    #[test]
-    fn reinjection_prefers_a_subflow_that_did_not_carry_it() {
-        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
-        let on_b = SendKind::Reinject {
-            already_on: PathMask::single(SubflowId(1)),
-        };
-        assert_eq!(pick(&paths, on_b), Some(0));
-        let a_full = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 20)];
-        assert_eq!(pick(&a_full, on_b), Some(1));
     }
 }

@@ -19,7 +19,6 @@ pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
 mod tests {
     use super::*;
     use crate::sched::{PathView, Selection, SendKind, decide, sent_on as path_of, test_path};
-    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Selection {
@@ -63,17 +62,5 @@ mod tests {
             }
             other => panic!("expected send, got {other:?}"),
         }
-    }
-
-    #[test]
-    fn reinjection_prefers_a_path_that_did_not_carry_the_data() {
-        let a = test_path(0, 20, 10, 0);
-        let b = test_path(1, 50, 10, 0);
-        let kind = SendKind::Reinject {
-            already_on: PathMask::single(SubflowId(0)),
-        };
-        assert_eq!(path_of(pick(&[a.clone(), b], kind)), Some(1));
-        let b_full = test_path(1, 50, 10, 10);
-        assert_eq!(path_of(pick(&[a, b_full], kind)), Some(0));
     }
 }

@@ -152,6 +152,16 @@ pub enum SendKind {
     },
 }
 
+/// What the connection carries out when the peer's window blocks new data (the out-of-tree
+/// kernel's `mptcp_rcv_buf_optimization`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RcvBufAction {
+    /// Resend the oldest undelivered chunk on this subflow.
+    pub resend_on: Option<SubflowId>,
+    /// Halve the congestion window of these subflows (the slower carriers of that chunk).
+    pub penalise: PathMask,
+}
+
 /// Why a scheduler deliberately sends nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WaitReason {
@@ -225,6 +235,15 @@ pub struct Snapshot<'a> {
 }
 
 impl<'a> Snapshot<'a> {
+    pub fn new(now: Instant, kind: SendKind, conn: ConnView, paths: &'a [PathView]) -> Self {
+        Snapshot {
+            now,
+            kind,
+            conn,
+            paths,
+        }
+    }
+
     /// A snapshot with an empty [`ConnView`] (tests, and schedulers that ignore it).
     pub fn of(now: Instant, kind: SendKind, paths: &'a [PathView]) -> Snapshot<'a> {
         Snapshot {
@@ -254,15 +273,24 @@ pub trait Scheduler: Send {
     fn name(&self) -> &'static str;
     fn select(&mut self, s: &Snapshot<'_>) -> Selection;
     fn on_event(&mut self, _ev: &SchedEvent) {}
-    /// New data is blocked by the peer's window: the oldest undelivered chunk (carried by
-    /// `head_carriers`) may be resent on the subflow returned (the out-of-tree kernel's
-    /// opportunistic retransmission, docs/algorithms/default-schedulers.md). Default: never.
+    /// New data is blocked by the peer's window: what to do about the oldest undelivered
+    /// chunk (carried by `head_carriers`), as the out-of-tree kernel's
+    /// `mptcp_rcv_buf_optimization` decides (docs/algorithms/default-schedulers.md). Default:
+    /// what [`Scheduler::rcv_buf_optimization`] decides, nothing without it.
     fn opportunistic_retransmit(
         &mut self,
-        _now: Instant,
-        _head_carriers: PathMask,
-        _paths: &[PathView],
-    ) -> Option<SubflowId> {
+        now: Instant,
+        head_carriers: PathMask,
+        paths: &[PathView],
+    ) -> RcvBufAction {
+        self.rcv_buf_optimization()
+            .map_or_else(RcvBufAction::default, |o| {
+                o.decide(now, head_carriers, paths)
+            })
+    }
+    /// The state of the out-of-tree kernel's receive-buffer optimisation, for the schedulers
+    /// of that kernel that run it (default, BLEST, ECF). Default: none.
+    fn rcv_buf_optimization(&mut self) -> Option<&mut default_oot::Opportunistic> {
         None
     }
     /// The scheduler's own state after its last decision, for the per-decision trace
@@ -612,6 +640,22 @@ mod tests {
             err.contains("fastest") && err.contains("lrf") && err.contains("minrtt"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn ranked_reinjection_prefers_a_subflow_that_did_not_carry_it() {
+        // A = (40 ms, cwnd 10, inflight 8), B = (80 ms, cwnd 30, inflight 20): both available.
+        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
+        let a_full = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 20)];
+        let on = |id| SendKind::Reinject {
+            already_on: PathMask::single(SubflowId(id)),
+        };
+        for name in ["lrf", "lpc", "let"] {
+            assert_eq!(test_pick(name, &paths, on(1)), Some(0), "{name}");
+            assert_eq!(test_pick(name, &paths, on(0)), Some(1), "{name}");
+            // The only available subflow carried it already: it takes it again.
+            assert_eq!(test_pick(name, &a_full, on(1)), Some(1), "{name}");
+        }
     }
 
     #[test]

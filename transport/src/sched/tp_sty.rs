@@ -41,20 +41,15 @@ mod tests {
         let mut s = build(&SchedConfig::default()).unwrap();
         let conn = ConnView::default();
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 10, 0)];
-        s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
-            conn,
-            paths: &paths,
-        });
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         // Wi-Fi full at 250 pkt/s, LTE free at 125 pkt/s: stay and wait.
         let wifi_full = [test_path(0, 40, 10, 10), test_path(1, 80, 10, 0)];
-        let got = s.select(&Snapshot {
-            now: Instant::ZERO,
-            kind: SendKind::Fresh,
+        let got = s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
             conn,
-            paths: &wifi_full,
-        });
+            &wifi_full,
+        ));
         assert!(
             matches!(got, crate::sched::Selection::Wait { .. }),
             "{got:?}"

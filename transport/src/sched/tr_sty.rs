@@ -48,22 +48,17 @@ mod tests {
         // Start on LTE (Wi-Fi full at first), then LTE is full and Wi-Fi is free.
         let first = [test_path(0, 40, 10, 10), test_path(1, 80, 10, 0)];
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
-                conn,
-                paths: &first
-            })),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &first))),
             Some(1)
         );
         let lte_full = [test_path(0, 40, 10, 0), test_path(1, 80, 10, 10)];
         assert_eq!(
-            sent_on(s.select(&Snapshot {
-                now: Instant::ZERO,
-                kind: SendKind::Fresh,
+            sent_on(s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
                 conn,
-                paths: &lte_full
-            })),
+                &lte_full
+            ))),
             Some(0)
         );
     }
