@@ -216,6 +216,12 @@ pub trait SubflowCc: Send {
         self.snapshot().ssthresh_bytes
     }
     fn snapshot(&self) -> CcSnapshot;
+    /// The out-of-tree MPTCP kernel's penalisation of a slow subflow when the peer's window
+    /// blocks (`mptcp_rcv_buf_optimization`: halve cwnd, and ssthresh unless in slow start;
+    /// only in the Open state). Returns whether it applied; default: not supported.
+    fn penalise_cwnd(&mut self) -> bool {
+        false
+    }
 }
 
 /// Read-only view of one subflow given to connection-level (coupled) controllers.
@@ -279,6 +285,10 @@ pub trait CongestionController: Send {
         self.snapshot(sf).ssthresh_bytes
     }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot;
+    /// [`SubflowCc::penalise_cwnd`] for subflow `sf`; default: not supported.
+    fn penalise_cwnd(&mut self, _sf: SubflowId) -> bool {
+        false
+    }
     /// The path name of subflow `sf` (`--path wifi=...` → "wifi"), called after
     /// `add_subflow` and again when the server learns it from the subflow's HELLO. Algorithms
     /// with per-path options (H-MPTCP's `weight.<path>`) key on it; others ignore it.
@@ -492,6 +502,9 @@ impl<T: SubflowCc> CongestionController for Uncoupled<T> {
     }
     fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
         self.get(sf).bw_estimate()
+    }
+    fn penalise_cwnd(&mut self, sf: SubflowId) -> bool {
+        self.get_mut(sf).penalise_cwnd()
     }
     fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
         self.get(sf).ssthresh_bytes()

@@ -349,6 +349,24 @@ impl Window {
         self.cwnd_bytes = bytes.max(MIN_CWND_PKTS * self.cfg.mss_bytes);
     }
 
+    /// The out-of-tree MPTCP kernel's receive-buffer penalisation of a slow subflow
+    /// (`mptcp_rcv_buf_optimization` in `net/mptcp/mptcp_sched.c`), in whole packets as the
+    /// kernel counts: cwnd = max(cwnd/2, 1); ssthresh = max(ssthresh/2, 2) unless in slow
+    /// start (cwnd below ssthresh before the halving). Only in the Open state (the kernel
+    /// tests `TCP_CA_Open`); returns whether it applied.
+    pub fn penalise(&mut self) -> bool {
+        if self.state != LossState::Open {
+            return false;
+        }
+        let mss = self.cfg.mss_bytes;
+        let prior_cwnd = self.cwnd_bytes;
+        self.cwnd_bytes = (prior_cwnd / mss / 2).max(1) * mss;
+        if prior_cwnd >= self.ssthresh_bytes {
+            self.ssthresh_bytes = (self.ssthresh_bytes / mss / 2).max(2) * mss;
+        }
+        true
+    }
+
     /// The `snd_cwnd_cnt` counter in bytes.
     pub fn cwnd_cnt_bytes(&self) -> f64 {
         self.cwnd_cnt_bytes
@@ -676,6 +694,9 @@ impl<R: WindowRule + Send> SubflowCc for WindowCc<R> {
     fn snapshot(&self) -> CcSnapshot {
         self.window.snapshot(&self.rule)
     }
+    fn penalise_cwnd(&mut self) -> bool {
+        self.window.penalise()
+    }
 }
 
 #[cfg(test)]
@@ -683,6 +704,41 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1448;
+
+    #[test]
+    fn rcv_buf_penalisation_halves_cwnd_and_ssthresh_outside_slow_start() {
+        let mut w = Window::new(WindowConfig::default());
+        let mss = w.config().mss_bytes;
+        // Slow start (ssthresh ∞): cwnd 10 → 5 packets, ssthresh stays ∞.
+        assert!(w.penalise());
+        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), (5 * mss, None));
+        // Congestion avoidance, cwnd 21 ≥ ssthresh 11: cwnd 10, ssthresh 5 (whole packets).
+        w.set_cwnd(21 * mss);
+        w.set_ssthresh(11 * mss);
+        assert!(w.penalise());
+        assert_eq!(
+            (w.cwnd_bytes(), w.ssthresh_bytes()),
+            (10 * mss, Some(5 * mss))
+        );
+        // Floors: cwnd at least 1 packet, ssthresh at least 2.
+        w.set_cwnd(3 * mss);
+        w.set_ssthresh(3 * mss);
+        assert!(w.penalise());
+        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), (mss, Some(2 * mss)));
+        assert!(w.penalise());
+        assert_eq!(w.cwnd_bytes(), mss);
+        // In fast recovery (not CA_Open): untouched.
+        w.set_cwnd(20 * mss);
+        let loss = CongestionEvent::Loss {
+            lost_bytes: mss,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 20 * mss,
+        };
+        w.on_congestion(Instant::ZERO, &loss, &mut Reno);
+        let before = (w.cwnd_bytes(), w.ssthresh_bytes());
+        assert!(!w.penalise());
+        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), before);
+    }
 
     /// Reno's rule, to exercise the machine alone.
     struct Reno;

@@ -235,7 +235,8 @@ impl Connection {
 
     /// The peer's window blocks new data: the scheduler may resend the oldest undelivered
     /// chunk on one subflow that has not carried it (out-of-tree MPTCP's
-    /// `mptcp_rcv_buf_optimization`; counted in `reinjected_bytes_total`).
+    /// `mptcp_rcv_buf_optimization`; counted in `reinjected_bytes_total`) and have the
+    /// slower subflows that carried it halve their congestion windows.
     fn opportunistic_retransmit(&mut self, now: crate::units::Instant) {
         let Some((r, carriers)) = self.chunks.oldest_undelivered() else {
             return;
@@ -244,6 +245,16 @@ impl Connection {
         let action = self
             .sched
             .opportunistic_retransmit(now, carriers, &self.views);
+        // Halve the slower carriers' windows (CCs without a window machine decline).
+        for sf in action.penalise.iter() {
+            if self
+                .subflows
+                .get(sf.index())
+                .is_some_and(|s| s.is_established())
+            {
+                self.cc.penalise_cwnd(sf);
+            }
+        }
         let Some(path) = action.resend_on else {
             return;
         };
