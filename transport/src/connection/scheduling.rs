@@ -112,6 +112,18 @@ impl Connection {
         None
     }
 
+    /// The connection as the scheduler sees it, with `queued_total` bytes on subflow queues.
+    fn conn_view(&self, queued_total: u64) -> ConnView {
+        ConnView {
+            unsent_bytes: (self.send_base + self.send_buf.len() as u64) - self.next_fresh,
+            reinject_queue_bytes: self.chunks.reinject_bytes(),
+            unacked_bytes: self.next_fresh - self.peer_data_ack.min(self.next_fresh),
+            peer_window_free_bytes: self.peer_edge.saturating_sub(self.next_fresh),
+            send_window_bytes: self.peer_window,
+            queued_bytes: queued_total,
+        }
+    }
+
     /// Asks the scheduler to place data until it declines or the queues are full enough.
     pub(super) fn schedule(&mut self, now: crate::units::Instant) {
         if self.lifecycle != Lifecycle::Open || !self.any_established {
@@ -156,14 +168,7 @@ impl Connection {
                 Some(already_on) => SendKind::Reinject { already_on },
                 None => SendKind::Fresh,
             };
-            let conn = ConnView {
-                unsent_bytes: (self.send_base + self.send_buf.len() as u64) - self.next_fresh,
-                reinject_queue_bytes: self.chunks.reinject_bytes(),
-                unacked_bytes: self.next_fresh - self.peer_data_ack.min(self.next_fresh),
-                peer_window_free_bytes: self.peer_edge.saturating_sub(self.next_fresh),
-                send_window_bytes: self.peer_window,
-                queued_bytes: queued_total,
-            };
+            let conn = self.conn_view(queued_total);
             self.counters.sched_decisions_total += 1;
             let selection = self.sched.select(&crate::sched::Snapshot {
                 now,
@@ -242,9 +247,14 @@ impl Connection {
             return;
         };
         self.refresh_views();
-        let action = self
-            .sched
-            .opportunistic_retransmit(now, carriers, &self.views);
+        let queued_total: u64 = self.subflows.iter().map(|s| s.queued_bytes()).sum();
+        let snap = crate::sched::Snapshot::new(
+            now,
+            SendKind::Fresh,
+            self.conn_view(queued_total),
+            &self.views,
+        );
+        let action = self.sched.opportunistic_retransmit(&snap, carriers);
         // Halve the slower carriers' windows (CCs without a window machine decline).
         for sf in action.penalise.iter() {
             if self

@@ -85,7 +85,9 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
             valid: format!("at most lambda_max ({})", c.lambda_max),
         });
     }
-    Ok(Box::new(Blest::new(c)))
+    let mut blest = Blest::new(c);
+    blest.opportunistic = Opportunistic::from_config(cfg)?;
+    Ok(Box::new(blest))
 }
 
 /// BLEST state: λ, the window-blocked flag, the last λ update, the last estimate (trace).

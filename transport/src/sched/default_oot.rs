@@ -26,8 +26,11 @@
 //! says so. [`opportunistic_retransmit`] is that decision as a pure function. The connection
 //! tells the scheduler when the window blocks new data ([`SchedEvent::WindowBlocked`]); the
 //! scheduler counts those episodes (`window_blocked_episodes` in its trace state), and BLEST
-//! raises its λ on them. The connection core does not yet carry out the resend of H nor the
-//! cwnd halving (that needs a core hook and a CC hook, outside the scheduler).
+//! raises its λ on them. The scheduler returns the decision as an [`RcvBufAction`]; the
+//! connection queues H on the named subflow and asks the CC to halve each penalised
+//! subflow's window (`CongestionController::penalise_cwnd`: the window machine does it as the
+//! kernel, in whole packets; BBR and the other rate-based CCs decline, their cwnd being an
+//! output of their model).
 
 use std::time::Duration;
 
@@ -38,10 +41,9 @@ use crate::cc::{CcPhase, RegistryError};
 use crate::units::{Instant, PathMask, SubflowId};
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    let _ = cfg;
     Ok(Box::new(DefaultOot {
         window_blocked_episodes: 0,
-        opportunistic: Opportunistic::default(),
+        opportunistic: Opportunistic::from_config(cfg)?,
     }))
 }
 
@@ -227,31 +229,42 @@ pub fn opportunistic_retransmit(
 
 /// State of the opportunistic retransmission shared by the out-of-tree family (default,
 /// BLEST and ECF run the same `mptcp_rcv_buf_optimization`): when each subflow last
-/// penalised, and counters for the trace. The penalties are decided and counted but not
-/// applied (the CC interface has no way to halve another subflow's cwnd).
+/// penalised, and counters for the trace.
 #[derive(Clone, Debug, Default)]
 pub struct Opportunistic {
+    /// Option `rcv_buf_penalty=off`: decide the resend only, never a penalty (default on, as
+    /// the kernel).
+    no_penalty: bool,
     last_penalty: [Option<Instant>; crate::units::MAX_SUBFLOWS],
     pub resends: u64,
     pub penalties_decided: u64,
 }
 
 impl Opportunistic {
-    /// The action for the oldest undelivered chunk: resend it on the subflow the default
-    /// would pick for new data and penalise its slower carriers, when
+    /// The state with the scheduler's `rcv_buf_penalty` option (default on).
+    pub fn from_config(cfg: &SchedConfig) -> Result<Opportunistic, RegistryError> {
+        Ok(Opportunistic {
+            no_penalty: !cfg.flag("rcv_buf_penalty", true)?,
+            ..Opportunistic::default()
+        })
+    }
+
+    /// The action for the oldest undelivered chunk: resend it on `current` (the subflow the
+    /// scheduler picked for the blocked new data) and penalise its slower carriers, when
     /// [`opportunistic_retransmit`] says so.
     pub fn decide(
         &mut self,
         now: Instant,
+        current: &PathView,
         head_carriers: PathMask,
         paths: &[PathView],
     ) -> RcvBufAction {
-        let Some(current) = oot_choice(paths, PathMask::EMPTY) else {
-            return RcvBufAction::default();
-        };
         let slot = &mut self.last_penalty[current.id.index()];
         let since = slot.map(|t| now.saturating_duration_since(t));
-        let d = opportunistic_retransmit(current, paths, head_carriers, since);
+        let mut d = opportunistic_retransmit(current, paths, head_carriers, since);
+        if self.no_penalty {
+            d.penalise = PathMask::EMPTY;
+        }
         if !d.penalise.is_empty() {
             *slot = Some(now);
             self.penalties_decided += 1;
@@ -341,7 +354,10 @@ mod tests {
             resend_on: Some(SubflowId(0)),
             penalise: on_slow,
         };
-        assert_eq!(o.decide(t0, on_slow, &paths), resend_and_penalise);
+        assert_eq!(
+            o.decide(t0, &paths[0], on_slow, &paths),
+            resend_and_penalise
+        );
         assert_eq!((o.resends, o.penalties_decided), (1, 1));
         // 10 ms later, within the fast subflow's 20 ms SRTT: resend again, no new penalty.
         let t1 = Instant::from_nanos(1_010_000_000);
@@ -349,7 +365,7 @@ mod tests {
             resend_on: Some(SubflowId(0)),
             penalise: PathMask::EMPTY,
         };
-        assert_eq!(o.decide(t1, on_slow, &paths), resend_only);
+        assert_eq!(o.decide(t1, &paths[0], on_slow, &paths), resend_only);
         assert_eq!(o.penalties_decided, 1);
         // Already on the fast one: nothing.
         let t2 = Instant::from_nanos(1_050_000_000);
@@ -358,7 +374,7 @@ mod tests {
             penalise: on_slow,
         };
         assert_eq!(
-            o.decide(t2, on_slow.with(SubflowId(0)), &paths),
+            o.decide(t2, &paths[0], on_slow.with(SubflowId(0)), &paths),
             penalise_only
         );
         assert_eq!(o.penalties_decided, 2, "a penalty again after one SRTT");

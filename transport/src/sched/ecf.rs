@@ -45,7 +45,9 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
         "kernel" => DeltaSource::Kernel,
         _ => DeltaSource::Paper,
     };
-    Ok(Box::new(Ecf::new(delta)))
+    let mut ecf = Ecf::new(delta);
+    ecf.opportunistic = Opportunistic::from_config(cfg)?;
+    Ok(Box::new(ecf))
 }
 
 /// ECF state: the waiting bit (the kernel's `switching_margin`).

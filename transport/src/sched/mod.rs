@@ -275,18 +275,27 @@ pub trait Scheduler: Send {
     fn on_event(&mut self, _ev: &SchedEvent) {}
     /// New data is blocked by the peer's window: what to do about the oldest undelivered
     /// chunk (carried by `head_carriers`), as the out-of-tree kernel's
-    /// `mptcp_rcv_buf_optimization` decides (docs/algorithms/default-schedulers.md). Default:
-    /// what [`Scheduler::rcv_buf_optimization`] decides, nothing without it.
+    /// `mptcp_rcv_buf_optimization` decides (docs/algorithms/default-schedulers.md). Default,
+    /// for the schedulers with [`Scheduler::rcv_buf_optimization`]: as the kernel's
+    /// `mptcp_next_segment`, first pick the subflow for the blocked new data with `select`
+    /// (`snap` is a fresh-data snapshot); nothing when it picks none (BLEST or ECF waiting),
+    /// else the optimisation with that subflow as the current one. Nothing without it.
     fn opportunistic_retransmit(
         &mut self,
-        now: Instant,
+        snap: &Snapshot<'_>,
         head_carriers: PathMask,
-        paths: &[PathView],
     ) -> RcvBufAction {
-        self.rcv_buf_optimization()
-            .map_or_else(RcvBufAction::default, |o| {
-                o.decide(now, head_carriers, paths)
-            })
+        if self.rcv_buf_optimization().is_none() {
+            return RcvBufAction::default();
+        }
+        let Selection::Send { path, .. } = self.select(snap) else {
+            return RcvBufAction::default();
+        };
+        let current = snap.paths.iter().find(|p| p.id == path);
+        match (current, self.rcv_buf_optimization()) {
+            (Some(current), Some(o)) => o.decide(snap.now, current, head_carriers, snap.paths),
+            _ => RcvBufAction::default(),
+        }
     }
     /// The state of the out-of-tree kernel's receive-buffer optimisation, for the schedulers
     /// of that kernel that run it (default, BLEST, ECF). Default: none.
