@@ -32,6 +32,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from metrics.numbers import number_or_none
+
 FPS = 30  # the content's frame rate (server/content.py FPS)
 ON_AIR_MARGIN_S = 0.5  # the live edge may pass the clip's end by this much (sampling, rounding)
 
@@ -51,14 +53,6 @@ DISCARD_COLUMNS = [
 ]
 
 
-def _num(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 def _quantile(values: list[float], q: float) -> float:
     """Linear interpolation between closest ranks (as numpy's default)."""
     ordered = sorted(values)
@@ -74,21 +68,22 @@ def discard_metrics(
     """The columns above for one session (player.jsonl lines as dicts)."""
     mode = str(spec.get("video_mode") or "vod")
     skipped_s = sum(
-        _num(ln.get("skipped_s")) or 0.0 for ln in lines if ln.get("event") == "live_seek"
+        number_or_none(ln.get("skipped_s")) or 0.0 for ln in lines if ln.get("event") == "live_seek"
     )
     skipped_frames = round(skipped_s * fps)
-    dropped = int(_num(dropped_frames_network) or 0)
+    dropped = int(number_or_none(dropped_frames_network) or 0)
     # While the event is on air: the live edge (media time + latency) within the clip. After
     # the clip's end the wall clock runs on and dash.js's latency grows without meaning.
-    end_s = (_num(spec.get("video_duration_s")) or math.inf) + ON_AIR_MARGIN_S
+    end_s = (number_or_none(spec.get("video_duration_s")) or math.inf) + ON_AIR_MARGIN_S
     latencies = [
         latency
         for ln in lines
         if ln.get("event") == "sample" and str(ln.get("playing")) == "True"
-        for latency in [_num(ln.get("live_latency_s"))]
-        if latency is not None and (_num(ln.get("media_time_s")) or 0.0) + latency <= end_s
+        for latency in [number_or_none(ln.get("live_latency_s"))]
+        if latency is not None
+        and (number_or_none(ln.get("media_time_s")) or 0.0) + latency <= end_s
     ]
-    target = _num(spec.get("live_latency_s")) if mode == "live" else None
+    target = number_or_none(spec.get("live_latency_s")) if mode == "live" else None
     median = _quantile(latencies, 0.5) if latencies else math.nan
     return {
         "video_mode": mode,

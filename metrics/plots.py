@@ -46,6 +46,13 @@ def grouped_bars(
     if rows.empty:
         _no_data(ax, "no data from counted trials")
         return
+    # Algorithm options (--cc-opt/--sched-opt) are part of the CC's and scheduler's name.
+    for name, options in (("cc", "cc_opts"), ("sched", "sched_opts")):
+        if options in rows.columns:
+            rows[name] = [
+                f"{n} {o}" if o else n
+                for n, o in zip(rows[name], rows[options].fillna(""), strict=True)
+            ]
     # A group is one CC; every other configuration column that varies in this scenario
     # (transport, player, clip length) is named under it, so no two bars share a slot.
     varying = [c for c in ("transport", "player", "video_duration_s") if rows[c].nunique() > 1]

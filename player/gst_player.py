@@ -363,37 +363,29 @@ class Session:
             self.loop.quit()
         return False
 
+    def write_start(self, **extra: str) -> None:
+        """The `start` line; the session's clock starts with it."""
+        self.start_t_ns = self.now_t_ns()
+        start = {
+            "event": "start",
+            "player": "gstreamer",
+            "url": self.args.mpd,
+            "mpd": self.args.mpd,
+        }
+        self.write({**start, **extra}, self.start_t_ns)
+
     def run(self) -> str:
         self.loop = GLib.MainLoop()
         try:
             self.mpd = read_mpd(self.args.mpd)
         except Exception as e:  # noqa: BLE001 - any failure to fetch/parse is a session error
-            self.start_t_ns = self.now_t_ns()
-            self.write(
-                {
-                    "event": "start",
-                    "player": "gstreamer",
-                    "url": self.args.mpd,
-                    "mpd": self.args.mpd,
-                },
-                self.start_t_ns,
-            )
+            self.write_start()
             self.write({"event": "error", "message": f"MPD {self.args.mpd}: {e}"})
             self.reason = "error"
             self.finish()
             return "error"
         self.build()
-        self.start_t_ns = self.now_t_ns()
-        self.write(
-            {
-                "event": "start",
-                "player": "gstreamer",
-                "url": self.args.mpd,
-                "mpd": self.args.mpd,
-                "gstreamer": Gst.version_string(),
-            },
-            self.start_t_ns,
-        )
+        self.write_start(gstreamer=Gst.version_string())
         self.write(
             {
                 "event": "representations",

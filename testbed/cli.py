@@ -82,6 +82,20 @@ def _positive_float(value: str) -> float:
     return number
 
 
+def _key_value(value: str) -> str:
+    """One --cc-opt/--sched-opt: KEY=VALUE with a non-empty key."""
+    key, equals, _ = value.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"{value!r} is not KEY=VALUE (e.g. hystart=false)")
+    return value
+
+
+def _options(given: list[str]) -> tuple[str, ...]:
+    """KEY=VALUE options sorted by key; a key given twice keeps its last value (as mpproxy)."""
+    pairs = dict(kv.split("=", 1) for kv in given)
+    return tuple(f"{key}={pairs[key]}" for key in sorted(pairs))
+
+
 def _jobs(value: str) -> int | None:
     """`--jobs N` or `--jobs auto` (None: chosen from the CPUs once the matrix is known)."""
     return None if value == "auto" else _positive_int(value)
@@ -161,6 +175,21 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(f"{t.name}={t.default_sched}" for t in TRANSPORTS.values() if t.default_sched)
         + "; tcp-* and none have none)",
     )
+    for kind, example, what in (
+        ("cc", "hystart=false", "congestion control"),
+        ("sched", "predict=always", "scheduler"),
+    ):
+        parser.add_argument(
+            f"--{kind}-opt",
+            type=_key_value,
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help=f"{what} option of the user transport, repeatable (e.g. {example}); passed "
+            f"to mpproxy and mpsim as --{kind}-opt, part of the trial id; a key the "
+            f"{what} does not read or a bad value exits 2 (each algorithm's options: "
+            "docs/algorithms/)",
+        )
     parser.add_argument(
         "--player",
         type=_csv,
@@ -367,6 +396,8 @@ class Plan:
     seed: int
     video_mode: str = "vod"
     live_latency_s: float = 3.0
+    cc_opts: tuple[str, ...] = ()
+    sched_opts: tuple[str, ...] = ()
 
 
 def _validate_scenarios(args: argparse.Namespace, repo: Path) -> list[str]:
@@ -408,6 +439,36 @@ def _validate_players(args: argparse.Namespace, transport_names: list[str]) -> l
     return [None if n == NO_PLAYER_NAME else n for n in names]
 
 
+def _validate_options(
+    args: argparse.Namespace,
+    cells: dict[str, tuple[list[str | None], list[str | None]]],
+    repo: Path,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """--cc-opt/--sched-opt: only for transports that take them, and each one accepted by
+    the binary (`mpproxy check`) with every CC or scheduler of the plan."""
+    cc_opts, sched_opts = _options(args.cc_opt), _options(args.sched_opt)
+    if not (cc_opts or sched_opts):
+        return cc_opts, sched_opts
+    given = " ".join(
+        [*(f"--cc-opt {kv}" for kv in cc_opts), *(f"--sched-opt {kv}" for kv in sched_opts)]
+    )
+    refusing = [t for t in cells if not TRANSPORTS[t].algorithm_options]
+    if refusing:
+        takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
+        raise UsageError(
+            f"{given}: transport {','.join(refusing)} takes no algorithm options (they set "
+            f"options of the testbed's own CCs and schedulers: --transport {','.join(takes)})"
+        )
+    problems = []
+    for transport, (ccs, scheds) in cells.items():
+        module = transports.get(transport)
+        problems += module.option_problems(repo, [c for c in ccs if c], [s for s in scheds if s],
+                                           cc_opts, sched_opts)  # fmt: skip
+    if problems:
+        raise UsageError("\n  ".join([f"{given} refused:", *dict.fromkeys(problems)]))
+    return cc_opts, sched_opts
+
+
 def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
     """Checks every option against the scenarios, the registry and what each transport
     supports; UsageError (exit 2) on anything invalid. Creates nothing."""
@@ -437,8 +498,9 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
             _per_transport("cc", args.cc, t, ccs, entry.default_cc),
             _per_transport("sched", args.sched, t, scheds, entry.default_sched),
         )
+    cc_opts, sched_opts = _validate_options(args, cells, repo)
     return Plan(scenarios, players, cells, args.video_duration, args.reps, args.seed,
-                args.video_mode, args.live_latency_s)  # fmt: skip
+                args.video_mode, args.live_latency_s, cc_opts, sched_opts)  # fmt: skip
 
 
 def expand(plan: Plan) -> list[TrialSpec]:
@@ -465,6 +527,8 @@ def expand(plan: Plan) -> list[TrialSpec]:
                                     seed=plan.seed + rep,
                                     video_mode=plan.video_mode if player == "dashjs" else "vod",
                                     live_latency_s=plan.live_latency_s,
+                                    cc_opts=plan.cc_opts,
+                                    sched_opts=plan.sched_opts,
                                 )
                             )
     return specs

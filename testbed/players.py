@@ -32,6 +32,7 @@ from metrics.drops import (
     decoder_side_reason,
 )
 from metrics.player_summary import summarize
+from metrics.read import json_lines
 from server.live_mpd import LIVE_MANIFEST, write_live_mpd
 from testbed import registry
 from testbed.cpu_accounting import CPU_LOG
@@ -86,20 +87,12 @@ def player_argv(
 def read_log(path: Path) -> list[dict]:
     """The player's lines; a malformed line is an error naming file and line (never skipped),
     except a truncated last line, which a crash can leave (reported by the end-line check)."""
-    lines: list[dict] = []
     if not path.exists():
-        return lines
-    raw = path.read_text().split("\n")
-    for number, text in enumerate(raw, start=1):
-        if not text:
-            continue
-        try:
-            lines.append(json.loads(text))
-        except json.JSONDecodeError as e:
-            if number == len(raw):  # the last line, without its newline: cut off by a crash
-                break
-            raise PlayerFailed(f"{path}:{number}: malformed JSON line ({e})") from None
-    return lines
+        return []
+    try:
+        return json_lines(path, last_line_may_be_cut=True)
+    except ValueError as exc:
+        raise PlayerFailed(str(exc)) from None
 
 
 def read_cpu_log(path: Path) -> list[dict]:

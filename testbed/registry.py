@@ -26,6 +26,8 @@ class Transport:
     default_cc: str | None  # None: the transport has no congestion control to choose
     default_sched: str | None  # None: no scheduler to choose
     in_all: bool = True  # part of `--transport all`
+    # Takes --cc-opt/--sched-opt (options of its own CC and scheduler implementations).
+    algorithm_options: bool = False
 
 
 TRANSPORTS: dict[str, Transport] = {
@@ -33,7 +35,7 @@ TRANSPORTS: dict[str, Transport] = {
     for t in (
         Transport(
             "user", "video over the user-space MPTCP (mpproxy), both paths",
-            "testbed.transports.user", True, "cubic", "lrf",
+            "testbed.transports.user", True, "cubic", "lrf", algorithm_options=True,
         ),
         Transport(
             "kernel", "video over the kernel's MPTCP, both paths",

@@ -15,13 +15,13 @@ def _files(folder: Path) -> dict[str, str]:
     return {f.name: f.read_text() for f in sorted(folder.glob("*.toml"))}
 
 
+def _generate(generator: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(generator), "--out", str(out), *args],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
 def test_generator_reproduces_the_committed_grid(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(GENERATOR), "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = _generate(GENERATOR, tmp_path)
     assert run.returncode == 0, run.stderr
     generated = _files(tmp_path)
     assert len(generated) == 49
@@ -29,12 +29,7 @@ def test_generator_reproduces_the_committed_grid(tmp_path: Path) -> None:
 
 
 def test_other_delay_reading_changes_only_the_delay(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(GENERATOR), "--out", str(tmp_path), "--one-way-delay-ms", "25"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = _generate(GENERATOR, tmp_path, "--one-way-delay-ms", "25")
     assert run.returncode == 0, run.stderr
     text = (tmp_path / "wifi-0.1pct_lte-10pct.toml").read_text()
     assert text.count("delay_ms = 25.0") == 2
@@ -43,12 +38,7 @@ def test_other_delay_reading_changes_only_the_delay(tmp_path: Path) -> None:
 
 
 def test_negative_delay_is_refused_with_status_2(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(GENERATOR), "--out", str(tmp_path), "--one-way-delay-ms", "-1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = _generate(GENERATOR, tmp_path, "--one-way-delay-ms", "-1")
     assert run.returncode == 2
     assert "--one-way-delay-ms" in run.stderr
     assert list(tmp_path.iterdir()) == []
@@ -59,12 +49,7 @@ SWEEP = REPO / "netem-scenarios" / "seed002-sweep"
 
 
 def test_seed002_sweep_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(SWEEP_GENERATOR), "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = _generate(SWEEP_GENERATOR, tmp_path)
     assert run.returncode == 0, run.stderr
     generated = _files(tmp_path)
     assert len(generated) == 12
