@@ -450,31 +450,12 @@ def stalls_table(trials: Iterable[Trial]) -> pd.DataFrame:
 
 def segments_table(trials: Iterable[Trial]) -> pd.DataFrame:
     """One row per segment download; download_ms = end - request."""
-    columns = [
-        "url",
-        "rep_id",
-        "media_type",
-        "bytes",
-        "request_t_ns",
-        "first_byte_t_ns",
-        "end_t_ns",
-        "throughput_bps",
-    ]
-    seg = player_events(trials, "segment", columns)
+    what = ["url", "rep_id", "media_type", "bytes"]  # the segment, kept as logged
+    times = ["request_t_ns", "first_byte_t_ns", "end_t_ns"]
+    seg = player_events(trials, "segment", [*what, *times, "throughput_bps"])
     seg["request_s"] = seg["request_t_ns"].astype(float) / NS_PER_S
     seg["download_ms"] = (seg["end_t_ns"].astype(float) - seg["request_t_ns"].astype(float)) / 1e6
-    return seg[
-        [
-            "trial_id",
-            "request_s",
-            "url",
-            "rep_id",
-            "media_type",
-            "bytes",
-            "download_ms",
-            "throughput_bps",
-        ]
-    ]
+    return seg[["trial_id", "request_s", *what, "download_ms", "throughput_bps"]]
 
 
 def samples_table(trials: Iterable[Trial]) -> pd.DataFrame:

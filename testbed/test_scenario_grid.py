@@ -1,4 +1,4 @@
-"""netem-scenarios/generate_loss_grid.py reproduces the committed seed001-grid/ files."""
+"""The scenario generators of netem-scenarios/ reproduce their committed files."""
 
 from __future__ import annotations
 
@@ -6,9 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR = REPO / "netem-scenarios" / "generate_loss_grid.py"
 COMMITTED = REPO / "netem-scenarios" / "seed001-grid"
+SWEEP_GENERATOR = REPO / "netem-scenarios" / "generate_seed002_sweep.py"
+SWEEP = REPO / "netem-scenarios" / "seed002-sweep"
 
 
 def _files(folder: Path) -> dict[str, str]:
@@ -20,12 +24,19 @@ def _generate(generator: Path, out: Path, *args: str) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=60)  # fmt: skip
 
 
-def test_generator_reproduces_the_committed_grid(tmp_path: Path) -> None:
-    run = _generate(GENERATOR, tmp_path)
+@pytest.mark.parametrize(
+    ("generator", "committed", "count"),
+    [(GENERATOR, COMMITTED, 49), (SWEEP_GENERATOR, SWEEP, 12)],
+    ids=["seed001-grid", "seed002-sweep"],
+)
+def test_generator_reproduces_the_committed_files(
+    tmp_path: Path, generator: Path, committed: Path, count: int
+) -> None:
+    run = _generate(generator, tmp_path)
     assert run.returncode == 0, run.stderr
     generated = _files(tmp_path)
-    assert len(generated) == 49
-    assert generated == _files(COMMITTED)
+    assert len(generated) == count
+    assert generated == _files(committed)
 
 
 def test_other_delay_reading_changes_only_the_delay(tmp_path: Path) -> None:
@@ -42,18 +53,6 @@ def test_negative_delay_is_refused_with_status_2(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "--one-way-delay-ms" in run.stderr
     assert list(tmp_path.iterdir()) == []
-
-
-SWEEP_GENERATOR = REPO / "netem-scenarios" / "generate_seed002_sweep.py"
-SWEEP = REPO / "netem-scenarios" / "seed002-sweep"
-
-
-def test_seed002_sweep_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
-    run = _generate(SWEEP_GENERATOR, tmp_path)
-    assert run.returncode == 0, run.stderr
-    generated = _files(tmp_path)
-    assert len(generated) == 12
-    assert generated == _files(SWEEP)
 
 
 def test_sweep_points_at_the_default_values_equal_the_hand_written_scenarios() -> None:

@@ -247,6 +247,17 @@ def test_report_of_a_non_run_folder_exits_2(tmp_path):
     assert "not a run folder" in done.stderr
 
 
+def _control_run(tmp_path: Path, transfer_s: str, **env: str) -> tuple[Path, dict, Path]:
+    """A fake repository, the environment (control transfers of transfer_s seconds) and the
+    run folder of a `--transport none` matrix."""
+    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S=transfer_s, **env)
+    return make_fake_repo(tmp_path), env, tmp_path / "run"
+
+
+def _control_trial(run_dir: Path, rep: int) -> Path:
+    return run_dir / "trials" / f"control__none__-__-__none__v0__r{rep}__s{rep + 1}"
+
+
 def _matrix(repo: Path, *args: str, env: dict) -> subprocess.Popen:
     code = (
         "import sys; from pathlib import Path; from testbed.cli import main; "
@@ -264,9 +275,7 @@ def _matrix(repo: Path, *args: str, env: dict) -> subprocess.Popen:
 @pytest.mark.netns
 @needs_root
 def test_failing_trials_do_not_stop_the_matrix(tmp_path):
-    repo = make_fake_repo(tmp_path)
-    env = dict(os.environ, STUB_EMULATOR_DIE_AFTER_S="0", TESTBED_CONTROL_TRANSFER_S="5")
-    run_dir = tmp_path / "run"
+    repo, env, run_dir = _control_run(tmp_path, "5", STUB_EMULATOR_DIE_AFTER_S="0")
     proc = _matrix(repo, "--transport", "none", "--reps", "2", "--out", str(run_dir), env=env)
     _out, err = proc.communicate(timeout=180)
     assert proc.returncode == 1, err
@@ -279,12 +288,9 @@ def test_failing_trials_do_not_stop_the_matrix(tmp_path):
 @pytest.mark.netns
 @needs_root
 def test_ctrl_c_then_rerun_finishes_only_the_missing_trials(tmp_path):
-    repo = make_fake_repo(tmp_path)
-    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="0.5")
-    run_dir = tmp_path / "run"
+    repo, env, run_dir = _control_run(tmp_path, "0.5")
     args = ("--transport", "none", "--reps", "2", "--out", str(run_dir))
-    first = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
-    second = run_dir / "trials" / "control__none__-__-__none__v0__r1__s2"
+    first, second = _control_trial(run_dir, 0), _control_trial(run_dir, 1)
 
     proc = _matrix(repo, *args, env=env)
     try:
@@ -338,10 +344,8 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.netns
 @needs_root
 def test_trial_killed_mid_way_is_recorded_as_failed_and_cleaned_up(tmp_path):
-    repo = make_fake_repo(tmp_path)
-    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="60")
-    run_dir = tmp_path / "run"
-    trial_dir = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
+    repo, env, run_dir = _control_run(tmp_path, "60")
+    trial_dir = _control_trial(run_dir, 0)
     proc = _matrix(repo, "--transport", "none", "--out", str(run_dir), env=env)
     try:
         deadline = time.monotonic() + 60
