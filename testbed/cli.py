@@ -132,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
             "2 invalid options, 130 interrupted."
         ),
     )
+
+    def names_option(flag: str, help_text: str) -> None:
+        """A matrix option: comma-separated names, `all` expands; None when not given."""
+        parser.add_argument(flag, type=_csv, default=None, metavar="NAMES", help=help_text)
+
     parser.add_argument(
         "--reproduce",
         default=None,
@@ -139,38 +144,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run a seed paper's experiments in the simulator and write "
         "docs/reproductions/<seed>.md: seed000..seed004 or all",
     )
-    parser.add_argument(
+    names_option(
         "--scenario",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help=f"scenario names (netem-scenarios/<name>.toml) or .toml paths; `all` = every "
+        f"scenario names (netem-scenarios/<name>.toml) or .toml paths; `all` = every "
         f"top-level scenario (default: {d['scenario']})",
     )
-    parser.add_argument(
+    names_option(
         "--transport",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help=f"{', '.join(TRANSPORT_NAMES)}; `all` = {','.join(ALL_TRANSPORTS)} "
+        f"{', '.join(TRANSPORT_NAMES)}; `all` = {','.join(ALL_TRANSPORTS)} "
         f"(default: {d['transport']}; none = control transfer, no video)",
     )
-    parser.add_argument(
+    names_option(
         "--cc",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help="congestion controls; `all` = what each transport supports (user: mpproxy --list; "
+        "congestion controls; `all` = what each transport supports (user: mpproxy --list; "
         "kernel/tcp-*: the kernel's list) (default: per transport: "
         + ", ".join(f"{t.name}={t.default_cc}" for t in TRANSPORTS.values() if t.default_cc)
         + "; none has no CC)",
     )
-    parser.add_argument(
+    names_option(
         "--sched",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help="packet schedulers; `all` = what each transport supports (default: per "
+        "packet schedulers; `all` = what each transport supports (default: per "
         "transport: "
         + ", ".join(f"{t.name}={t.default_sched}" for t in TRANSPORTS.values() if t.default_sched)
         + "; tcp-* and none have none)",
@@ -190,12 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
             f"{what} does not read or a bad value exits 2 (each algorithm's options: "
             "docs/algorithms/)",
         )
-    parser.add_argument(
+    names_option(
         "--player",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help=f"{', '.join(PLAYER_NAMES)}; `all` = {','.join(ALL_PLAYERS)} "
+        f"{', '.join(PLAYER_NAMES)}; `all` = {','.join(ALL_PLAYERS)} "
         f"(default: {DEFAULT_PLAYER} for a streaming transport, none for --transport none; "
         "none only with --transport none)",
     )
