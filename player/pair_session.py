@@ -68,6 +68,11 @@ class NamespacePair:
             raise
         return self
 
+    @property
+    def namespaces(self) -> list[str]:
+        """client, router, server"""
+        return list(self.topo.ns.__dict__.values()) if self.topo else []
+
     def set_rate(self, mbit: float) -> None:
         """tbf on the server's egress (the download direction); replaces the previous one."""
         assert self.topo is not None
@@ -174,7 +179,7 @@ def run_session(
         "rate_mbit": pair.rate_mbit,
         "rate_steps": [{"at_s": at_s, "rate_mbit": mbit} for at_s, mbit in rate_steps],
         "live_latency_s": live_latency_s,
-        "namespaces": [pair.client, pair.server],
+        "namespaces": pair.namespaces,
         "wall_s": round(wall_s, 2),
         "cpu_s": round(cpu_s, 2),
         "cpu_rusage_s": round(cpu_rusage_s, 2),
