@@ -117,6 +117,29 @@ def cpu_evidence(intervals: list[tuple[float, float, dict]], start_s: float, end
     return "; ".join(found[:2])
 
 
+def saturation_evidence(cpu_lines: list[dict], start_s: float, end_s: float) -> str:
+    """For a session that never finished (a player timed out or hung): how much of
+    [start_s, end_s] the player's CPUs were saturated, with the first two saturated intervals
+    quoted as `cpu_evidence` does; '' when no interval was saturated. A starved player can
+    show no dropped frame at all (it never got to decode one), so a timeout is the only
+    symptom, and this text is its evidence."""
+    window = [
+        (begin, finish, line)
+        for begin, finish, line in _cpu_intervals(cpu_lines)
+        if finish > start_s and begin < end_s and _num(line.get("player_set_busy")) is not None
+    ]
+    saturated = [
+        w for w in window if (_num(w[2].get("player_set_busy")) or 0.0) >= CPU_BUSY_SATURATED
+    ]
+    if not saturated:
+        return ""
+    return (
+        f"the player's CPUs were saturated in {len(saturated)} of {len(window)} CPU samples "
+        f"({len(saturated) / len(window):.0%}) between t={start_s:.1f}s and t={end_s:.1f}s: "
+        + cpu_evidence(saturated, start_s, end_s)
+    )
+
+
 def attribute_drops(player_lines: list[dict], cpu_lines: list[dict]) -> list[DropEpisode]:
     """One DropEpisode per increase of the dropped-frame counter (see the module docstring)."""
     cpu = _cpu_intervals(cpu_lines)
