@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=VIDEO_MODES,
         default="vod",
         help="vod: static MPD (default); live: dynamic MPD played at --live-latency-s behind "
-        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs only)",
+        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs and gstreamer)",
     )
     parser.add_argument(
         "--live-latency-s",
@@ -416,12 +416,6 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
         "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
     )
     players = _validate_players(args, transport_names)
-    no_live = [p for p in players if p not in ("dashjs", None)]
-    if args.video_mode == "live" and no_live:
-        raise UsageError(
-            f"--video-mode live: player {','.join(map(str, no_live))} has no live mode "
-            "(dashjs only; GStreamer's live mode is not implemented)"
-        )
     names = {t: transports.names(t, repo, caps) for t in transport_names}
     for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
         if given is not None and all(names[t][index] is None for t in names):
@@ -463,7 +457,7 @@ def expand(plan: Plan) -> list[TrialSpec]:
                                     video_duration_s=plan.video_duration_s if player else 0,
                                     rep=rep,
                                     seed=plan.seed + rep,
-                                    video_mode=plan.video_mode if player == "dashjs" else "vod",
+                                    video_mode=plan.video_mode if player else "vod",
                                     live_latency_s=plan.live_latency_s,
                                 )
                             )

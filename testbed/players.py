@@ -76,10 +76,7 @@ def player_argv(
     live_latency_s: float | None = None,
 ) -> list[str]:
     """The player's command line, from its registry entry (testbed/registry.py); with
-    `live_latency_s` the live stream (dynamic MPD, server/live_mpd.py) at that target latency
-    (dashjs only)."""
-    if live_latency_s is not None and player != "dashjs":
-        raise ValueError(f"player {player}: live mode is not implemented (dashjs only)")
+    `live_latency_s` the live stream (dynamic MPD, server/live_mpd.py) at that target latency."""
     launch = PlayerLaunch(Path(repo), host, port, Path(content_dir), Path(out), t0_ns, timeout_s,
                           live_latency_s)  # fmt: skip
     return registry.player(player).argv(launch)

@@ -179,5 +179,9 @@ def test_argv_per_player(tmp_path: Path) -> None:
                                tmp_path / "p.jsonl", 5, 60)  # fmt: skip
     assert argv[:2] == ["/usr/bin/python3", "/r/player/gst_player.py"]
     assert "http://127.0.0.1:8080/content/abc123/manifest.mpd" in argv
+    argv = players.player_argv("gstreamer", Path("/r"), "127.0.0.1", 8080, content,
+                               tmp_path / "p.jsonl", 5, 60, live_latency_s=2.5)  # fmt: skip
+    assert "http://127.0.0.1:8080/content/abc123/live.mpd" in argv
+    assert argv[-2:] == ["--live-latency-s", "2.5"]
     with pytest.raises(ValueError, match="unknown player 'vlc'; valid: dashjs, gstreamer"):
         players.player_argv("vlc", Path("/r"), "h", 1, content, tmp_path / "p", 5, 60)

@@ -51,6 +51,7 @@ const state = {
   presentedS: null,
   skippedS: 0,
   liveSeeks: 0,
+  liveEventOver: false, // the whole live event is published: catch-up off
 };
 const stalls = new StallTracker();
 // Waits with a full buffer (decoder starved of CPU), logged apart as decode_stall.
@@ -394,8 +395,25 @@ function checkEnd() {
   }
 }
 
+// The end of a live event: once the wall clock passes availabilityStartTime + the event's
+// duration (media time + latency = time on air >= duration), every segment is published and
+// there is no live edge left to catch up with. dash.js's catch-up does not know that: its
+// latency keeps growing with the wall clock, and its maxDrift seek goes to the end of the
+// DVR window minus the live delay (PlaybackController.seekToCurrentLive), i.e. back to
+// duration - target, again and again: the picture froze within the target latency of the end
+// with that much buffered until the runner's timeout (seen twice with a 3 s target). So the
+// catch-up is switched off when the event ends and the rest plays out as in VOD.
+function endLiveCatchupAfterTheEvent() {
+  if (liveLatencyS === null || state.liveEventOver || !(video.duration > 0)) return;
+  const latency = liveLatency();
+  if (latency === null || video.currentTime + latency < video.duration) return;
+  state.liveEventOver = true;
+  window.__testbed.player.updateSettings({ streaming: { liveCatchup: { enabled: false } } });
+}
+
 function sample() {
   if (!state.ended) setTimeout(checkEnd, 0);
+  endLiveCatchupAfterTheEvent();
   const q = video.getVideoPlaybackQuality();
   const rep = state.onScreen;
   const buffer = bufferS();
