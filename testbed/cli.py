@@ -207,6 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="host loopback port of --interactive (the stats for the overlay use PORT+1)",
     )
     parser.add_argument(
+        "--restart-on-reload",
+        action="store_true",
+        help="with --interactive: every load of the page restarts the scenario's clock "
+        "(the emulator starts the scenario again; testbed/interactive.py)",
+    )
+    parser.add_argument(
         "--reps",
         type=_positive_int,
         default=d["reps"],
@@ -411,6 +417,8 @@ def _validate_players(args: argparse.Namespace, transport_names: list[str]) -> l
 def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
     """Checks every option against the scenarios, the registry and what each transport
     supports; UsageError (exit 2) on anything invalid. Creates nothing."""
+    if getattr(args, "restart_on_reload", False) and not args.interactive:
+        raise UsageError("--restart-on-reload: only with --interactive (a page a person reloads)")
     scenarios = _validate_scenarios(args, repo)
     transport_names = _validate_names(
         "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
@@ -552,7 +560,7 @@ def _run_interactive(
 
     spec = specs[0]
     return run_interactive(spec, run_dir / "trials" / spec.trial_id(), repo,
-                           args.interactive_port)  # fmt: skip
+                           args.interactive_port, args.restart_on_reload)  # fmt: skip
 
 
 def _run_sim(
