@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from metrics.player_summary import summarize
+from metrics.schemas import check_file
 
 REPO = Path(__file__).resolve().parent.parent
 PORT = 18088  # not the default 8088, which a person may be using
@@ -190,6 +191,7 @@ def test_restart_on_reload_restarts_the_scenario_clock(tmp_path: Path) -> None:
     # changes at the same offsets from its start as the first run did (same seed).
     assert schedule_from_start(logs[1]) == schedule_from_start(logs[0])
     assert schedule_from_start(logs[1]), "B1 has a schedule: its changes must be logged"
+    assert check_file(trial / "testbed.jsonl") == []  # scenario_restart is in its schema
     # Nothing left behind.
     namespaces = next(e for e in events if e["event"] == "topology_build")["namespaces"]
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
