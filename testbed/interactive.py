@@ -27,7 +27,8 @@ count from its start). The finished scenario run's log is kept as
 `emulator.before-restart-<n>.jsonl`, the new one is `emulator.jsonl` (what metrics reads), and
 testbed.jsonl gets a `scenario_restart` line. Between the two emulators nothing is bound to the
 NFQUEUE queues and the kernel drops the paths' packets (`gap_ms` in that line; TCP
-retransmits them): a reload is a fresh start anyway.
+retransmits them): a reload is a fresh start anyway. In live mode the stream goes on air again
+with the scenario (a new live.mpd, a `live_on_air` line).
 """
 
 from __future__ import annotations
@@ -116,8 +117,9 @@ class ScenarioRestarter:
     """Restarts the scenario's clock: linkemu stopped and started again on the same resolved
     scenario and seed (one restart at a time; see the module's docstring)."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, on_air: Any = None) -> None:
         self.ctx = ctx
+        self.on_air = on_air  # live mode: puts the stream on air again (a new live.mpd)
         self.restarts = 0
         self.lock = threading.Lock()
 
@@ -137,6 +139,8 @@ class ScenarioRestarter:
                 log.replace(kept)
             ctx.emulator = start_emulator(ctx, ctx.spec.seed, name=f"emulator-restart-{n}")
             start_t_ns = _emulator_start_t_ns(log)
+            if self.on_air is not None:
+                self.on_air()  # the live event starts again with the scenario
             line = {
                 "restart": n,
                 "reason": reason,
@@ -229,10 +233,19 @@ def make_play(port: int, repo: Path, announce: Any = print, restart_on_reload: b
 
     def play(ctx: Any, endpoint: Any, content_dir: Path) -> None:
         live_latency_s = None
+        on_air = None
         if ctx.spec.video_mode == "live":
             live_latency_s = float(ctx.spec.live_latency_s)
-            write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, time.time(),
-                           live_latency_s)  # fmt: skip
+
+            def on_air() -> None:
+                now = time.time()
+                write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, now,
+                               live_latency_s)  # fmt: skip
+                if ctx.events:
+                    ctx.events.write("live_on_air", availability_start_unix_s=now,
+                                     live_latency_s=live_latency_s)  # fmt: skip
+
+            on_air()
         # A Unix socket path has at most 107 bytes: a short folder of its own, not the trial's.
         sock_dir = Path(tempfile.mkdtemp(prefix="tbx-relay-"))
         sock = sock_dir / "s"
@@ -247,7 +260,7 @@ def make_play(port: int, repo: Path, announce: Any = print, restart_on_reload: b
             [sys.executable, relay, "--listen-tcp", f"127.0.0.1:{port}", "--connect-unix",
              str(sock)], stdout=subprocess.DEVNULL, stderr=host_log,
         )  # fmt: skip
-        restarter = ScenarioRestarter(ctx) if restart_on_reload else None
+        restarter = ScenarioRestarter(ctx, on_air) if restart_on_reload else None
         stats = stats_server(PathRates(Path(ctx.dir) / TRANSPORT_STATS), port + 1, restarter)
         # Its network figures are real, but no player measured the session: not counted.
         ctx.mark_invalid("interactive session: played by a person, no player.jsonl")
