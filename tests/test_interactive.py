@@ -145,13 +145,14 @@ def schedule_from_start(lines: list[dict]) -> list[tuple[int, str, float]]:
     return [(round((c["t_ns"] - start) / 1e6), c["path"], c["value"]) for c in changes]
 
 
-def test_restart_on_reload_restarts_the_scenario_clock(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["vod", "live"])
+def test_restart_on_reload_restarts_the_scenario_clock(tmp_path: Path, mode: str) -> None:
     run = tmp_path / "run"
-    port = PORT + 10
+    port = PORT + (10 if mode == "vod" else 20)
     proc = subprocess.Popen(
         [str(REPO / "run_trials.sh"), "--interactive", "--restart-on-reload", "--scenario", "B1",
          "--cc", "lia", "--sched", "lrf", "--video-duration", str(PLAY_S), "--out", str(run),
-         "--interactive-port", str(port)],
+         "--interactive-port", str(port), "--video-mode", mode],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     try:
@@ -192,6 +193,9 @@ def test_restart_on_reload_restarts_the_scenario_clock(tmp_path: Path) -> None:
     assert schedule_from_start(logs[1]) == schedule_from_start(logs[0])
     assert schedule_from_start(logs[1]), "B1 has a schedule: its changes must be logged"
     assert check_file(trial / "testbed.jsonl") == []  # scenario_restart is in its schema
+    # Live: the stream went on air with every start of the scenario.
+    on_air = [e for e in events if e["event"] == "live_on_air"]
+    assert len(on_air) == (3 if mode == "live" else 0)
     # Nothing left behind.
     namespaces = next(e for e in events if e["event"] == "topology_build")["namespaces"]
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
