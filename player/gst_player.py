@@ -388,6 +388,9 @@ class Session:
         rep = self.on_screen or {}
         stalled = self.stalls.stalled
         latency = self.live_latency(pos)
+        # Live: catch up before the sample is written, so that the sample which triggers the
+        # start-position seek does not count as played at the start position's latency.
+        repositioning = latency is not None and not final and self.catch_up(pos, latency)
         self.write(
             {
                 "event": "sample",
@@ -404,11 +407,12 @@ class Session:
                 "bitrate_bps": rep.get("bitrate_bps"),
                 "width": rep.get("width"),
                 "height": rep.get("height"),
-                "playing": self.first_frame and not stalled and not self.buffering,
+                "playing": self.first_frame
+                and not stalled
+                and not self.buffering
+                and not repositioning,
             }
         )
-        if latency is not None and not final:
-            self.catch_up(pos, latency)
         if not final and self.end_of_live_event(pos):
             self.stop("ended")
         # Frames dropped with a healthy buffer: the machine, not the network (overload.mjs).
@@ -467,12 +471,13 @@ class Session:
             self.end_position_s, self.end_position_samples = position_s, 0
         return self.end_position_samples >= LIVE_END_STUCK_SAMPLES
 
-    def catch_up(self, position_s: float, latency_s: float) -> None:
+    def catch_up(self, position_s: float, latency_s: float) -> bool:
         """dash.js's maxDrift rule: more than LIVE_MAX_DRIFT_S behind the target, seek to the
         target behind the live edge (never past the end of the event); the media in between is
-        skipped, logged as `live_seek`."""
+        skipped, logged as `live_seek`. At the first frame, the start position (no line).
+        True when it moved to the start position."""
         if self.live_latency_s is None or self.reason is not None:
-            return
+            return False
         if not self.live_start_checked:
             self.live_start_checked = True
             if latency_s > self.live_latency_s + LIVE_START_TOLERANCE_S:
@@ -480,7 +485,13 @@ class Session:
                 flags = Gst.SeekFlags.FLUSH | Gst.SeekFlags.ACCURATE
                 self.playbin.seek_simple(Gst.Format.TIME, flags, int(target_s * 1e9))
                 self.last_live_seek_wall_s = time.monotonic()
-            return
+                return True
+            return False
+        self.catch_up_drift(position_s, latency_s)
+        return False
+
+    def catch_up_drift(self, position_s: float, latency_s: float) -> None:
+        """The maxDrift seek itself (see catch_up)."""
         if latency_s <= self.live_latency_s + LIVE_MAX_DRIFT_S:
             return
         duration_s = self.mpd.get("duration_s")

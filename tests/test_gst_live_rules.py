@@ -40,7 +40,7 @@ def session(out):
 
 out = {}
 s = session(sys.argv[2])
-s.catch_up(0.1, 5.0)           # first frame 2 s behind the target: start position, silent
+out["start_returned"] = s.catch_up(0.1, 5.0)  # first frame 2 s late: start position, silent
 out["start_seeks"] = list(s.playbin.seeks)
 s.catch_up(2.0, 4.4)           # within target + 1.5 s: nothing
 s.last_live_seek_wall_s = -1e9  # past the cooldown
@@ -77,6 +77,7 @@ def test_live_catch_up_and_end_rules(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["start_seeks"] == [pytest.approx(2.1)]  # 0.1 + 5.0 - 3.0: to the target
+    assert out["start_returned"] is True  # that sample is not counted as played
     assert out["drift_seeks"] == [pytest.approx(2.1), pytest.approx(6.0)]  # 4 + 5 - 3
     assert out["after_event_seeks"] == out["drift_seeks"]
     assert out["end_before_last_segment"] is False
