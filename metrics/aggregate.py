@@ -38,6 +38,7 @@ DEFAULT_METRICS = [
     "dropped_frames_decoder",
     "dropped_frames_network",
     "discarded_frames",
+    "discarded_frames_network",
     "skipped_media_s",
     "live_latency_median_s",
     "qoe_lin",

@@ -47,6 +47,7 @@ REPORT_METRICS = [
     ("stalls", "stalls"),
     ("stall_total_ms", "stall total (ms)"),
     ("discarded_frames", "discarded frames"),
+    ("discarded_frames_network", "discarded: stream only"),
     ("live_latency_median_s", "live latency median (s)"),
     ("dropped_frames", "dropped frames"),
     ("dropped_frames_network", "drops: network"),

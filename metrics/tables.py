@@ -210,7 +210,9 @@ def drop_and_qoe_metrics(trial: Trial) -> dict[str, Any]:
     )
     row |= trial_qoe(lines, SEGMENT_S)
     row["p1203_mode0"] = p1203_mode0(lines, SEGMENT_S)
-    row |= discard_metrics(lines, row["dropped_frames_network"], trial.spec)
+    row |= discard_metrics(
+        lines, row["dropped_frames_decoder"], row["dropped_frames_network"], trial.spec
+    )
     return row
 
 

@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=VIDEO_MODES,
         default="vod",
         help="vod: static MPD (default); live: dynamic MPD played at --live-latency-s behind "
-        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs only)",
+        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs and gstreamer)",
     )
     parser.add_argument(
         "--live-latency-s",
@@ -224,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=8088,
         metavar="PORT",
         help="host loopback port of --interactive (the stats for the overlay use PORT+1)",
+    )
+    parser.add_argument(
+        "--restart-on-reload",
+        action="store_true",
+        help="with --interactive: every load of the page restarts the scenario's clock "
+        "(the emulator starts the scenario again; testbed/interactive.py)",
     )
     parser.add_argument(
         "--reps",
@@ -462,17 +468,13 @@ def _validate_options(
 def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
     """Checks every option against the scenarios, the registry and what each transport
     supports; UsageError (exit 2) on anything invalid. Creates nothing."""
+    if getattr(args, "restart_on_reload", False) and not args.interactive:
+        raise UsageError("--restart-on-reload: only with --interactive (a page a person reloads)")
     scenarios = _validate_scenarios(args, repo)
     transport_names = _validate_names(
         "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
     )
     players = _validate_players(args, transport_names)
-    no_live = [p for p in players if p not in ("dashjs", None)]
-    if args.video_mode == "live" and no_live:
-        raise UsageError(
-            f"--video-mode live: player {','.join(map(str, no_live))} has no live mode "
-            "(dashjs only; GStreamer's live mode is not implemented)"
-        )
     names = {t: transports.names(t, repo, caps) for t in transport_names}
     for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
         if given is not None and all(names[t][index] is None for t in names):
@@ -515,7 +517,7 @@ def expand(plan: Plan) -> list[TrialSpec]:
                                     video_duration_s=plan.video_duration_s if player else 0,
                                     rep=rep,
                                     seed=plan.seed + rep,
-                                    video_mode=plan.video_mode if player == "dashjs" else "vod",
+                                    video_mode=plan.video_mode if player else "vod",
                                     live_latency_s=plan.live_latency_s,
                                     cc_opts=plan.cc_opts,
                                     sched_opts=plan.sched_opts,
@@ -612,7 +614,7 @@ def _run_interactive(
 
     spec = specs[0]
     return run_interactive(spec, run_dir / "trials" / spec.trial_id(), repo,
-                           args.interactive_port)  # fmt: skip
+                           args.interactive_port, args.restart_on_reload)  # fmt: skip
 
 
 def _run_sim(
