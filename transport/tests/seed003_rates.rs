@@ -8,8 +8,10 @@
 //! (`SEED003_QUEUE_BDP=3` changes that, for the sensitivity table in the docs).
 //!
 //! The paper's theoretical rates assume synchronised losses (x12 and x2 halve together, so
-//! their rates split in the ratio of their increases). The simulator's paced senders do not
-//! lose together, and its rates sit near the independent-loss model instead. So:
+//! their rates split in the ratio of their increases). The simulator's ACK-clocked senders do
+//! not lose together (the drop-tail queue mostly drops the packets a window increase adds),
+//! and with a little ACK jitter its rates sit on the independent-loss model instead
+//! (docs/algorithms/hmptcp.md has both tables). So:
 //! * where the paper's value holds in the simulator (case 2 under EMPTCP and H-MPTCP) the
 //!   test asserts it within 10 %;
 //! * elsewhere (case 1, and case 2 under WMPTCP) it asserts what holds of the paper's
