@@ -23,7 +23,7 @@
 //! * α phases end on wall-clock time, one RTprop each. BBR's "a gain below 1 ends as soon as
 //!   inflight ≤ BDP" would end them almost at once and break the mean of the cycle. The same
 //!   switch holds the 0.75 phase for one RTprop too (so the mean is exactly β); ending that
-//!   one BBR's way was tried and changes nothing essential (`docs/algorithms/coupled-bbr.md`).
+//!   one BBR's way was tried and is no better against BBR flows (`docs/algorithms/coupled-bbr.md`).
 //! * The fallback rate "4 packets per RTT" uses RTprop as RTT.
 //! * cwnd is not discussed; BBR's 2·BDP cap is kept.
 //! * A subflow without a bandwidth sample yet is left out of Σ and max; with a single
