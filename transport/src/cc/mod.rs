@@ -37,6 +37,11 @@
 //! # Adding an algorithm
 //! One file `cc/<name>.rs` with a `Config` + `Default`, a model comment, and one line in
 //! [`REGISTRY`]. Names are unique (checked by a test and at lookup).
+//!
+//! Shared pieces: per-subflow state lives in a [`SubflowSlots`]; a controller whose subflows
+//! each hold a [`SubflowCc`] and that couples only some hooks (Coupled BBR, the EMPTCP
+//! family) implements [`PerSubflowCc`] and gets the other hooks from
+//! `delegate_to_subflow_cc!()`; coupled window CCs build on `coupled.rs`.
 
 use std::collections::BTreeMap;
 use std::fmt;
