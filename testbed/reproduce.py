@@ -474,8 +474,7 @@ properties; the printed lines are the measured rates.""",
             "losses, which drop-tail queues do not force (printed, not asserted)",
         )
     )
-    # Ignored in the normal test run (see its comment); run here for its figures.
-    okw, lw = r.cargo_test("seed003_rates", "a_path_weight", ignored=True)
+    okw, lw = r.cargo_test("seed003_rates", "a_path_weight")
     page.claims.append(
         Claim(
             "Pricing incentive: a low H-MPTCP weight on the metered path shifts traffic off it",

@@ -13,7 +13,7 @@ mod seed_cc_common;
 use std::time::Duration;
 
 use mptransport::sim::Net;
-use seed_cc_common::{bottleneck, cfg, route, run_rates};
+use seed_cc_common::{bottleneck, cfg, env_secs, route, run_rates};
 
 struct Outcome {
     goodput: f64,
@@ -26,10 +26,7 @@ struct Outcome {
 }
 
 fn run(cc: &str, opts: &[(&str, &str)], seed: u64) -> Outcome {
-    let secs: u64 = std::env::var("HBDP_SIM_S")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+    let secs = env_secs("HBDP_SIM_S", 60);
     let mut net = Net::new(seed);
     let fast = bottleneck(&mut net, 500.0, 50.0, 1.0, 1e-4);
     let slow = bottleneck(&mut net, 100.0, 10.0, 1.0, 1e-4);
