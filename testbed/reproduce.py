@@ -817,6 +817,14 @@ def seed002_matrix_args(opts: Options, out: Path, emulated: bool) -> list[str]:
     return args + (["--dry-run"] if opts.dry_run else [])
 
 
+def _shown(path: Path, repo: Path) -> Path:
+    """A run folder as the docs show it: relative to the repository when inside it."""
+    try:
+        return path.relative_to(repo)
+    except ValueError:
+        return path
+
+
 def _matrix(args: list[str], repo: Path) -> int:
     from testbed import cli
 
@@ -1118,7 +1126,7 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
         status = _matrix(seed002_matrix_args(opts, sim_run, emulated=False), r.repo)
         r.commands.append(
             "./run_trials.sh "
-            + shlex.join(seed002_matrix_args(opts, Path("results/<run>-sim"), emulated=False))
+            + shlex.join(seed002_matrix_args(opts, _shown(sim_run, r.repo), emulated=False))
         )
         if status not in (0, 1):
             raise RuntimeError(f"seed002: the simulated matrix exited {status}")
@@ -1137,7 +1145,7 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
     )
     page.extra = figures
     page.extra_notes = [
-        f"Simulated run: `{sim_run}` ({len(summary)} trials, {n_failed} not ok and left out of the means).",
+        f"Simulated run: `{_shown(sim_run, r.repo)}` ({len(summary)} trials, {n_failed} not ok and left out of the means).",
         "Per-path packets are the data packets the emulated link carried server → client (`pkts_down_*`), retransmissions the sender's (`retrans_pkts_*`), as in `summary.csv`.",
     ]
     page.emulated = seed002_emulated_section(r, sim_run)
@@ -1166,7 +1174,7 @@ def seed002_emulated_section(r: Runner, sim_run: Path) -> str:
         f"cores): about {n} × {opts.video_duration_s + 4} s ≈ {hours:.1f} h. The full emulated 6 × 6 matrix "
         f"({len(SEED002_CCS) * len(SEED002_SCHEDS) * 4 * opts.reps_for('seed002')} trials) is for a cluster: add "
         "`--executor slurm` (README, 'Running on a Slurm cluster'). Then "
-        f"`./run_trials.sh --reproduce seed002 --from {sim_run},results/<emulated run>` rebuilds this page "
+        f"`./run_trials.sh --reproduce seed002 --from {_shown(sim_run, r.repo)},results/<emulated run>` rebuilds this page "
         "with both.",
         "",
     ]

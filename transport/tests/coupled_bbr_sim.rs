@@ -42,7 +42,10 @@ fn disjoint(cc: &str, seed: u64) -> (f64, f64) {
         x1 + x2,
         r[0].goodput_mbps
     );
-    mptransport::report::emit("coupled_bbr_disjoint", &serde_json::json!({"cc": cc, "p60_mbps": x1, "p20_mbps": x2, "goodput_mbps": r[0].goodput_mbps}));
+    mptransport::report::emit(
+        "coupled_bbr_disjoint",
+        &serde_json::json!({"cc": cc, "p60_mbps": x1, "p20_mbps": x2, "goodput_mbps": r[0].goodput_mbps}),
+    );
     (x1, x2)
 }
 
@@ -74,7 +77,10 @@ fn shared(cc: &str, seed: u64) -> f64 {
         r[0].goodput_bps / 1e6,
         r[1].goodput_bps / 1e6
     );
-    mptransport::report::emit("coupled_bbr_shared", &serde_json::json!({"cc": cc, "multipath_mbps": r[0].goodput_bps / 1e6, "bbr_mbps": r[1].goodput_bps / 1e6, "ratio": ratio}));
+    mptransport::report::emit(
+        "coupled_bbr_shared",
+        &serde_json::json!({"cc": cc, "multipath_mbps": r[0].goodput_bps / 1e6, "bbr_mbps": r[1].goodput_bps / 1e6, "ratio": ratio}),
+    );
     ratio
 }
 
