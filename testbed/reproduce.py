@@ -41,7 +41,7 @@ REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = (
     "not yet run",
 )
 # Repetitions (seeds) per simulated point when --reps is not given.
-DEFAULT_REPS = {"seed000": 1, "seed001": 1, "seed002": 3, "seed003": 1, "seed004": 2}
+DEFAULT_REPS = {"seed000": 1, "seed001": 1, "seed002": 3, "seed003": 3, "seed004": 2}
 # Seeds whose every experiment is a transport test with its seed fixed in the test: --reps
 # cannot apply to them.
 FIXED_SEED_ONLY = ("seed000",)
@@ -1337,8 +1337,19 @@ def seed003_case3_claims(runs: list[dict], ok: bool) -> list[Claim]:
         key = ("x11", "x12", "x2")[i]
         return median([_bin_mean(v[key], v["bin_s"], a, b) for v in by_cc.get(cc, [])])
 
-    shown = "; ".join(f"{cc} {t[cc]:.2f} s" for cc in by_cc)
-    faster = all(t.get("emptcp", float("nan")) < t.get(cc, float("nan")) for cc in ("lia", "balia"))
+    # A "transition" is only meaningful where x12 moves: less than 10 % between its 3-6 s and
+    # 10-13 s means counts as no shift.
+    moved = {
+        cc: abs(phase(cc, 1, 10, 13) - phase(cc, 1, 3, 6)) > 0.1 * phase(cc, 1, 3, 6)
+        for cc in by_cc
+    }
+    shown = "; ".join(
+        f"{cc} {t[cc]:.2f} s" if moved[cc] else f"{cc} no shift (x12 moves < 10 %)" for cc in by_cc
+    )
+    faster = bool(moved.get("emptcp")) and all(
+        moved.get(cc) and t.get("emptcp", float("nan")) < t.get(cc, float("nan"))
+        for cc in ("lia", "balia")
+    )
     rates = "<br>".join(
         f"{cc}: x11/x12/x2 over 3-6 s {phase(cc, 0, 3, 6):.0f}/{phase(cc, 1, 3, 6):.0f}/{phase(cc, 2, 3, 6):.0f}, over 10-13 s {phase(cc, 0, 10, 13):.0f}/{phase(cc, 1, 10, 13):.0f}/{phase(cc, 2, 10, 13):.0f}, over 17-20 s {phase(cc, 0, 17, 20):.0f}/{phase(cc, 1, 17, 20):.0f}/{phase(cc, 2, 17, 20):.0f}"
         for cc in by_cc
@@ -1364,12 +1375,12 @@ def seed003_case3_claims(runs: list[dict], ok: bool) -> list[Claim]:
             "EMPTCP ≈ 2 s (6 → 8 s), LIA and BALIA ≈ 3 s (6 → 9 s)",
             f"transition time of x12: {shown}",
             REPRODUCED if faster else NOT_REPRODUCED,
-            "rule: reproduced if EMPTCP's transition is shorter than both LIA's and BALIA's (transition as defined under the open parameters)",
+            "rule: reproduced if EMPTCP's transition is shorter than both LIA's and BALIA's, each of them shifting x12 by more than 10 % (transition as defined under the open parameters). x12 swings by ±20 % over seconds in every variant here (Reno-like sawtooth at 1/16 scale), which blurs any transition; the paper's curves are smoother",
         ),
         Claim(
             "Case 3: H-MPTCP's transition is similar to EMPTCP's",
             "'similar as that in EMPTCP' (Fig. 5d)",
-            f"|H-MPTCP − EMPTCP| = {h_vs_e:.2f} s",
+            f"H-MPTCP and EMPTCP differ by {h_vs_e:.2f} s",
             REPRODUCED if h_vs_e <= 0.5 else PARTLY if h_vs_e <= 1.0 else NOT_REPRODUCED,
             "rule (ours): within 0.5 s reproduced, 1 s partly",
         ),
