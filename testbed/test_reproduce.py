@@ -170,3 +170,38 @@ def test_transition_time_is_when_x12_first_settles_near_its_new_rate() -> None:
     v = {"bin_s": bin_s, "x12": series, "drop_at_s": 6.0, "back_at_s": 13.0}
     # The 1 s average starting at t is within 10 % of 500 (>= 450) from t = 7.5 s.
     assert transition_s(v) == pytest.approx(1.5)
+
+
+def test_the_emulated_cross_check_calls_the_benchmark_harness_as_it_is() -> None:
+    import inspect
+
+    bench = reproduce._bench_module(REPO)
+    assert list(inspect.signature(bench.emulated).parameters) == ["name", "seed", "links"]
+    params = list(inspect.signature(bench.run_user).parameters)
+    assert params[:8] == ["topo", "workdir", "t0", "cc", "sched", "paths", "nbytes", "tag"]
+    wifi, lte = reproduce.CROSSCHECKS["seed001"][1][0].bench_links()
+    assert "queue = { bytes = 625000 }" in wifi
+    assert 'loss = { model = "bernoulli", p = 1e-05 }' in lte
+
+
+def test_cross_check_section_puts_both_engines_side_by_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "xc"
+    run.mkdir()
+    point = reproduce.CROSSCHECKS["seed004"][1][0]
+    rows = [
+        {"point": point.label, "cc": cc, "seed": 1, "goodput_bps": g}
+        for cc, g in (("lia", 20e6), ("mpcubic", 40e6), ("hbdp", 50e6))
+    ]
+    (run / "crosscheck.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runner = reproduce.Runner(tmp_path, Options(from_runs=(run,)), tmp_path)
+    sim = {"lia": 21e6, "mpcubic": 60e6, "hbdp": 50e6}
+    monkeypatch.setattr(
+        runner, "mpsim", lambda *args: {"goodput_bps": sim[args[args.index("--cc") + 1]]}
+    )
+    text = reproduce.crosscheck_section("seed004", runner)
+    assert "| scaled high-BDP pair | lia | 20.00 (n=1) | 21.00 | 1.05 |" in text
+    assert "| scaled high-BDP pair | mpcubic | 40.00 (n=1) | 60.00 | 1.50 |" in text
+    assert "2 of 3 cells" in text
+    assert "Not run in this session" not in text
