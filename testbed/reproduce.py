@@ -1222,7 +1222,17 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
 
 def seed002_emulated_section(r: Runner, sim_run: Path) -> str:
     opts = r.opts
-    args = seed002_matrix_args(opts, Path("results/reproduce-seed002-emulate"), emulated=True)
+    args = seed002_matrix_args(
+        opts, Path("results/reproduce-seed002-emulate-<stamp>"), emulated=True
+    )
+    full = seed002_matrix_args(
+        Options(reps=opts.reps, video_duration_s=opts.video_duration_s),
+        Path("results/seed002-emulated-full"),
+        emulated=True,
+    )
+    full[full.index("--cc") + 1] = ",".join(SEED002_CCS)
+    full[full.index("--sched") + 1] = ",".join(SEED002_SCHEDS)
+    full = [w for w in full if w not in ("--jobs", "auto", "--dry-run")] + ["--executor", "slurm"]
     n = (
         len(SEED002_SCENARIOS)
         * len(SEED002_EMULATED_CCS)
@@ -1240,8 +1250,10 @@ def seed002_emulated_section(r: Runner, sim_run: Path) -> str:
         f"(= `./run_trials.sh {shlex.join([a for a in args if a != '--dry-run'])}`; `--dry-run` prints the "
         "trial list). One trial at a time here (`--jobs auto` gives 1 for streaming trials on 2 "
         f"cores): about {n} × {opts.video_duration_s + 4} s ≈ {hours:.1f} h. The full emulated 6 × 6 matrix "
-        f"({len(SEED002_CCS) * len(SEED002_SCHEDS) * 4 * opts.reps_for('seed002')} trials) is for a cluster: add "
-        "`--executor slurm` (README, 'Running on a Slurm cluster'). Then "
+        f"({len(SEED002_CCS) * len(SEED002_SCHEDS) * 4 * opts.reps_for('seed002')} trials) is for a cluster: "
+        f"`./run_trials.sh {shlex.join(full)}` (README, 'Running on a Slurm cluster'; about "
+        f"{len(SEED002_CCS) * len(SEED002_SCHEDS) * 4 * opts.reps_for('seed002') * (opts.video_duration_s + 4) / 3600:.0f} h "
+        "one at a time here). Then "
         f"`./run_trials.sh --reproduce seed002 --from {_shown(sim_run, r.repo)},results/<emulated run>` rebuilds this page "
         "with both.",
         "",
