@@ -1662,6 +1662,8 @@ def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
         run_dir = repo / "results" / f"reproduce-{seed}-{stamp}"
         run_dir.mkdir(parents=True, exist_ok=True)
         print(f"reproducing {seed} into {run_dir}", flush=True)
+        if opts.reps is not None and seed in FIXED_SEED_ONLY:
+            print(f"  {seed}: --reps does not apply (its tests fix their seed)", file=sys.stderr)
         runner = Runner(repo, opts, run_dir)
         t0, c0 = time.monotonic(), _cpu_s()
         page = BUILDERS[seed](runner)
