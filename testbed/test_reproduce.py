@@ -205,3 +205,22 @@ def test_cross_check_section_puts_both_engines_side_by_side(
     assert "| scaled high-BDP pair | mpcubic | 40.00 (n=1) | 60.00 | 1.50 |" in text
     assert "2 of 3 cells" in text
     assert "Not run in this session" not in text
+
+
+def test_seed002_page_puts_an_emulated_run_beside_the_simulated_one(tmp_path: Path) -> None:
+    sim, emu = tmp_path / "sim", tmp_path / "emu"
+    for run, engine in ((sim, "sim"), (emu, "emulate")):
+        run.mkdir()
+        (run / "run.json").write_text(json.dumps({"engine": engine}))
+    _summary({("B1", "olia", "lrf"): 2.0}).to_csv(sim / "summary.csv", index=False)
+    emulated = _summary({("B1", "olia", "lrf"): 3.0, ("B1", "lia", "lrf"): 1.0})
+    emulated = emulated[emulated["sched"].isin(["lrf", "tp-sty"])].assign(valid=True)
+    emulated.loc[emulated.index[0], "valid"] = False
+    emulated.to_csv(emu / "summary.csv", index=False)
+    assert reproduce.reproduce("seed002", tmp_path, Options(from_runs=(sim, emu))) == 0
+    page = (tmp_path / "docs/reproductions/seed002.md").read_text()
+    assert "Not run in this session" not in page
+    assert "Emulated run: `" in page
+    assert ": 48 trials, 47 valid and used." in page
+    assert "Simulated vs emulated mean underflows over the 47 common cells" in page
+    assert "| claim (emulated cells only) | emulated | verdict |" in page
