@@ -141,8 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--reproduce",
         default=None,
         metavar="SEED",
-        help="re-run a seed paper's experiments in the simulator and write "
-        "docs/reproductions/<seed>.md: seed000..seed004 or all",
+        help="re-run a seed paper's experiments and write docs/reproductions/<seed>.md: "
+        "seed000..seed004 or all; --reps, --engine (sim: simulated parts and the page; emulate: "
+        "the emulated cross-checks and seed002's emulated cells), --dry-run, --jobs and "
+        "--video-duration (seed002) apply (testbed/reproduce.py)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="reproduce_from",
+        type=_csv,
+        default=None,
+        metavar="RUN[,RUN]",
+        help="with --reproduce: build the page from these existing run folders (a simulated "
+        "or emulated seed002 matrix run, or an emulated cross-check run) instead of running them",
     )
     names_option(
         "--scenario",
@@ -657,9 +668,12 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     if args.report is not None:
         return matrix.rebuild_report(args.report)
     if args.reproduce is not None:
-        from testbed.reproduce import reproduce
+        from testbed import reproduce
 
-        return reproduce(args.reproduce, repo)
+        return reproduce.main(args, argv, repo)
+    if args.reproduce_from is not None:
+        print("run_trials.sh: --from goes with --reproduce SEED", file=sys.stderr)
+        return 2
     if args.trial_id is not None:
         if not args.out:
             print("run_trials.sh: --trial-id needs --out RUN (the run the trial belongs to)",

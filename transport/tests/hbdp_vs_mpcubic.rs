@@ -70,6 +70,10 @@ fn run(cc: &str, opts: &[(&str, &str)], seed: u64) -> Outcome {
         "hbdp_vs_mpcubic {cc} {opts:?}: goodput {:.1} Mbit/s (500x100 {:.1}, 100x20 {:.1}); lost pkts {} (after warm-up), RTOs {}; whole run: queue drops {}, random drops {}",
         o.goodput, o.fast, o.slow, o.lost, o.rtos, o.queue_drops, o.random_drops
     );
+    mptransport::report::emit(
+        "hbdp_vs_mpcubic",
+        &serde_json::json!({"cc": cc, "opts": format!("{opts:?}"), "sim_s": secs, "goodput_mbps": o.goodput, "p500x100_mbps": o.fast, "p100x20_mbps": o.slow, "lost_pkts": o.lost, "rtos": o.rtos, "queue_drops": o.queue_drops, "random_drops": o.random_drops}),
+    );
     o
 }
 

@@ -60,6 +60,7 @@ fn table1_every_cc() {
     ] {
         let row = table_row(mp, bg, 1);
         println!("seed000_table1 {row}");
+        mptransport::report::emit("seed000_table1", &row);
         // Every flow moved data and the links were not over-counted.
         let u = row["utilisation"].as_f64().unwrap_or(0.0);
         assert!(u > 0.05 && u <= 1.02, "{mp}: utilisation {u}");

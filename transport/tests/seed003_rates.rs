@@ -101,6 +101,10 @@ fn run_case_with(
         r[0].path("x12").lost_pkts,
         r[1].path("x2").lost_pkts,
     );
+    mptransport::report::emit(
+        "seed003_rates",
+        &serde_json::json!({"cc": cc, "opts": format!("{opts:?}"), "c1": c1_paper, "c2": c2_paper, "queue_bdp": q, "seed": seed, "x11": x[0], "x12": x[1], "x2": x[2]}),
+    );
     // ω the sender's CC used on each path (stats extra `weight`).
     let weights = net.flows[0]
         .server
