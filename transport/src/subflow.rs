@@ -105,6 +105,8 @@ pub struct SubflowCounters {
     pub data_bytes_received_total: u64,
     pub rto_total: u64,
     pub tlp_total: u64,
+    /// Fast-recovery episodes entered (Linux `TcpExtTCPSackRecovery`).
+    pub recoveries_total: u64,
     pub spurious_losses_total: u64,
     /// Bytes (whole packets) declared lost, by threshold or timeout.
     pub bytes_lost_total: u64,

@@ -241,6 +241,7 @@ impl Connection {
         lost_data: Vec<ChunkRef>,
     ) {
         let s = &mut self.subflows[id.index()];
+        s.counters.recoveries_total += 1;
         s.episode = Some(LossEpisode {
             kind: EpisodeKind::FastRecovery,
             high_pn: s.next_pn,
