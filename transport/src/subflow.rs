@@ -134,6 +134,11 @@ pub struct LossEpisode {
     pub high_pn: u64,
     /// Data lost from packets numbered below `high_pn`, not yet delivered anywhere.
     pub undelivered: Vec<ChunkRef>,
+    /// Data lost during the episode from packets numbered `high_pn` or above (sent during
+    /// it). If any is still undelivered when the episode ends, a new fast recovery starts at
+    /// once: Linux re-enters Recovery on the exit ACK while `lost_out` > 0
+    /// (`tcp_fastretrans_alert` → `tcp_time_to_recover`).
+    pub lost_after: Vec<ChunkRef>,
     /// A packet was newly acknowledged since the episode began or, in the RTO-loss state, since
     /// the latest timeout (Linux resets `icsk_retransmits` then).
     pub acked_since_timeout: bool,
@@ -476,6 +481,17 @@ impl Subflow {
     }
 
     /// Whether a packet numbered below `pn` is still in flight (Linux: snd_una below high_seq).
+    /// Data sequence numbers this subflow still owes: chunks of packets in flight and chunks
+    /// waiting for their retransmission here. Their minimum (once delivered ones are left
+    /// out) is the subflow's `snd_una` in TCP terms.
+    pub fn outstanding_dsns(&self) -> impl Iterator<Item = u64> + '_ {
+        self.sent
+            .iter()
+            .filter(|p| p.state == PacketState::InFlight)
+            .filter_map(|p| p.data.map(|c| c.dsn))
+            .chain(self.retransmit_queue.iter().map(|c| c.dsn))
+    }
+
     pub fn in_flight_below(&self, pn: u64) -> bool {
         self.sent
             .iter()

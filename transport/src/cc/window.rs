@@ -252,9 +252,9 @@ pub struct Window {
     frac_pkts: f64,
     state: LossState,
     prior_cwnd_bytes: u64,
-    /// RFC 6937 `prr_delivered` and `prr_out`, bytes.
-    prr_delivered_bytes: u64,
-    prr_out_bytes: u64,
+    /// RFC 6937 `prr_delivered` and `prr_out`, in packets as Linux counts them.
+    prr_delivered_pkts: u64,
+    prr_out_pkts: u64,
     last_sent: Option<Instant>,
     srtt: Option<Duration>,
     rttvar: Duration,
@@ -272,8 +272,8 @@ impl Window {
             frac_pkts: 0.0,
             state: LossState::Open,
             prior_cwnd_bytes: 0,
-            prr_delivered_bytes: 0,
-            prr_out_bytes: 0,
+            prr_delivered_pkts: 0,
+            prr_out_pkts: 0,
             last_sent: None,
             srtt: None,
             rttvar: Duration::ZERO,
@@ -388,7 +388,7 @@ impl Window {
         rule: &mut R,
     ) {
         if self.state == LossState::Recovery {
-            self.prr_out_bytes += bytes;
+            self.prr_out_pkts += 1;
         }
         let was_idle = inflight_bytes <= bytes;
         let idle_for = self
@@ -453,9 +453,12 @@ impl Window {
                         flight_bytes: inflight_bytes,
                     },
                 );
-                self.ssthresh_bytes = ssthresh.max(self.cfg.min_ssthresh_pkts * mss);
-                self.prr_delivered_bytes = 0;
-                self.prr_out_bytes = 0;
+                self.ssthresh_bytes = self.whole_ssthresh(ssthresh);
+                self.prr_delivered_pkts = 0;
+                self.prr_out_pkts = 0;
+                // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
+                self.cwnd_cnt_bytes = 0.0;
+                self.frac_pkts = 0.0;
                 self.state = LossState::Recovery;
                 if self.cfg.prr {
                     // Until the ACK's PRR step: room for the fast retransmission only (as
@@ -480,7 +483,7 @@ impl Window {
                             flight_bytes: inflight_bytes,
                         },
                     );
-                    self.ssthresh_bytes = ssthresh.max(self.cfg.min_ssthresh_pkts * mss);
+                    self.ssthresh_bytes = self.whole_ssthresh(ssthresh);
                 }
                 self.cwnd_bytes = mss;
                 self.cwnd_cnt_bytes = 0.0;
@@ -527,12 +530,22 @@ impl Window {
         // while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1;
         while left > rto && cwnd > restart {
             left -= rto;
-            cwnd >>= 1;
+            // Whole packets, as Linux halves snd_cwnd.
+            cwnd = (cwnd / self.cfg.mss_bytes >> 1) * self.cfg.mss_bytes;
         }
         self.cwnd_bytes = cwnd.max(restart);
     }
 
     // ---- internals ------------------------------------------------------------------------
+
+    /// A rule's ssthresh in whole packets, at least the floor: Linux keeps `snd_ssthresh`
+    /// in packets (`tcp_reno_ssthresh` = max(cwnd >> 1, 2), CUBIC's cwnd·β/1024 rounded
+    /// down). Together with cwnd in whole packets this keeps the send gate `inflight <
+    /// cwnd` from letting one packet more than Linux out after every reduction.
+    fn whole_ssthresh(&self, ssthresh_bytes: u64) -> u64 {
+        let mss = self.cfg.mss_bytes;
+        (ssthresh_bytes / mss * mss).max(self.cfg.min_ssthresh_pkts * mss)
+    }
 
     /// Linux `tcp_slow_start`: returns the acked bytes left over for congestion avoidance.
     fn slow_start(&mut self, acked: u64) -> u64 {
@@ -577,39 +590,40 @@ impl Window {
         }
     }
 
-    /// RFC 6937 / Linux `tcp_cwnd_reduction`, in bytes. Below ssthresh Linux adds one MSS
-    /// (the slow-start reduction bound) on an ACK that advanced `snd_una` and declared no new
-    /// loss; an ACK-range ACK does not say whether the cumulative point moved, so the MSS is
-    /// added on every ACK that declared no new loss (RFC 6937's PRR-SSRB, which adds it on
-    /// every ACK).
+    /// RFC 6937 / Linux `tcp_cwnd_reduction`, in packets as Linux counts (`prr_delivered`,
+    /// `prr_out`, `packets_in_flight`; a partial packet counts as one). Below ssthresh Linux
+    /// adds one packet (the slow-start reduction bound) only on an ACK that advanced
+    /// `snd_una` and declared no new loss (`FLAG_SND_UNA_ADVANCED && !newly_lost`), not on
+    /// every ACK as RFC 6937's PRR-SSRB.
     fn prr_step(&mut self, ack: &AckEvent) {
-        let newly = ack.acked_bytes;
+        let mss = self.cfg.mss_bytes;
+        let newly = ack.acked_bytes.div_ceil(mss);
         if newly == 0 || self.prior_cwnd_bytes == 0 {
             return;
         }
-        let mss = self.cfg.mss_bytes;
-        self.prr_delivered_bytes += newly;
-        let inflight = ack.inflight_bytes;
-        let ssthresh = self.ssthresh_bytes;
+        self.prr_delivered_pkts += newly;
+        let inflight = ack.inflight_bytes.div_ceil(mss);
+        let ssthresh = self.ssthresh_bytes / mss;
+        let prior_cwnd = self.prior_cwnd_bytes.div_ceil(mss);
         let sndcnt = if inflight > ssthresh {
             // Proportional part: ⌈ssthresh·prr_delivered/prior_cwnd⌉ − prr_out.
-            let allowed = (ssthresh as u128 * self.prr_delivered_bytes as u128)
-                .div_ceil(self.prior_cwnd_bytes as u128) as u64;
-            allowed.saturating_sub(self.prr_out_bytes)
+            (ssthresh * self.prr_delivered_pkts)
+                .div_ceil(prior_cwnd)
+                .saturating_sub(self.prr_out_pkts)
         } else {
-            let deficit = ssthresh - inflight;
-            let mut bound = self
-                .prr_delivered_bytes
-                .saturating_sub(self.prr_out_bytes)
+            let delta = ssthresh - inflight;
+            let mut sndcnt = self
+                .prr_delivered_pkts
+                .saturating_sub(self.prr_out_pkts)
                 .max(newly);
-            if ack.newly_lost_bytes == 0 {
-                bound += mss;
+            if ack.snd_una_advanced && ack.newly_lost_bytes == 0 {
+                sndcnt += 1;
             }
-            deficit.min(bound)
+            delta.min(sndcnt)
         };
         // Force the fast retransmission when nothing was sent in the episode yet.
-        let sndcnt = sndcnt.max(if self.prr_out_bytes > 0 { 0 } else { mss });
-        self.cwnd_bytes = (inflight + sndcnt).max(MIN_CWND_PKTS * mss);
+        let sndcnt = sndcnt.max(if self.prr_out_pkts > 0 { 0 } else { 1 });
+        self.cwnd_bytes = (ack.inflight_bytes + sndcnt * mss).max(MIN_CWND_PKTS * mss);
     }
 
     /// Snapshot for logs with the rule's extras.
