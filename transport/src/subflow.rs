@@ -13,8 +13,12 @@ use crate::ranges::RangeSet;
 use crate::rtt::{INITIAL_RTO, MAX_RTO, RtoForm, RttEstimator};
 use crate::units::{Instant, SubflowId};
 
-/// Minimum tail-loss-probe timeout.
-pub const MIN_TLP: Duration = Duration::from_millis(10);
+/// Added to 2·SRTT for a tail-loss probe with more than one packet in flight (Linux
+/// `TCP_TIMEOUT_MIN_US`).
+pub const TLP_EXTRA: Duration = Duration::from_millis(2);
+/// Added instead with a single packet in flight, for the peer's delayed ACK (Linux
+/// `tcp_rto_min_us`, 200 ms).
+pub const TLP_EXTRA_ONE_PACKET: Duration = Duration::from_millis(200);
 /// Packet-reordering threshold (RFC 9002 kPacketThreshold; Linux `tcp_reordering` = 3).
 pub const PACKET_THRESHOLD: u64 = 3;
 /// Time threshold: a packet is lost when sent this fraction of max(SRTT, latest RTT) before
@@ -501,9 +505,12 @@ impl Subflow {
 
     // ------------------------------------------------------------ timers
 
-    /// Probe timeout: a tail-loss probe first (2·SRTT + max ack delay, ≥ 10 ms), then the RTO
-    /// with exponential backoff. Handshake: 1 s doubling.
-    pub fn pto_duration(&self, max_ack_delay: Duration) -> Duration {
+    /// Probe timeout: a tail-loss probe first, then the RTO with exponential backoff.
+    /// Handshake: 1 s doubling. The probe follows Linux `tcp_schedule_loss_probe`: only
+    /// outside a loss episode (CA_Open; none in fast recovery or the RTO-loss state, where the
+    /// RTO comes directly), after 2·SRTT + 2 ms, or 2·SRTT + 200 ms with a single packet in
+    /// flight, and never later than the RTO.
+    pub fn pto_duration(&self, _max_ack_delay: Duration) -> Duration {
         if self.state == SubflowState::Handshaking || !self.rtt.has_sample() {
             let shift = self
                 .handshake_attempts
@@ -511,11 +518,23 @@ impl Subflow {
                 .min(MAX_HANDSHAKE_BACKOFF_SHIFT);
             return INITIAL_RTO * (1u32 << shift);
         }
-        if self.pto_count == 0 {
-            return (self.rtt.srtt() * 2 + max_ack_delay).max(MIN_TLP);
+        if self.tlp_allowed() {
+            let extra = if self.ack_eliciting_in_flight == 1 {
+                TLP_EXTRA_ONE_PACKET
+            } else {
+                TLP_EXTRA
+            };
+            return (self.rtt.srtt() * 2 + extra).min(self.rtt.rto());
         }
-        let shift = (self.pto_count - 1).min(MAX_RTO_BACKOFF_SHIFT);
+        // pto_count counts the probe as the first timeout (see `on_pto`).
+        let shift = self.pto_count.saturating_sub(1).min(MAX_RTO_BACKOFF_SHIFT);
         (self.rtt.rto() * (1u32 << shift)).min(MAX_RTO)
+    }
+
+    /// The next probe timeout is a tail-loss probe: none yet since the last ACK, and no
+    /// loss episode.
+    pub fn tlp_allowed(&self) -> bool {
+        self.pto_count == 0 && self.episode.is_none()
     }
 
     pub fn pto_deadline(&self, max_ack_delay: Duration) -> Option<Instant> {

@@ -760,9 +760,9 @@ mod tests {
         // ACK 2: ⌈10·2/20⌉ = 1 MSS − prr_out 1 MSS = 0: cwnd = inflight.
         w.on_ack(&ack(MSS, 18 * MSS), &mut Reno);
         assert_eq!(w.cwnd_bytes(), 18 * MSS);
-        // ACK 3: ⌈10·3/20 MSS⌉ = 2172 B − 1448 = 724 B.
+        // ACK 3: in packets as Linux, ⌈10·3/20⌉ = 2 − prr_out 1 = 1: cwnd = 17 + 1.
         w.on_ack(&ack(MSS, 17 * MSS), &mut Reno);
-        assert_eq!(w.cwnd_bytes(), 17 * MSS + 724);
+        assert_eq!(w.cwnd_bytes(), 18 * MSS);
         // The full ACK: cwnd = ssthresh.
         w.on_recovery_exit(Instant::ZERO, &mut Reno);
         assert_eq!(w.cwnd_bytes(), 10 * MSS);
@@ -783,11 +783,51 @@ mod tests {
         );
         assert_eq!(w.cwnd_bytes(), 8 * MSS);
         w.on_sent(Instant::ZERO, MSS, 8 * MSS, &mut Reno);
-        // No new loss: one MSS more, min(10 − 7, max(2 − 1, 1) + 1) = 2 → cwnd 9.
+        // No new loss but snd_una did not move (a SACK-only ACK in TCP terms): Linux adds no
+        // packet, sndcnt = min(10 − 7, max(2 − 1, 1)) = 1 → cwnd 8.
         w.on_ack(&ack(MSS, 7 * MSS), &mut Reno);
-        assert_eq!(w.cwnd_bytes(), 9 * MSS);
-        // Capped by ssthresh − inflight: inflight 9 → min(1, …) = 1 → cwnd 10.
-        w.on_ack(&ack(MSS, 9 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 8 * MSS);
+        // snd_una advanced, no new loss: max(3 − 1, 1) + 1 = 3, min(3, 3) → cwnd 10.
+        w.on_ack(
+            &AckEvent {
+                snd_una_advanced: true,
+                ..ack(MSS, 7 * MSS)
+            },
+            &mut Reno,
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        // Capped by ssthresh − inflight: inflight 9 → min(1, max(4 − 1, 1) + 1) = 1 → 10.
+        w.on_ack(
+            &AckEvent {
+                snd_una_advanced: true,
+                ..ack(MSS, 9 * MSS)
+            },
+            &mut Reno,
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn ssthresh_is_whole_packets_and_the_ca_counter_restarts_at_a_reduction() {
+        // Linux tcp_reno_ssthresh: max(21 >> 1, 2) = 10 packets, not 10.5.
+        let mut w = window(false);
+        w.set_cwnd(21 * MSS);
+        w.set_ssthresh(10 * MSS);
+        // Half a packet of CA progress (w = 21: 10 of 21 packets acked).
+        for _ in 0..10 {
+            w.on_ack(&ack(MSS, 21 * MSS), &mut Reno);
+        }
+        assert!(w.cwnd_cnt_bytes() > 0.0);
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 21 * MSS,
+        };
+        assert!(w.on_congestion(Instant::ZERO, &loss, &mut Reno));
+        assert_eq!(w.ssthresh_bytes(), Some(10 * MSS));
+        // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
+        assert_eq!(w.cwnd_cnt_bytes(), 0.0);
+        w.on_recovery_exit(Instant::ZERO, &mut Reno);
         assert_eq!(w.cwnd_bytes(), 10 * MSS);
     }
 

@@ -363,7 +363,7 @@ impl Connection {
             }
             return;
         }
-        if s.pto_count == 0 {
+        if s.tlp_allowed() {
             // Tail-loss probe: one packet, no window reduction.
             s.pto_count = 1;
             s.probes_pending = 1;
@@ -381,7 +381,9 @@ impl Connection {
             None => false,
             Some(e) => e.kind == EpisodeKind::FastRecovery || !e.acked_since_timeout,
         };
-        s.pto_count += 1;
+        // The first RTO without a probe before it counts as two timeouts, so that the next
+        // one is backed off (Linux doubles the RTO from the first timeout on).
+        s.pto_count = s.pto_count.max(1) + 1;
         s.counters.rto_total += 1;
         let prior_inflight = s.inflight_bytes;
         let lost = s.declare_flight_lost(now);
