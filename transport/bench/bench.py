@@ -397,7 +397,7 @@ def main() -> int:
     ap.add_argument("case", choices=["fidelity", "loss", "aggregate", "exact", "grid", "outage"])
     ap.add_argument("--bytes", type=int, default=None, help="bytes per transfer")
     ap.add_argument("--expected-losses", type=int, default=GRID_EXPECTED_LOSSES,
-                    help="grid: size loss-based CCs' transfers for this many data losses")  # fmt: skip
+                    help="grid: size reno/cubic transfers for this many losses")  # fmt: skip
     ap.add_argument("--reps", type=int, default=None, help="default 3 (grid), 2 (outage), 1")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cc", default=None, help="grid/outage: comma-separated CCs")
