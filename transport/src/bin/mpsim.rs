@@ -485,7 +485,11 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         let sides = [("server", "mpproxy-server"), ("client", "mpproxy-client")];
         for (side, src) in sides {
             let path = dir.join(format!("transport-{side}.jsonl"));
-            let conn = if side == "server" { pair.server.as_ref() } else { Some(&pair.client) };
+            let conn = if side == "server" {
+                pair.server.as_ref()
+            } else {
+                Some(&pair.client)
+            };
             match StatsLog::open(Some(&path), src, 0) {
                 Ok(mut log) => {
                     if let Some(c) = conn {

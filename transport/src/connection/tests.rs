@@ -486,3 +486,93 @@ fn a_queued_chunk_costs_its_wire_bytes() {
     assert_eq!(data_packet_bytes(1441, DATAGRAM), 1472);
     assert_eq!(data_packet_bytes(100, DATAGRAM), 100 + 19 + 12 + 17);
 }
+
+#[test]
+fn data_lost_during_recovery_and_outstanding_at_its_end_starts_another_recovery() {
+    // One path, 10 packets of window, no rate limit: each window leaves at one instant and
+    // its ACKs return together one RTT later. The 40th fresh chunk after 200 ms (call it A)
+    // is dropped, then its first retransmission and the fresh chunk B sent right after it
+    // (a packet sent during the episode, above Linux's high_seq), then B's first
+    // retransmission. So: A lost at t0 → episode; at t0 + RTT A's retransmission and B
+    // are found lost (both retransmitted); at t0 + 2·RTT the ACK of A's second
+    // retransmission ends the episode (snd_una reaches high_seq) while the same ACK shows B's
+    // retransmission lost. Linux: `lost_out` > 0 on the exit ACK, so `tcp_fastretrans_alert`
+    // enters Recovery again at once (`tcp_time_to_recover`): a second reduction at the
+    // instant of the exit, which ends one RTT later when B's second retransmission is
+    // acknowledged.
+    let mut seen: Vec<u64> = Vec::new();
+    let mut target: Option<u64> = None;
+    let mut target_sends = 0;
+    let mut drop_next_fresh = false;
+    let mut b: Option<u64> = None;
+    let mut b_sends = 0;
+    let drop = Box::new(move |p: &Pkt| {
+        let (true, Some(dsn)) = (p.to_server, p.dsn) else {
+            return false;
+        };
+        if p.at < ms(200) {
+            return false;
+        }
+        let fresh = !seen.contains(&dsn);
+        if fresh {
+            seen.push(dsn);
+        }
+        if fresh && seen.len() == 40 {
+            target = Some(dsn);
+        }
+        if Some(dsn) == target {
+            target_sends += 1;
+            if target_sends == 2 {
+                drop_next_fresh = true;
+            }
+            return target_sends <= 2;
+        }
+        if fresh && drop_next_fresh {
+            drop_next_fresh = false;
+            b = Some(dsn);
+        }
+        if Some(dsn) == b {
+            b_sends += 1;
+            return b_sends <= 2;
+        }
+        false
+    });
+    let mut net = Net::new(1, 10, drop);
+    net.run(ms(3000));
+    let calls = net.calls();
+    let kinds: Vec<&str> = calls
+        .iter()
+        .map(|c| match c {
+            Call::Loss { .. } => "loss",
+            Call::Exit { .. } => "exit",
+            Call::Rto { .. } => "rto",
+        })
+        .collect();
+    assert_eq!(kinds, vec!["loss", "exit", "loss", "exit"], "{calls:?}");
+    let (
+        Call::Exit { at: first_exit, .. },
+        Call::Loss {
+            at: second_loss, ..
+        },
+    ) = (calls[1], calls[2])
+    else {
+        unreachable!()
+    };
+    let (
+        Call::Loss { at: t0, .. },
+        Call::Exit {
+            at: second_exit, ..
+        },
+    ) = (calls[0], calls[3])
+    else {
+        unreachable!()
+    };
+    assert_eq!(first_exit, t0 + RTT * 2, "{calls:?}");
+    assert_eq!(second_loss, first_exit, "{calls:?}");
+    assert_eq!(second_exit, t0 + RTT * 3, "{calls:?}");
+    // Four packets lost (A and B twice each), each retransmitted.
+    let c = net.client.subflows[0].counters;
+    assert_eq!(c.pkts_lost_total, 4);
+    assert_eq!(c.pkts_retrans_total, 4);
+    assert_eq!(c.recoveries_total, 2);
+}
