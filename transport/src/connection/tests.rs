@@ -499,7 +499,10 @@ fn data_lost_during_recovery_and_outstanding_at_its_end_starts_another_recovery(
     // retransmission lost. Linux: `lost_out` > 0 on the exit ACK, so `tcp_fastretrans_alert`
     // enters Recovery again at once (`tcp_time_to_recover`): a second reduction at the
     // instant of the exit, which ends one RTT later when B's second retransmission is
-    // acknowledged.
+    // acknowledged. (Here B's second loss shows on the exit ACK itself; a loss found earlier
+    // in the episode and still undelivered at the exit takes the same path through the
+    // episode's `lost_after`. In this harness whole windows leave and return at one instant,
+    // so the two cannot be separated in time.)
     let mut seen: Vec<u64> = Vec::new();
     let mut target: Option<u64> = None;
     let mut target_sends = 0;
