@@ -112,6 +112,9 @@ impl Connection {
             Some(before) => before.is_some() && self.snd_una_dsn(id) != before,
             None => acked.acked_bytes > 0,
         };
+        if !acked.delivered.is_empty() {
+            self.check_other_episodes(id, now);
+        }
         let lost = self.subflows[id.index()].detect_losses(now);
         let ack = AckedNow {
             acked_bytes: acked.acked_bytes,
@@ -141,6 +144,32 @@ impl Connection {
             };
             self.after_ack_or_loss_timer(id, now, prior_inflight, lost, ack);
         }
+    }
+
+    /// Data delivered here may be what another subflow's episode waits for (reinjected after
+    /// its RTO, its own copy then discarded as stale): that subflow may get no ACK of its own
+    /// any more, so its exit is checked now.
+    fn check_other_episodes(&mut self, id: SubflowId, now: Instant) {
+        for j in 0..self.subflows.len() {
+            let other = SubflowId(j as u8);
+            if other == id || self.subflows[j].episode.is_none() {
+                continue;
+            }
+            if let Some(still_lost) = self.check_episode_exit(other, now)
+                && !still_lost.is_empty()
+            {
+                let inflight = self.subflows[j].inflight_bytes;
+                let none = LostPackets::default();
+                self.enter_fast_recovery(other, now, inflight, &none, still_lost);
+            }
+        }
+    }
+
+    /// The chunk needs no more sending: delivered by some subflow, or covered by the peer's
+    /// connection-level DATA_ACK (which may arrive before the subflow ACK that carried it,
+    /// or instead of it when the chunk was reinjected elsewhere).
+    fn chunk_done(&self, c: &ChunkRef) -> bool {
+        self.chunks.is_delivered(c.dsn) || c.end() <= self.peer_data_ack || c.dsn < self.send_base
     }
 
     /// The lowest data sequence number the subflow still owes (its `snd_una` in TCP terms);
@@ -319,7 +348,7 @@ impl Connection {
             .undelivered
             .iter()
             .copied()
-            .filter(|c| !self.chunks.is_delivered(c.dsn))
+            .filter(|c| !self.chunk_done(c))
             .collect();
         let acked_ok = e.kind == EpisodeKind::FastRecovery || e.acked_since_timeout;
         let s = &mut self.subflows[id.index()];
@@ -330,7 +359,7 @@ impl Connection {
             Some(
                 lost_after
                     .into_iter()
-                    .filter(|c| !self.chunks.is_delivered(c.dsn))
+                    .filter(|c| !self.chunk_done(c))
                     .collect(),
             )
         } else {
