@@ -541,7 +541,7 @@ impl Window {
         while left > rto && cwnd > restart {
             left -= rto;
             // Whole packets, as Linux halves snd_cwnd.
-            cwnd = (cwnd / self.cfg.mss_bytes >> 1) * self.cfg.mss_bytes;
+            cwnd = ((cwnd / self.cfg.mss_bytes) >> 1) * self.cfg.mss_bytes;
         }
         self.cwnd_bytes = cwnd.max(restart);
     }
