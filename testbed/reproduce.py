@@ -1403,7 +1403,7 @@ simulation runs every rate divided by 16). The tests assert the paper's case-2 r
         )
     )
     seeds = ",".join(str(7 + i) for i in range(reps))
-    ok3, f3 = r.cargo_test("seed003_case3", env={"SEED003_CASE3_SEEDS": seeds})
+    ok3, f3 = r.cargo_test("seed003_case3", ignored=True, env={"SEED003_CASE3_SEEDS": seeds})
     page.claims += seed003_case3_claims(values(f3, "seed003_case3"), ok3)
     page.emulated = crosscheck_section("seed003", r)
     return page

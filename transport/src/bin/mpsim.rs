@@ -403,8 +403,28 @@ fn main() -> ExitCode {
             )
         })
         .collect();
+    // The sender's loss-recovery counters per path (as the `subflow` stats lines carry them).
+    let sender_counters: serde_json::Map<String, serde_json::Value> = pair
+        .server
+        .as_ref()
+        .map(|s| s.subflow_stats())
+        .unwrap_or_default()
+        .iter()
+        .map(|st| {
+            let c = &st.counters;
+            (
+                st.name.clone(),
+                serde_json::json!({
+                    "pkts_sent_total": c.pkts_sent_total, "pkts_lost_total": c.pkts_lost_total,
+                    "pkts_retrans_total": c.pkts_retrans_total, "rto_total": c.rto_total,
+                    "tlp_total": c.tlp_total, "recoveries_total": c.recoveries_total,
+                }),
+            )
+        })
+        .collect();
     let extra = serde_json::json!({
         "scenario": scenario.as_ref().map(|s| s.name.clone()),
+        "sender_counters": sender_counters,
         "links": links,
         "cc": cli.cc, "sched": cli.sched, "bytes": cli.bytes, "seed": cli.seed,
         "wall_s": wall.elapsed().as_secs_f64(),

@@ -165,6 +165,10 @@ pub struct AckEvent {
     pub round_start: bool,
     /// RTT variation of the subflow's estimator after this ACK.
     pub rttvar: Duration,
+    /// The ACK moved the subflow's cumulative point (Linux `FLAG_SND_UNA_ADVANCED`): in fast
+    /// recovery, the lowest data the subflow still owed was delivered; otherwise, it
+    /// acknowledged new data.
+    pub snd_una_advanced: bool,
 }
 
 /// A congestion signal.
