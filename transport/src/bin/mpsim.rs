@@ -210,7 +210,11 @@ fn main() -> ExitCode {
     }
     for (flag, items, options) in [
         ("--cc-opt", &cli.cc_opts, &mut cfg.cc_config.options),
-        ("--sched-opt", &cli.sched_opts, &mut cfg.sched_config.options),
+        (
+            "--sched-opt",
+            &cli.sched_opts,
+            &mut cfg.sched_config.options,
+        ),
     ] {
         for kv in items {
             let Some((k, v)) = kv.split_once('=') else {
