@@ -123,7 +123,10 @@ def _finish(spec: TrialSpec, trial_dir: Path, proc: subprocess.Popen, wall_s: fl
     paths = (sim.get("server_paths") or {}).values()
     summary = sim.get("player_summary") or {}
     if reason is None and not summary.get("ended"):
-        reason = f"player did not reach the end ({summary.get('reason')})"
+        # `stuck`: mpsim's watchdog (no progress, or a connection closed), with the state
+        # of both connections in `error`.
+        detail = f": {summary['error']}" if summary.get("error") else ""
+        reason = f"player did not reach the end ({summary.get('reason')}{detail})"
     result = {
         "schema": 1,
         "trial_id": spec.trial_id(),

@@ -95,6 +95,9 @@ impl Connection {
         }
         let lost = self.subflows[id.index()].detect_losses(now);
         self.after_ack_or_loss_timer(id, now, prior_inflight, lost, acked.acked_bytes, rtt_sample);
+        if !acked.delivered.is_empty() {
+            self.recheck_idle_episodes(id, now);
+        }
         if acked.acked_bytes > 0 {
             self.sched.on_event(&SchedEvent::Acked {
                 path: id,
@@ -278,6 +281,20 @@ impl Connection {
             self.sched_dirty = true;
         } else if let Some(e) = s.episode.as_mut() {
             e.undelivered = undelivered;
+        }
+    }
+
+    /// Data delivered on subflow `id` may be the last undelivered data of another subflow's
+    /// episode. A subflow with nothing in flight gets no ACK of its own to notice, so its
+    /// episode is checked here; otherwise an RTO-loss subflow whose lost data was delivered
+    /// elsewhere stays unavailable for good (a simulated B1 trial, compound × ecf, hung on
+    /// it: ECF kept waiting for that subflow).
+    fn recheck_idle_episodes(&mut self, id: SubflowId, now: Instant) {
+        for i in 0..self.subflows.len() {
+            let s = &self.subflows[i];
+            if i != id.index() && s.episode.is_some() && s.inflight_bytes == 0 {
+                self.check_episode_exit(s.id, now);
+            }
         }
     }
 
