@@ -7,6 +7,7 @@
 
 pub mod app_limited;
 pub mod emulated_link;
+mod endpoint;
 pub mod net;
 pub mod pair;
 pub mod player;

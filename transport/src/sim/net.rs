@@ -18,6 +18,7 @@
 use std::time::Duration;
 
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
+use super::endpoint::{deliver_to_server, earliest, fire_due_timers};
 use crate::connection::{Config, Connection, PathConfig};
 use crate::rng::Rng;
 use crate::units::Instant;
@@ -161,17 +162,12 @@ impl Net {
 
     fn next_time(&self) -> Option<Instant> {
         let mut t: Option<Instant> = None;
-        let mut consider = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        };
         for f in &self.flows {
-            consider(f.client.poll_timeout());
-            consider(f.server.as_ref().and_then(|s| s.poll_timeout()));
+            t = earliest(t, f.client.poll_timeout());
+            t = earliest(t, f.server.as_ref().and_then(|s| s.poll_timeout()));
         }
         for l in &self.links {
-            consider(l.next_delivery());
+            t = earliest(t, l.next_delivery());
         }
         t
     }
@@ -192,16 +188,7 @@ impl Net {
                 // on some route (a link is never both up and down of one flow).
                 let towards_server = f.routes.iter().any(|r| r.up.0 == li);
                 if towards_server {
-                    if f.server.is_none() && crate::connection::is_hello(&d) {
-                        let id = crate::wire::peek_conn_id(&d).expect("hello has a header");
-                        f.server = Some(
-                            Connection::server(now, id, f.server_cfg.clone())
-                                .expect("valid server config"),
-                        );
-                    }
-                    if let Some(s) = f.server.as_mut() {
-                        let _ = s.handle_datagram(now, &d);
-                    }
+                    deliver_to_server(&mut f.server, &f.server_cfg, now, &d);
                 } else {
                     let _ = f.client.handle_datagram(now, &d);
                 }
@@ -209,13 +196,11 @@ impl Net {
             }
         }
         for f in &mut self.flows {
-            if f.client.poll_timeout().is_some_and(|t| t <= now) {
-                f.client.handle_timeout(now);
-            }
-            if let Some(s) = f.server.as_mut()
-                && s.poll_timeout().is_some_and(|t| t <= now)
-            {
-                s.handle_timeout(now);
+            let timeout = f.client.poll_timeout();
+            fire_due_timers(&mut f.client, now, timeout);
+            if let Some(s) = f.server.as_mut() {
+                let timeout = s.poll_timeout();
+                fire_due_timers(s, now, timeout);
             }
         }
         true

@@ -7,6 +7,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
+use super::endpoint::{deliver_to_server, earliest, fire_due_timers};
 use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
 use crate::units::{Instant, SubflowId};
@@ -40,6 +41,8 @@ pub struct Pair {
     pub client_events: Vec<Event>,
     pub server_events: Vec<Event>,
     pub steps: u64,
+    /// Per path, the next event of its up and down link (scratch space of `step`).
+    link_next: Vec<[Option<Instant>; 2]>,
     /// An application timer (e.g. the next scheduled write of an app-limited sender): the
     /// simulation does not jump past it.
     pub app_wake_at: Option<Instant>,
@@ -123,6 +126,7 @@ impl Pair {
             client_events: Vec::new(),
             server_events: Vec::new(),
             steps: 0,
+            link_next: Vec::new(),
             app_wake_at: None,
         }
     }
@@ -168,58 +172,61 @@ impl Pair {
         self.collect_events();
     }
 
-    fn next_time(&self) -> Option<Instant> {
-        let mut t = self.client.poll_timeout();
-        let mut consider = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        };
-        consider(self.server.as_ref().and_then(|s| s.poll_timeout()));
-        consider(self.app_wake_at.filter(|&t| t > self.now));
-        for l in &self.links {
-            consider(l[0].next_delivery());
-            consider(l[1].next_delivery());
-        }
-        t
-    }
-
     /// Sends what is due, advances virtual time to the next event and processes it.
     /// Returns false when nothing is left to happen.
+    ///
+    /// Each deadline is asked once per step: a link whose next event lies ahead is not
+    /// advanced (advancing it to `now` would change nothing), and a connection that received
+    /// nothing keeps the timeout it had before the deliveries.
     pub fn step(&mut self) -> bool {
         self.steps += 1;
         self.flush();
-        let Some(next) = self.next_time() else {
+        let client_timeout = self.client.poll_timeout();
+        let server_timeout = self.server.as_ref().and_then(|s| s.poll_timeout());
+        let mut next = earliest(client_timeout, server_timeout);
+        next = earliest(next, self.app_wake_at.filter(|&t| t > self.now));
+        self.link_next.clear();
+        for l in &self.links {
+            let due = [l[0].next_delivery(), l[1].next_delivery()];
+            next = earliest(next, earliest(due[0], due[1]));
+            self.link_next.push(due);
+        }
+        let Some(next) = next else {
             return false;
         };
         self.now = self.now.max(next);
         let now = self.now;
+        let (mut to_client, mut to_server) = (false, false);
         for p in 0..self.links.len() {
-            while let Some(d) = self.links[p][0].pop_due(now) {
-                if self.server.is_none() && crate::connection::is_hello(&d) {
-                    let id = crate::wire::peek_conn_id(&d).expect("hello has a header");
-                    self.server = Some(
-                        Connection::server(now, id, self.server_cfg.clone())
-                            .expect("valid server config"),
-                    );
+            let [up_due, down_due] = self.link_next[p];
+            if up_due.is_some_and(|t| t <= now) {
+                while let Some(d) = self.links[p][0].pop_due(now) {
+                    deliver_to_server(&mut self.server, &self.server_cfg, now, &d);
+                    to_server = true;
+                    self.links[p][0].recycle(d);
                 }
-                if let Some(s) = self.server.as_mut() {
-                    let _ = s.handle_datagram(now, &d);
-                }
-                self.links[p][0].recycle(d);
             }
-            while let Some(d) = self.links[p][1].pop_due(now) {
-                let _ = self.client.handle_datagram(now, &d);
-                self.links[p][1].recycle(d);
+            if down_due.is_some_and(|t| t <= now) {
+                while let Some(d) = self.links[p][1].pop_due(now) {
+                    let _ = self.client.handle_datagram(now, &d);
+                    to_client = true;
+                    self.links[p][1].recycle(d);
+                }
             }
         }
-        if self.client.poll_timeout().is_some_and(|t| t <= now) {
-            self.client.handle_timeout(now);
-        }
-        if let Some(s) = self.server.as_mut()
-            && s.poll_timeout().is_some_and(|t| t <= now)
-        {
-            s.handle_timeout(now);
+        let client_timeout = if to_client {
+            self.client.poll_timeout()
+        } else {
+            client_timeout
+        };
+        fire_due_timers(&mut self.client, now, client_timeout);
+        if let Some(s) = self.server.as_mut() {
+            let server_timeout = if to_server {
+                s.poll_timeout()
+            } else {
+                server_timeout
+            };
+            fire_due_timers(s, now, server_timeout);
         }
         true
     }
