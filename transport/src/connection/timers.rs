@@ -96,7 +96,11 @@ impl Connection {
             }
         };
         consider(self.deadline(Timer::Draining));
-        for s in self.subflows.iter().filter(|s| s.state != SubflowState::Failed) {
+        for s in self
+            .subflows
+            .iter()
+            .filter(|s| s.state != SubflowState::Failed)
+        {
             consider(s.ack_deadline);
             consider(s.loss_time);
             consider(s.pto_deadline(self.cfg.max_ack_delay));

@@ -2,7 +2,7 @@
 //! at each event: hand it a datagram (creating the server side at the first HELLO, as the
 //! proxy does) and fire its timers when due.
 
-use crate::connection::{Config, Connection};
+use crate::connection::{Config, Connection, SubflowStats};
 use crate::units::Instant;
 
 /// The earlier of two optional instants (None = never).
@@ -37,4 +37,14 @@ pub(super) fn fire_due_timers(conn: &mut Connection, now: Instant, timeout: Opti
     if timeout.is_some_and(|t| t <= now) {
         conn.handle_timeout(now);
     }
+}
+
+/// `f` of every named subflow of `conn` (none without a connection, e.g. a server whose first
+/// HELLO has not arrived), by path name in subflow order.
+pub fn per_path<T>(conn: Option<&Connection>, f: impl Fn(&SubflowStats) -> T) -> Vec<(String, T)> {
+    conn.map(|c| c.subflow_stats())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| (s.name.clone(), f(s)))
+        .collect()
 }

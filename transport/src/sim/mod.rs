@@ -14,7 +14,8 @@ pub mod player;
 
 pub use app_limited::{AppLimitedResult, AppLimitedSpec, run_app_limited};
 pub use emulated_link::{Link, LinkCounters, LinkSpec};
-pub use net::{FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared_bottleneck};
+pub use endpoint::per_path;
+pub use net::{BulkPump, FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared_bottleneck};
 pub use pair::{
     DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,
 };

@@ -279,6 +279,18 @@ struct Fetch {
 /// Plays the ladder over `pair` (server = nginx, client = the player) and returns the
 /// `player.jsonl` lines (without `t_ns`/`src`, which the caller adds: `t_ns` is in `"t_ns"`).
 pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Value> {
+    run_player_observed(pair, ladder, spec, |_| {})
+}
+
+/// As [`run_player`], with `observe` called with the pair at every step of the run (before
+/// the player acts; e.g. to log the connections' stats over time). It only looks: the run is
+/// the same with or without it.
+pub fn run_player_observed(
+    pair: &mut Pair,
+    ladder: &Ladder,
+    spec: &PlayerSpec,
+    mut observe: impl FnMut(&Pair),
+) -> Vec<Value> {
     let mut ev: Vec<Value> = Vec::new();
     let now_ns = |p: &Pair| p.now.as_nanos();
     let segments =
@@ -333,6 +345,7 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
 
     loop {
         let now = pair.now;
+        observe(pair);
         // Playback clock.
         if let Some(since) = playing_since {
             let p = played_s + (now - since).as_secs_f64();
