@@ -48,10 +48,13 @@ CPU_BUSY_SATURATED = 0.97
 LOW_BUFFER_S = 1.0  # as the players' decode-overload rule (player/web/lib/overload.mjs)
 SWITCH_WINDOW_S = 1.0
 # Fraction of the session's frames: the 95th percentile of decoder-side drops per 60 s
-# control session, 16 of 1800 frames (0.89 %), over 20 sessions on this 2-CPU machine under
-# foreign load (load average 9.9-23.2), 2026-11-22; docs/PLAYER.md, "Decoder-side drops in
-# control sessions". Re-measure on your machine: `python -m metrics control-drops RUN`.
-DECODER_DROP_TOLERANCE = 0.0089
+# control session, 24 of 1800 frames (1.33 %), over 20 sessions on this 2-CPU machine
+# (2026-11-22 22:41-23:04 UTC; the only other load was other engineers' builds demoted to
+# SCHED_IDLE / nice 19, load average 2.6-18.8). An earlier series under normal-priority
+# foreign load (load 9.9-23.2) gave 16 frames (0.89 %); docs/PLAYER.md, "Decoder-side drops
+# in control sessions", has both. Re-measure on your machine: `python -m metrics
+# control-drops RUN`.
+DECODER_DROP_TOLERANCE = 24 / 1800  # 1.33 %: a session with exactly the p95 count is within it
 # Waits with a full buffer (`decode_stall`) while the player's CPUs were saturated: total per
 # session above this flags the trial. The 95th percentile of the total per 60 s session over
 # the same 20 control sessions (31.1 ms; values 0 x 9, 0.8, 0.8, 2.9, 6.1, 6.6, 9.0, 17.4,
