@@ -11,9 +11,10 @@
 //! resolved scenario file (docs/CONTRACTS.md section 4), or a scenario name/TOML file, which is
 //! resolved with `python -m testbed.scenario resolve NAME --seed SEED` first (so noise is
 //! expanded with the same seed as an emulated trial). Every link is linkemu's own model, seeded
-//! as linkemu seeds it for `--seed`; schedules, outages, traces, jitter and Gilbert-Elliott
-//! loss apply. The output then also has per-link counters (`links`), including the random
-//! drops expected from the loss probability in force at each arrival.
+//! as linkemu seeds it for `--seed`; schedules, outages, traces, jitter, Gilbert-Elliott
+//! loss, shared bottlenecks and cross traffic (TCP with this transport's CCs, UDP CBR) apply.
+//! The output then also has per-link counters (`links`), including the random drops expected
+//! from the loss probability in force at each arrival, and `bottlenecks` / `cross_traffic`.
 //!
 //! A path is name:rate_mbit_s:one_way_delay_ms:loss[:queue_bytes] (same both directions;
 //! queue default one BDP of the round trip). Prints one JSON object: goodput, virtual and
@@ -396,6 +397,7 @@ fn main() -> ExitCode {
     });
     if let (Some(o), serde_json::Value::Object(e)) = (out.as_object_mut(), extra) {
         o.extend(e);
+        o.extend(shared_traffic_json(&pair, &path_names));
     }
     println!("{out}");
     if ok {
@@ -403,6 +405,46 @@ fn main() -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// A scenario's shared bottleneck links (counters) and cross traffic (per flow: payload
+/// bytes received for TCP, packets sent for UDP), as `bottlenecks` and `cross_traffic`; none
+/// without them.
+fn shared_traffic_json(
+    pair: &Pair,
+    path_names: &[String],
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    let shared = pair.bottleneck_counters();
+    if !shared.is_empty() {
+        let links: Vec<serde_json::Value> = shared
+            .iter()
+            .map(|(name, down, c)| {
+                serde_json::json!({"name": name, "dir": if *down { "down" } else { "up" },
+                    "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
+                    "drops_random": c.drops_random, "drops_queue": c.drops_queue,
+                    "drops_outage": c.drops_outage})
+            })
+            .collect();
+        out.insert("bottlenecks".into(), links.into());
+    }
+    let cross = pair.cross_traffic_counts();
+    if !cross.is_empty() {
+        let flows: Vec<serde_json::Value> = cross
+            .iter()
+            .map(|(path, down, kind, count)| {
+                let what = if *kind == "tcp" {
+                    "bytes_received"
+                } else {
+                    "pkts_sent"
+                };
+                serde_json::json!({"path": path_names.get(*path), "kind": kind,
+                    "direction": if *down { "down" } else { "up" }, what: count})
+            })
+            .collect();
+        out.insert("cross_traffic".into(), flows.into());
+    }
+    out
 }
 
 /// Per path name, `{"up": dir(counters), "down": dir(counters)}` of its two links.
@@ -548,6 +590,10 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         "links": links,
         "player_summary": summary,
     });
+    let mut out = out;
+    if let Some(o) = out.as_object_mut() {
+        o.extend(shared_traffic_json(pair, &names));
+    }
     println!("{out}");
     if summary["ended"] == true {
         ExitCode::SUCCESS

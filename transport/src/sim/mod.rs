@@ -6,6 +6,7 @@
 //! repeats exactly.
 
 pub mod app_limited;
+mod cross;
 pub mod emulated_link;
 mod endpoint;
 pub mod net;
