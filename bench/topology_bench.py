@@ -38,14 +38,17 @@ from testbed.topology import Topology  # noqa: E402
 BOTTLENECK_BPS = 20_000_000
 CBR_BPS = 10_000_000
 
-SCENARIOS = {
-    "bottleneck": f"""
-name = "bench-bottleneck"
+# Both scenarios: the name, then a 100 Mbit/s Wi-Fi path; {duration} is filled in per run.
+HEAD = """
+name = "bench-{name}"
 duration_s = {{duration}}
 [paths.wifi]
 rate = {{{{ bps = 100_000_000 }}}}
 delay_ms = 10.0
-[paths.lte]
+"""
+SCENARIOS = {
+    "bottleneck": HEAD.format(name="bottleneck")
+    + f"""[paths.lte]
 rate = {{{{ bps = 100_000_000 }}}}
 delay_ms = 20.0
 [bottlenecks.core]
@@ -64,13 +67,8 @@ path = "lte"
 count = 1
 cc = "cubic"
 """,
-    "cbr": f"""
-name = "bench-cbr"
-duration_s = {{duration}}
-[paths.wifi]
-rate = {{{{ bps = 100_000_000 }}}}
-delay_ms = 10.0
-[[cross_traffic]]
+    "cbr": HEAD.format(name="cbr")
+    + f"""[[cross_traffic]]
 kind = "udp_cbr"
 path = "wifi"
 rate_bps = {CBR_BPS}

@@ -15,9 +15,13 @@ from collections.abc import Iterable
 import pandas as pd
 import scipy.stats
 
-from metrics.tables import KNOWN_PATHS, PER_PATH_METRICS
+from metrics.tables import KNOWN_PATHS, OPTION_COLUMNS, PER_PATH_METRICS
 
-GROUP_COLUMNS = ["scenario", "transport", "cc", "sched", "player", "video_duration_s"]
+# One configuration (cell of the matrix); the algorithm options ("" for none) keep cells that
+# differ only in a --cc-opt/--sched-opt apart.
+GROUP_COLUMNS = [
+    "scenario", "transport", "cc", "sched", "player", "video_duration_s", *OPTION_COLUMNS,
+]  # fmt: skip
 CONFIDENCE = 0.95
 DEFAULT_METRICS = [
     "stalls",
@@ -34,6 +38,7 @@ DEFAULT_METRICS = [
     "dropped_frames_decoder",
     "dropped_frames_network",
     "discarded_frames",
+    "discarded_frames_network",
     "skipped_media_s",
     "live_latency_median_s",
     "qoe_lin",
@@ -64,6 +69,11 @@ def aggregate(
 
     include_invalid=True also counts finished trials marked invalid (the report uses it,
     with a warning, only for scenarios that have no valid trial at all)."""
+    summary = summary.copy()
+    for column in OPTION_COLUMNS:  # summaries of runs before the options existed
+        if column not in summary.columns:
+            summary[column] = ""
+        summary[column] = summary[column].fillna("")
     columns = [*by, "metric", "n", "mean", "std", "ci95_half", "ci95_low", "ci95_high"]
     rows = summary[summary["status"] == "ok"] if include_invalid else counted(summary)
     present = [m for m in metrics if m in rows.columns]
@@ -83,6 +93,18 @@ def aggregate(
     stats["ci95_low"] = stats["mean"] - stats["ci95_half"]
     stats["ci95_high"] = stats["mean"] + stats["ci95_half"]
     return stats[columns]
+
+
+def _label(cell: dict, columns: list[str]) -> str:
+    """transport/cc/sched, with options when given: user/cubic/lrf/hystart=false."""
+    return "/".join(
+        str(cell[c]) for c in columns if c not in OPTION_COLUMNS or _options_given(cell, c)
+    )
+
+
+def _options_given(cell: dict, column: str) -> bool:
+    value = cell.get(column)
+    return isinstance(value, str) and value != ""
 
 
 def ranking_support(
@@ -106,7 +128,7 @@ def ranking_support(
     for _, group in rows.groupby([*within, "metric"], dropna=False, sort=True):
         cells = group.to_dict("records")
         for cell in cells:
-            name = "/".join(str(cell[c]) for c in label_columns)
+            name = _label(cell, label_columns)
             others = [o for o in cells if o is not cell]
             if not others:
                 verdict, note = "single configuration", ""
@@ -114,7 +136,7 @@ def ranking_support(
                 verdict, note = "not supported", f"n={cell['n']}: no CI"
             else:
                 close = [
-                    "/".join(str(o[c]) for c in label_columns)
+                    _label(o, label_columns)
                     for o in others
                     if not (o["n"] >= 2 and math.isfinite(o["ci95_half"]))
                     or abs(o["mean"] - cell["mean"]) <= max(cell["ci95_half"], o["ci95_half"])
@@ -123,7 +145,7 @@ def ranking_support(
                 note = ("CI holds the mean of " + ", ".join(close)) if close else ""
             out.append(
                 {
-                    **{c: cell[c] for c in GROUP_COLUMNS},
+                    **{c: cell.get(c, "") for c in GROUP_COLUMNS},
                     "metric": cell["metric"],
                     "configuration": name,
                     "ranking": verdict,

@@ -8,15 +8,19 @@ player does, when it jumps to the live edge. So
 
 * `discarded_frames_skipped` = round(skipped media time x frame rate): the media time the
   player skipped to catch up with the live edge, i.e. the sum of `skipped_s` over the
-  `live_seek` lines of player.jsonl (player/web/player.mjs: a seek after start-up in live mode,
-  from the last presented frame to the seek target), times the content's frame rate
-  (`FPS`, server/content.py). 0 in VOD mode.
-* `discarded_frames_dropped` = the player's dropped frames that metrics/drops.py attributes to
-  the stream (`dropped_frames_network`: during a stall or with little buffered, at a rendition
-  change, or without machine evidence). Frames dropped with evidence that the machine could not
-  decode in time (`dropped_frames_decoder`: CPU saturated or a GStreamer QoS drop) are not
-  discards of the stream: they measure the machine, and above the tolerance of metrics/drops.py
-  they make the trial invalid; they stay in their own column.
+  `live_seek` lines of player.jsonl (a seek after start-up in live mode, from the last
+  presented frame to the seek target: player/web/player.mjs for dash.js, player/gst_player.py
+  for GStreamer), times the content's frame rate (`FPS`, server/content.py). 0 in VOD mode.
+* `discarded_frames_dropped` = every frame the player's decoder or sink dropped (the issue's
+  definition, "frames dropped by the decoder"), whatever the cause, split by metrics/drops.py's
+  attribution into `discarded_frames_dropped_network` (during a stall or with little buffered,
+  at a rendition change, or without machine evidence: the stream's doing) and
+  `discarded_frames_dropped_decoder` (with evidence that the machine could not decode in time:
+  CPU saturated or a GStreamer QoS drop). Both are frames the viewer never saw; the split says
+  whom to blame. A trial whose decoder-side part exceeds metrics/drops.py's tolerance is
+  invalid anyway (the machine, not the network, shaped it), so among valid trials the decoder
+  part is small; `discarded_frames_network` = skipped + network-attributable drops is the
+  stream-only figure for comparisons on a loaded machine.
 
 Live latency (live mode only; NaN in VOD): `live_latency_s` of the player's `sample` lines
 (dash.js getCurrentLiveLatency(): wall clock minus the presentation time on screen, mapped with
@@ -32,6 +36,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from metrics.numbers import number_or_none
+
 FPS = 30  # the content's frame rate (server/content.py FPS)
 ON_AIR_MARGIN_S = 0.5  # the live edge may pass the clip's end by this much (sampling, rounding)
 
@@ -40,6 +46,9 @@ DISCARD_COLUMNS = [
     "discarded_frames",
     "discarded_frames_skipped",
     "discarded_frames_dropped",
+    "discarded_frames_dropped_decoder",
+    "discarded_frames_dropped_network",
+    "discarded_frames_network",
     "skipped_media_s",
     "live_seeks",
     "playback_rate_changes",
@@ -49,14 +58,6 @@ DISCARD_COLUMNS = [
     "live_latency_max_s",
     "live_latency_error_s",
 ]
-
-
-def _num(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -69,32 +70,42 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def discard_metrics(
-    lines: list[dict], dropped_frames_network: float | None, spec: dict, fps: float = FPS
+    lines: list[dict],
+    dropped_frames_decoder: float | None,
+    dropped_frames_network: float | None,
+    spec: dict,
+    fps: float = FPS,
 ) -> dict[str, Any]:
-    """The columns above for one session (player.jsonl lines as dicts)."""
+    """The columns above for one session (player.jsonl lines as dicts); the dropped frames
+    per side come from metrics/drops.py (`drop_counts`)."""
     mode = str(spec.get("video_mode") or "vod")
     skipped_s = sum(
-        _num(ln.get("skipped_s")) or 0.0 for ln in lines if ln.get("event") == "live_seek"
+        number_or_none(ln.get("skipped_s")) or 0.0 for ln in lines if ln.get("event") == "live_seek"
     )
     skipped_frames = round(skipped_s * fps)
-    dropped = int(_num(dropped_frames_network) or 0)
+    dropped_decoder = int(number_or_none(dropped_frames_decoder) or 0)
+    dropped_network = int(number_or_none(dropped_frames_network) or 0)
     # While the event is on air: the live edge (media time + latency) within the clip. After
     # the clip's end the wall clock runs on and dash.js's latency grows without meaning.
-    end_s = (_num(spec.get("video_duration_s")) or math.inf) + ON_AIR_MARGIN_S
+    end_s = (number_or_none(spec.get("video_duration_s")) or math.inf) + ON_AIR_MARGIN_S
     latencies = [
         latency
         for ln in lines
         if ln.get("event") == "sample" and str(ln.get("playing")) == "True"
-        for latency in [_num(ln.get("live_latency_s"))]
-        if latency is not None and (_num(ln.get("media_time_s")) or 0.0) + latency <= end_s
+        for latency in [number_or_none(ln.get("live_latency_s"))]
+        if latency is not None
+        and (number_or_none(ln.get("media_time_s")) or 0.0) + latency <= end_s
     ]
-    target = _num(spec.get("live_latency_s")) if mode == "live" else None
+    target = number_or_none(spec.get("live_latency_s")) if mode == "live" else None
     median = _quantile(latencies, 0.5) if latencies else math.nan
     return {
         "video_mode": mode,
-        "discarded_frames": skipped_frames + dropped,
+        "discarded_frames": skipped_frames + dropped_decoder + dropped_network,
         "discarded_frames_skipped": skipped_frames,
-        "discarded_frames_dropped": dropped,
+        "discarded_frames_dropped": dropped_decoder + dropped_network,
+        "discarded_frames_dropped_decoder": dropped_decoder,
+        "discarded_frames_dropped_network": dropped_network,
+        "discarded_frames_network": skipped_frames + dropped_network,
         "skipped_media_s": round(skipped_s, 3),
         "live_seeks": sum(1 for ln in lines if ln.get("event") == "live_seek"),
         "playback_rate_changes": sum(1 for ln in lines if ln.get("event") == "playback_rate"),

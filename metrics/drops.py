@@ -40,6 +40,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from metrics.numbers import number_or_none
+
 NS_PER_S = 1_000_000_000
 EVIDENCE_MARGIN_S = 0.5
 # Less than 3 % idle on the player's CPUs over the interval: the decoder had to queue.
@@ -78,22 +80,14 @@ class DropEpisode:
         return self.cause in DECODER_CAUSES
 
 
-def _num(value: Any) -> float | None:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(out) else out
-
-
 def _cpu_intervals(cpu_lines: Iterable[dict]) -> list[tuple[float, float, dict]]:
     """(start s, end s, line) of every cpu_sample with an interval."""
     out = []
     for line in cpu_lines:
         if line.get("event") not in ("cpu_sample", "cpu_totals"):
             continue
-        end = _num(line.get("t_ns"))
-        length = _num(line.get("interval_s"))
+        end = number_or_none(line.get("t_ns"))
+        length = number_or_none(line.get("interval_s"))
         if end is None or length is None:
             continue
         out.append((end / NS_PER_S - length, end / NS_PER_S, line))
@@ -106,8 +100,8 @@ def cpu_evidence(intervals: list[tuple[float, float, dict]], start_s: float, end
     for begin, finish, line in intervals:
         if finish <= start_s or begin >= end_s:
             continue
-        busy = _num(line.get("player_set_busy"))
-        wait_ms = _num(line.get("player_runq_wait_ms"))
+        busy = number_or_none(line.get("player_set_busy"))
+        wait_ms = number_or_none(line.get("player_runq_wait_ms"))
         length = finish - begin
         wait_rate = wait_ms / length if wait_ms is not None and length > 0 else None
         if busy is not None and busy >= CPU_BUSY_SATURATED:
@@ -120,23 +114,50 @@ def cpu_evidence(intervals: list[tuple[float, float, dict]], start_s: float, end
     return "; ".join(found[:2])
 
 
+def saturation_evidence(cpu_lines: list[dict], start_s: float, end_s: float) -> str:
+    """For a session that never finished (a player timed out or hung): how much of
+    [start_s, end_s] the player's CPUs were saturated, with the first two saturated intervals
+    quoted as `cpu_evidence` does; '' when no interval was saturated. A starved player can
+    show no dropped frame at all (it never got to decode one), so a timeout is the only
+    symptom, and this text is its evidence."""
+    window = [
+        (begin, finish, line)
+        for begin, finish, line in _cpu_intervals(cpu_lines)
+        if finish > start_s
+        and begin < end_s
+        and number_or_none(line.get("player_set_busy")) is not None
+    ]
+    saturated = [
+        w
+        for w in window
+        if (number_or_none(w[2].get("player_set_busy")) or 0.0) >= CPU_BUSY_SATURATED
+    ]
+    if not saturated:
+        return ""
+    return (
+        f"the player's CPUs were saturated in {len(saturated)} of {len(window)} CPU samples "
+        f"({len(saturated) / len(window):.0%}) between t={start_s:.1f}s and t={end_s:.1f}s: "
+        + cpu_evidence(saturated, start_s, end_s)
+    )
+
+
 def attribute_drops(player_lines: list[dict], cpu_lines: list[dict]) -> list[DropEpisode]:
     """One DropEpisode per increase of the dropped-frame counter (see the module docstring)."""
     cpu = _cpu_intervals(cpu_lines)
     stalls = [
-        (_num(s.get("start_t_ns")), _num(s.get("end_t_ns")))
+        (number_or_none(s.get("start_t_ns")), number_or_none(s.get("end_t_ns")))
         for s in player_lines
         if s.get("event") == "stall"
     ]
     switches = [
         t / NS_PER_S
         for s in player_lines
-        if s.get("event") == "quality_switch" and (t := _num(s.get("t_ns"))) is not None
+        if s.get("event") == "quality_switch" and (t := number_or_none(s.get("t_ns"))) is not None
     ]
     qos = [
         (t / NS_PER_S, s)
         for s in player_lines
-        if s.get("event") == "qos" and (t := _num(s.get("t_ns"))) is not None
+        if s.get("event") == "qos" and (t := number_or_none(s.get("t_ns"))) is not None
     ]
     episodes: list[DropEpisode] = []
     previous_dropped: float | None = None
@@ -144,13 +165,13 @@ def attribute_drops(player_lines: list[dict], cpu_lines: list[dict]) -> list[Dro
     for line in player_lines:
         if line.get("event") != "sample":
             continue
-        t_ns, dropped = _num(line.get("t_ns")), _num(line.get("dropped_frames"))
+        t_ns, dropped = number_or_none(line.get("t_ns")), number_or_none(line.get("dropped_frames"))
         if t_ns is None or dropped is None:
             continue
         t_s = t_ns / NS_PER_S
         if previous_dropped is not None and dropped > previous_dropped:
             window_start = (previous_t if previous_t is not None else t_s) - EVIDENCE_MARGIN_S
-            buffer_s = _num(line.get("buffer_s"))
+            buffer_s = number_or_none(line.get("buffer_s"))
             episodes.append(
                 _classify(
                     t_s,
@@ -189,7 +210,7 @@ def _classify(
             buffer_s,
             "qos",
             f"GStreamer QoS from {q.get('element')}: {q.get('reason')}, "
-            f"jitter {(_num(q.get('jitter_ns')) or 0) / 1e6:.0f} ms",
+            f"jitter {(number_or_none(q.get('jitter_ns')) or 0) / 1e6:.0f} ms",
         )
     in_stall = any(
         start is not None
@@ -243,7 +264,8 @@ def where_cpu_went(cpu_lines: list[dict], t_s: float) -> dict[str, Any]:
     with_components = [
         ln
         for ln in cpu_lines
-        if isinstance(ln.get("components_cpu_s"), dict) and _num(ln.get("t_ns")) is not None
+        if isinstance(ln.get("components_cpu_s"), dict)
+        and number_or_none(ln.get("t_ns")) is not None
     ]
     out: dict[str, Any] = {"t_s": t_s, "components_cpu_per_s": {}, "cpu_busy": None}
     before = [ln for ln in with_components if ln["t_ns"] / NS_PER_S <= t_s]
@@ -281,9 +303,10 @@ def control_distribution(summary_rows: list[dict]) -> dict[str, Any]:
         for r in summary_rows
         if r.get("scenario") == "control" and r.get("status") == "ok" and r.get("player") != "none"
     ]
-    decoder = sorted(int(_num(r.get("dropped_frames_decoder")) or 0) for r in rows)
+    decoder = sorted(int(number_or_none(r.get("dropped_frames_decoder")) or 0) for r in rows)
     fractions = sorted(
-        (_num(r.get("dropped_frames_decoder")) or 0) / (_num(r.get("total_frames")) or 1)
+        (number_or_none(r.get("dropped_frames_decoder")) or 0)
+        / (number_or_none(r.get("total_frames")) or 1)
         for r in rows
     )
     out: dict[str, Any] = {"sessions": len(rows)}
@@ -292,7 +315,7 @@ def control_distribution(summary_rows: list[dict]) -> dict[str, Any]:
     rank = max(1, math.ceil(0.95 * len(decoder)))
     out["decoder_side_fraction_p95"] = round(fractions[rank - 1], 5)
     out["decoder_side_fraction_max"] = round(fractions[-1], 5)
-    loads = [_num(r.get("loadavg_1m_max")) for r in rows]
+    loads = [number_or_none(r.get("loadavg_1m_max")) for r in rows]
     known = [x for x in loads if x is not None]
     out |= {
         "decoder_side_drops_sorted": decoder,
@@ -301,11 +324,11 @@ def control_distribution(summary_rows: list[dict]) -> dict[str, Any]:
         "decoder_side_drops_p95": decoder[rank - 1],
         "decoder_side_drops_max": decoder[-1],
         "network_attributable_drops": sum(
-            int(_num(r.get("dropped_frames_network")) or 0) for r in rows
+            int(number_or_none(r.get("dropped_frames_network")) or 0) for r in rows
         ),
-        "sessions_with_stalls": sum(1 for r in rows if (_num(r.get("stalls")) or 0) > 0),
-        "stalls": sum(int(_num(r.get("stalls")) or 0) for r in rows),
+        "sessions_with_stalls": sum(1 for r in rows if (number_or_none(r.get("stalls")) or 0) > 0),
+        "stalls": sum(int(number_or_none(r.get("stalls")) or 0) for r in rows),
         "loadavg_1m_max_range": [min(known), max(known)] if known else None,
-        "total_frames": sum(int(_num(r.get("total_frames")) or 0) for r in rows),
+        "total_frames": sum(int(number_or_none(r.get("total_frames")) or 0) for r in rows),
     }
     return out

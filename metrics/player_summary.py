@@ -26,9 +26,10 @@ Definitions (input: the parsed lines of one player.jsonl, in file order):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from metrics.numbers import number_or_none
 
 SUMMARY_FIELDS = [
     "end_reason",
@@ -49,17 +50,6 @@ SUMMARY_FIELDS = [
 ]
 
 
-def _number(value: Any) -> float | None:
-    """A finite number, else None (absent fields read from a DataFrame arrive as NaN)."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 def summarize(lines: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The summary of one session (definitions in the module docstring)."""
     end_reason: str | None = None
@@ -77,24 +67,27 @@ def summarize(lines: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if event == "end":
             end_reason = str(line.get("reason"))
         elif event == "startup" and startup_delay_ms is None:
-            startup_delay_ms = _number(line.get("startup_delay_ms"))
+            startup_delay_ms = number_or_none(line.get("startup_delay_ms"))
         elif event == "stall":
-            stall_ms.append(_number(line.get("duration_ms")) or 0.0)
+            stall_ms.append(number_or_none(line.get("duration_ms")) or 0.0)
         elif event == "decode_stall":
-            decode_stall_ms.append(_number(line.get("duration_ms")) or 0.0)
+            decode_stall_ms.append(number_or_none(line.get("duration_ms")) or 0.0)
         elif event == "decode_overload":
             overload_events += 1
-            overload_frames += _number(line.get("dropped_frames")) or 0.0
+            overload_frames += number_or_none(line.get("dropped_frames")) or 0.0
         elif event == "quality_switch":
             switches += 1
         elif event == "error":
             errors += 1
         elif event == "sample":
-            d, t = _number(line.get("dropped_frames")), _number(line.get("total_frames"))
+            d, t = (
+                number_or_none(line.get("dropped_frames")),
+                number_or_none(line.get("total_frames")),
+            )
             dropped = d if dropped is None or (d is not None and d > dropped) else dropped
             total = t if total is None or (t is not None and t > total) else total
-            played_s = max(played_s, _number(line.get("media_time_s")) or 0.0)
-            bitrate = _number(line.get("bitrate_bps"))
+            played_s = max(played_s, number_or_none(line.get("media_time_s")) or 0.0)
+            bitrate = number_or_none(line.get("bitrate_bps"))
             if line.get("playing") is True and bitrate is not None:
                 bitrates.append(bitrate)
     return {

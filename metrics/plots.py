@@ -46,6 +46,13 @@ def grouped_bars(
     if rows.empty:
         _no_data(ax, "no data from counted trials")
         return
+    # Algorithm options (--cc-opt/--sched-opt) are part of the CC's and scheduler's name.
+    for name, options in (("cc", "cc_opts"), ("sched", "sched_opts")):
+        if options in rows.columns:
+            rows[name] = [
+                f"{n} {o}" if o else n
+                for n, o in zip(rows[name], rows[options].fillna(""), strict=True)
+            ]
     # A group is one CC; every other configuration column that varies in this scenario
     # (transport, player, clip length) is named under it, so no two bars share a slot.
     varying = [c for c in ("transport", "player", "video_duration_s") if rows[c].nunique() > 1]
@@ -107,7 +114,7 @@ def _no_data(ax: Axes, text: str) -> None:
 
 def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
     """(a) stalls (buffer underflows) beside (b) discarded frames (picture discards: live media
-    skipped + network-attributable drops, metrics/discards.py), as seed 002's figures put
+    skipped + every dropped frame, metrics/discards.py), as seed 002's figures put
     them; (c) network-attributable and (d) decoder-side dropped frames (metrics/drops.py),
     (e) linear QoE per segment (metrics/qoe.py), (f) live latency (live mode only)."""
     rows = agg[agg["scenario"] == scenario]
@@ -116,7 +123,7 @@ def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
     grouped_bars(stalls, rows, "stalls", "stalls per session")
     stalls.set_title("(a) stalls")
     grouped_bars(discards, rows, "discarded_frames", "frames per session")
-    discards.set_title("(b) discarded frames (skipped live + network drops)")
+    discards.set_title("(b) discarded frames (skipped live + dropped)")
     if not rows["metric"].isin(["dropped_frames_network"]).any():
         grouped_bars(network, rows, "dropped_frames", "dropped frames per session")
         network.set_title("(c) dropped frames (not attributed)")

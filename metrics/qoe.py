@@ -32,13 +32,23 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from metrics.numbers import number_or_none
 
 NS_PER_S = 1_000_000_000
 BITS_PER_MBIT = 1_000_000
 LAMBDA_SWITCH = 1.0  # Pensieve SMOOTH_PENALTY (per Mbit/s of change)
 MU_STALL = 4.3  # Pensieve REBUF_PENALTY (per second of stall)
 MU_STARTUP = MU_STALL  # our choice, see the module docstring
+# The fields of trial_qoe, in order (summary.csv's QoE columns, metrics/tables.py).
+TRIAL_QOE_FIELDS = [
+    "qoe_lin",
+    "qoe_lin_per_segment",
+    "qoe_bitrate_term",
+    "qoe_switch_term",
+    "qoe_stall_term",
+    "qoe_startup_term",
+]
 SEGMENT_NUMBER = re.compile(r"(\d+)\.m4s$")
 
 
@@ -51,17 +61,9 @@ class SegmentQoe:
     qoe: float  # q(R_n) - lambda * switch - mu * stall (start-up is charged to the trial)
 
 
-def _num(value: Any) -> float | None:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(out) else out
-
-
 def _segment_index(line: dict) -> int | None:
     for key in ("segment_index", "index"):
-        value = _num(line.get(key))
+        value = number_or_none(line.get(key))
         if value is not None:
             return int(value)
     match = SEGMENT_NUMBER.search(str(line.get("url", "")))
@@ -76,7 +78,7 @@ def segment_qoe(
     for line in lines:
         if line.get("event") == "representations":
             for rep in line.get("reps") or []:
-                rate = _num(rep.get("bitrate_bps"))
+                rate = number_or_none(rep.get("bitrate_bps"))
                 if rate is not None:
                     bitrates[str(rep.get("rep_id"))] = rate / BITS_PER_MBIT
     chosen: dict[int, float] = {}
@@ -92,8 +94,8 @@ def segment_qoe(
     for line in lines:
         if line.get("event") != "stall":
             continue
-        media = _num(line.get("media_time_s")) or 0.0
-        duration = (_num(line.get("duration_ms")) or 0.0) / 1000
+        media = number_or_none(line.get("media_time_s")) or 0.0
+        duration = (number_or_none(line.get("duration_ms")) or 0.0) / 1000
         # Numbering may start at 0 or 1 ($Number$ starts at 1 in FFmpeg's dash muxer).
         index = first + int(media // segment_s)
         stall_by_segment[index] = stall_by_segment.get(index, 0.0) + duration
@@ -120,20 +122,15 @@ def trial_qoe(
     qoe_startup_term}: the sum over segments minus the start-up penalty; NaN without segments."""
     segments = segment_qoe(lines, segment_s, lam=lam, mu=mu)
     startup_ms = next(
-        (_num(ln.get("startup_delay_ms")) for ln in lines if ln.get("event") == "startup"), None
+        (
+            number_or_none(ln.get("startup_delay_ms"))
+            for ln in lines
+            if ln.get("event") == "startup"
+        ),
+        None,
     )
     if not segments:
-        return dict.fromkeys(
-            [
-                "qoe_lin",
-                "qoe_lin_per_segment",
-                "qoe_bitrate_term",
-                "qoe_switch_term",
-                "qoe_stall_term",
-                "qoe_startup_term",
-            ],
-            math.nan,
-        )
+        return dict.fromkeys(TRIAL_QOE_FIELDS, math.nan)
     bitrate = sum(s.bitrate_mbps for s in segments)
     switch = lam * sum(s.switch_mbps for s in segments)
     stall = mu * sum(s.stall_s for s in segments)
@@ -180,7 +177,12 @@ def p1203_mode0(lines: list[dict], segment_s: float = 2.0) -> float:
     start = 0.0
     for seg in segment_qoe(lines, segment_s):
         rep = next(
-            (r for r in reps.values() if _num(r.get("bitrate_bps")) == seg.bitrate_mbps * 1e6), {}
+            (
+                r
+                for r in reps.values()
+                if number_or_none(r.get("bitrate_bps")) == seg.bitrate_mbps * 1e6
+            ),
+            {},
         )
         segments.append(
             {
@@ -194,12 +196,20 @@ def p1203_mode0(lines: list[dict], segment_s: float = 2.0) -> float:
         )
         start += segment_s
     stalls = [
-        [_num(ln.get("media_time_s")) or 0.0, (_num(ln.get("duration_ms")) or 0.0) / 1000]
+        [
+            number_or_none(ln.get("media_time_s")) or 0.0,
+            (number_or_none(ln.get("duration_ms")) or 0.0) / 1000,
+        ]
         for ln in lines
         if ln.get("event") == "stall"
     ]
     startup_ms = next(
-        (_num(ln.get("startup_delay_ms")) for ln in lines if ln.get("event") == "startup"), None
+        (
+            number_or_none(ln.get("startup_delay_ms"))
+            for ln in lines
+            if ln.get("event") == "startup"
+        ),
+        None,
     )
     if startup_ms:
         stalls.insert(0, [0.0, startup_ms / 1000])

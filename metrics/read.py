@@ -87,6 +87,26 @@ class Trial:
         return dict(self.meta.get("spec", {}))
 
 
+def json_lines(path: Path, *, last_line_may_be_cut: bool = False) -> list[Any]:
+    """The values of a JSON Lines file, blank lines skipped, without read_jsonl's contract
+    checks: for logs the testbed reads while a trial runs or right after (the player's log,
+    the transport's counters, the scheduler trace). A line that is not JSON is a ValueError
+    naming file and line; with last_line_may_be_cut, a last line without its newline (a
+    writer stopped mid-line) is dropped instead."""
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    values = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            values.append(json.loads(text))
+        except ValueError as exc:
+            if last_line_may_be_cut and number == len(lines):  # no newline after it
+                break
+            raise ValueError(f"{path}:{number}: malformed JSON line ({exc})") from None
+    return values
+
+
 def read_jsonl(path: Path, *, require_t_ns: bool = True) -> list[dict[str, Any]]:
     """Parse a JSON Lines file strictly: every line one object with a string `event`, valid
     against its stream's schema when the file name has one (metrics/schemas.py).

@@ -32,6 +32,7 @@ from metrics.tables import (
     qoe_segments_table,
     samples_table,
     segments_table,
+    spec_values,
     stalls_table,
     summary_table,
 )
@@ -49,6 +50,7 @@ REPORT_METRICS = [
     ("stalls", "stalls"),
     ("stall_total_ms", "stall total (ms)"),
     ("discarded_frames", "discarded frames"),
+    ("discarded_frames_network", "discarded: stream only"),
     ("live_latency_median_s", "live latency median (s)"),
     ("dropped_frames", "dropped frames"),
     ("dropped_frames_network", "drops: network"),
@@ -195,7 +197,7 @@ def unprocessable_trial_row(trial_dir: Path, error: Exception) -> pd.DataFrame:
 
     meta, result = readable("trial.json"), readable("result.json")
     spec = meta.get("spec", {})
-    row: dict[str, Any] = {column: spec.get(column, math.nan) for column in SPEC_COLUMNS}
+    row: dict[str, Any] = spec_values(spec)
     row |= {"trial_id": meta.get("trial_id", trial_dir.name), "run": meta.get("run", math.nan)}
     row |= {
         "status": result.get("status", "incomplete"),
@@ -236,14 +238,14 @@ def with_unstarted_trials(summary: pd.DataFrame, manifest: dict | str | None) ->
         spec = planned.get(trial_id)
         if isinstance(spec, dict) and pd.isna(summary.at[index, "scenario"]):
             # a folder without trial.json (interrupted at once): its spec from run.json
-            for column in SPEC_COLUMNS[2:]:
-                summary.at[index, column] = spec.get(column, math.nan)
+            for column, value in list(spec_values(spec).items())[2:]:
+                summary.at[index, column] = value
     present = set(summary["trial_id"].astype(str))
     missing = []
     for trial_id, spec in zip(manifest.get("trials", []), manifest.get("specs", []), strict=False):
         if str(trial_id) in present or not isinstance(spec, dict):
             continue
-        row = {column: spec.get(column, math.nan) for column in SPEC_COLUMNS}
+        row = spec_values(spec)
         row |= {"trial_id": str(trial_id), "run": manifest.get("run", math.nan)}
         row |= {"status": "incomplete", "reason": NOT_STARTED_REASON, "valid": False}
         row |= {"invalid_reason": "trial did not finish", "log_errors": 0}
@@ -535,7 +537,10 @@ def _aggregate_table(agg: pd.DataFrame) -> str:
         for m, h, n in zip(cells["mean"], cells["ci95_half"], cells["n"], strict=True)
     ]
     wide = cells.pivot_table(
-        index=["transport", "cc", "sched"], columns="metric", values="cell", aggfunc="first"
+        index=["transport", "cc", "cc_opts", "sched", "sched_opts"],
+        columns="metric",
+        values="cell",
+        aggfunc="first",
     )
     shown = [(m, label) for m, label in REPORT_METRICS if m in wide.columns]
     wide = wide[[m for m, _ in shown]].rename(columns=dict(shown)).reset_index()

@@ -28,7 +28,7 @@ from metrics.crosstraffic import cross_traffic_metrics
 from metrics.discards import DISCARD_COLUMNS, discard_metrics
 from metrics.drops import attribute_drops, drop_counts
 from metrics.player_summary import SUMMARY_FIELDS, summarize
-from metrics.qoe import p1203_mode0, segment_qoe, trial_qoe
+from metrics.qoe import TRIAL_QOE_FIELDS, p1203_mode0, segment_qoe, trial_qoe
 from metrics.read import INTERRUPTED_REASON, NS_PER_S, Trial
 
 SPEC_COLUMNS = [
@@ -42,7 +42,12 @@ SPEC_COLUMNS = [
     "video_duration_s",
     "rep",
     "seed",
+    "cc_opts",
+    "sched_opts",
 ]
+# run_trials.sh --cc-opt/--sched-opt, as one "key=value,key=value" string ("" for none), so
+# that cells differing only in an option stay apart in every table and figure.
+OPTION_COLUMNS = ["cc_opts", "sched_opts"]
 STATUS_COLUMNS = [
     "status",
     "reason",
@@ -90,15 +95,7 @@ DROP_COLUMNS = [
     "drop_episodes",
 ]
 # The linear QoE (metrics/qoe.py) and, when installed, ITU-T P.1203 mode 0.
-QOE_COLUMNS = [
-    "qoe_lin",
-    "qoe_lin_per_segment",
-    "qoe_bitrate_term",
-    "qoe_switch_term",
-    "qoe_stall_term",
-    "qoe_startup_term",
-    "p1203_mode0",
-]
+QOE_COLUMNS = [*TRIAL_QOE_FIELDS, "p1203_mode0"]
 SEGMENT_S = 2.0  # the content's segment length (server/content.py SEGMENT_S)
 INTERVAL_NS = 100_000_000  # the emulator's and mpproxy's sampling interval (CONTRACTS §5)
 EMULATOR_COUNTERS = ["pkts_in", "bytes_in", "pkts_out", "bytes_out"]
@@ -123,6 +120,14 @@ def events(df: pd.DataFrame, event: str, columns: Iterable[str]) -> pd.DataFrame
     wanted = ["trial_id", *columns]
     rows = df[df["event"] == event] if "event" in df.columns and len(df) else df.iloc[0:0]
     return rows.reindex(columns=list(dict.fromkeys(wanted))).reset_index(drop=True)
+
+
+def player_events(trials: Iterable[Trial], event: str, columns: list[str]) -> pd.DataFrame:
+    """`events` of every trial's player log, one table (the columns even without trials)."""
+    frames = [events(t.player, event, columns) for t in trials]
+    return (
+        pd.concat(frames, ignore_index=True) if frames else events(pd.DataFrame(), event, columns)
+    )
 
 
 # ---------------------------------------------------------------- status and validity
@@ -205,7 +210,9 @@ def drop_and_qoe_metrics(trial: Trial) -> dict[str, Any]:
     )
     row |= trial_qoe(lines, SEGMENT_S)
     row["p1203_mode0"] = p1203_mode0(lines, SEGMENT_S)
-    row |= discard_metrics(lines, row["dropped_frames_network"], trial.spec)
+    row |= discard_metrics(
+        lines, row["dropped_frames_decoder"], row["dropped_frames_network"], trial.spec
+    )
     return row
 
 
@@ -388,9 +395,17 @@ def transport_metrics(trial: Trial, subflow_totals: pd.DataFrame) -> dict[str, A
 # ---------------------------------------------------------------- the summary
 
 
-def spec_row(trial: Trial) -> dict[str, Any]:
-    spec = trial.spec
+def spec_values(spec: dict[str, Any]) -> dict[str, Any]:
+    """A trial spec (trial.json, run.json) as SPEC_COLUMNS values: NaN where a field is
+    absent, the options joined into one string."""
     row = {column: spec.get(column, math.nan) for column in SPEC_COLUMNS}
+    for column in OPTION_COLUMNS:
+        row[column] = ",".join(spec.get(column) or ())
+    return row
+
+
+def spec_row(trial: Trial) -> dict[str, Any]:
+    row = spec_values(trial.spec)
     row["trial_id"] = trial.trial_id
     row["run"] = trial.meta.get("run", math.nan)
     return row
@@ -429,10 +444,7 @@ def order_summary_columns(summary: pd.DataFrame) -> pd.DataFrame:
 def stalls_table(trials: Iterable[Trial]) -> pd.DataFrame:
     """One row per stall: start/end on the trial clock (s), duration, media time, open."""
     columns = ["start_t_ns", "end_t_ns", "duration_ms", "media_time_s", "open"]
-    frames = [events(t.player, "stall", columns) for t in trials]
-    stalls = (
-        pd.concat(frames, ignore_index=True) if frames else events(pd.DataFrame(), "stall", columns)
-    )
+    stalls = player_events(trials, "stall", columns)
     stalls["start_s"] = stalls["start_t_ns"].astype(float) / NS_PER_S
     stalls["end_s"] = stalls["end_t_ns"].astype(float) / NS_PER_S
     return stalls[["trial_id", "start_s", "end_s", "duration_ms", "media_time_s", "open"]]
@@ -440,36 +452,12 @@ def stalls_table(trials: Iterable[Trial]) -> pd.DataFrame:
 
 def segments_table(trials: Iterable[Trial]) -> pd.DataFrame:
     """One row per segment download; download_ms = end - request."""
-    columns = [
-        "url",
-        "rep_id",
-        "media_type",
-        "bytes",
-        "request_t_ns",
-        "first_byte_t_ns",
-        "end_t_ns",
-        "throughput_bps",
-    ]
-    frames = [events(t.player, "segment", columns) for t in trials]
-    seg = (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else events(pd.DataFrame(), "segment", columns)
-    )
+    what = ["url", "rep_id", "media_type", "bytes"]  # the segment, kept as logged
+    times = ["request_t_ns", "first_byte_t_ns", "end_t_ns"]
+    seg = player_events(trials, "segment", [*what, *times, "throughput_bps"])
     seg["request_s"] = seg["request_t_ns"].astype(float) / NS_PER_S
     seg["download_ms"] = (seg["end_t_ns"].astype(float) - seg["request_t_ns"].astype(float)) / 1e6
-    return seg[
-        [
-            "trial_id",
-            "request_s",
-            "url",
-            "rep_id",
-            "media_type",
-            "bytes",
-            "download_ms",
-            "throughput_bps",
-        ]
-    ]
+    return seg[["trial_id", "request_s", *what, "download_ms", "throughput_bps"]]
 
 
 def samples_table(trials: Iterable[Trial]) -> pd.DataFrame:
@@ -483,12 +471,7 @@ def samples_table(trials: Iterable[Trial]) -> pd.DataFrame:
         "dropped_frames",
         "total_frames",
     ]
-    frames = [events(t.player, "sample", columns) for t in trials]
-    return (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else events(pd.DataFrame(), "sample", columns)
-    )
+    return player_events(trials, "sample", columns)
 
 
 # ---------------------------------------------------------------- 100 ms intervals

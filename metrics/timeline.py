@@ -14,12 +14,13 @@ data (the connection is matched across the two proxies by `conn_id`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
+
+from metrics.read import json_lines
 
 SCHED_TRACE_FILE = "sched-trace-server.jsonl"
 RECEIVER_STATS_FILE = "transport-client.jsonl"
@@ -39,18 +40,8 @@ class Timeline:
 
 
 def _jsonl(path: Path) -> list[dict]:
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                # The last line may be cut by the process being stopped mid-write.
-                if f.readline():
-                    raise ValueError(f"{path}:{number}: malformed JSON line") from None
-    return rows
+    # The trace's last line may be cut by mpproxy being stopped mid-write.
+    return json_lines(path, last_line_may_be_cut=True)
 
 
 def _conn_ids(stats: Path) -> dict[int, str]:

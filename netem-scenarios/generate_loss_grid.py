@@ -20,20 +20,15 @@ The committed files are this script's output; testbed/test_scenario_grid.py chec
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
+
+from scenario_writer import parser, percent_label, write
 
 # Table I of seed 001, as fractions (0.001 % ... 10 %).
 LOSS_RATES = (0.00001, 0.0001, 0.001, 0.01, 0.02, 0.05, 0.10)
 RATE_BPS = 100_000_000
 DEFAULT_ONE_WAY_DELAY_MS = 50.0
 DURATION_S = 60.0  # seed 001's iperf3 flows last 60 s
-
-
-def percent_label(p: float) -> str:
-    """0.00001 -> '0.001pct', 0.1 -> '10pct'."""
-    return f"{p * 100:g}pct"
 
 
 def scenario_name(p_wifi: float, p_lte: float) -> str:
@@ -76,29 +71,18 @@ def grid_files(one_way_delay_ms: float) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path(__file__).resolve().parent / "seed001-grid",
-        help="folder to write into (default: netem-scenarios/seed001-grid)",
-    )
-    parser.add_argument(
+    cli = parser(__doc__.split("\n\n")[0], "seed001-grid")
+    cli.add_argument(
         "--one-way-delay-ms",
         type=float,
         default=DEFAULT_ONE_WAY_DELAY_MS,
         help=f"one-way delay of every path and direction (default {DEFAULT_ONE_WAY_DELAY_MS:g})",
     )
-    args = parser.parse_args(argv)
+    args = cli.parse_args(argv)
     if not args.one_way_delay_ms >= 0:
         print(f"--one-way-delay-ms = {args.one_way_delay_ms}: must be >= 0", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    files = grid_files(args.one_way_delay_ms)
-    for file_name, text in files.items():
-        (args.out / file_name).write_text(text, encoding="utf-8")
-    print(f"wrote {len(files)} scenario files to {args.out}")
-    return 0
+    return write(args.out, grid_files(args.one_way_delay_ms))
 
 
 if __name__ == "__main__":

@@ -21,9 +21,9 @@ The committed files are this script's output; testbed/test_scenario_grid.py chec
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
+
+from scenario_writer import parser, percent_label, write
 
 WIFI_DELAY_MS = {"A1": 20.0, "A2": 30.0, "B1": 20.0, "B2": 30.0}
 PEAKS_A = (0.02, 0.05, 0.10)
@@ -32,10 +32,6 @@ RAMP_STARTS_S = (30.0, 75.0, 120.0, 165.0)
 UP_S = HOLD_S = DOWN_S = 5.0
 B_END_P = 0.01
 DURATION_S = 180.0
-
-
-def _pct(p: float) -> str:
-    return f"{p * 100:g}pct"
 
 
 def _header(name: str, what: str) -> list[str]:
@@ -70,7 +66,7 @@ def _links(base: str, schedule: list[str], initial_p: float) -> list[str]:
 
 
 def pattern_a(base: str, peak: float) -> tuple[str, str]:
-    name = f"{base}-peak{_pct(peak)}"
+    name = f"{base}-peak{percent_label(peak)}"
     schedule = []
     for start in RAMP_STARTS_S:
         top, fall = start + UP_S, start + UP_S + HOLD_S
@@ -91,7 +87,7 @@ def pattern_a(base: str, peak: float) -> tuple[str, str]:
 
 
 def pattern_b(base: str, start_p: float) -> tuple[str, str]:
-    name = f"{base}-start{_pct(start_p)}"
+    name = f"{base}-start{percent_label(start_p)}"
     schedule = [
         '{ t_s = 0.0, op = "noise", field = "loss_p", until_s = 180.0, every_s = 1.0, '
         "spread = 0.5 }",
@@ -113,20 +109,8 @@ def sweep_files() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path(__file__).resolve().parent / "seed002-sweep",
-        help="folder to write into (default: netem-scenarios/seed002-sweep)",
-    )
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    files = sweep_files()
-    for file_name, text in files.items():
-        (args.out / file_name).write_text(text, encoding="utf-8")
-    print(f"wrote {len(files)} scenario files to {args.out}")
-    return 0
+    args = parser(__doc__.split("\n\n")[0], "seed002-sweep").parse_args(argv)
+    return write(args.out, sweep_files())
 
 
 if __name__ == "__main__":

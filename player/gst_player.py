@@ -2,7 +2,7 @@
 """GStreamer player session: the same DASH session as the browser, without a browser.
 
     /usr/bin/python3 player/gst_player.py --mpd <url> --out <player.jsonl> --t0-ns <int> \
-        --timeout-s <n>
+        --timeout-s <n> [--live-latency-s S]
 
 Runs with Debian's python3 (it has `gi`). playbin (dashdemux2 + decodebin) decodes the video
 into a clock-synchronised fakesink (sync=true, qos=true, max-lateness 20 ms like a video sink):
@@ -25,6 +25,14 @@ events as the headless runner:
   metrics/player_summary.py from these events.
 * buffer_s: media time downloaded ahead of the position (segment numbers of the
   $Number$ template x segment duration, both read from the MPD).
+* live mode (`--live-latency-s`, a dynamic MPD from server/live_mpd.py): dashdemux2's
+  `presentation-delay` is the target, so it starts that far behind the live edge; every sample
+  carries `live_latency_s` = wall clock - (MPD@availabilityStartTime + position), as dash.js's
+  getCurrentLiveLatency() does. dashdemux2 has no catch-up of its own (GStreamer 1.22: no
+  property for it), so this player does what dash.js does with `maxDrift`: once the latency is
+  more than LIVE_MAX_DRIFT_S above the target, it seeks (flushing, accurate) to the target
+  behind the live edge and logs `live_seek` with the media time skipped. There is no
+  playback-rate catch-up (no `playback_rate` lines): the rate stays 1.
 
 Exit status: 0 session ran (ended or timeout), 1 failed (pipeline error), 2 bad arguments.
 """
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -40,6 +49,7 @@ import sys
 import time
 import urllib.request
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
 
 import gi
 
@@ -52,6 +62,37 @@ SAMPLE_INTERVAL_MS = 250
 SINK_MAX_LATENESS_NS = 20_000_000  # what GstVideoSink uses: later than 20 ms = dropped
 HEALTHY_BUFFER_S = 1.0  # as player/web/lib/overload.mjs
 MPD_NS = "{urn:mpeg:dash:schema:mpd:2011}"
+# Live catch-up, as the dash.js page's settings (player/web/player.mjs LIVE_MAX_DRIFT_S): more
+# than this above the target latency, jump to the target.
+LIVE_MAX_DRIFT_S = 1.5
+# After a catch-up seek, no other one until this much wall time has passed: the seek's own
+# flush and re-buffering raise the latency for a moment.
+LIVE_SEEK_COOLDOWN_S = 4.0
+# The live session has ended once every segment was downloaded and the position is this close
+# to the event's end (3 frames at 30 fps; with the last frame on screen GStreamer 1.22 reported
+# 19.933 s of a 20 s event), or has not moved for LIVE_END_STUCK_SAMPLES samples in the last
+# segment.
+LIVE_END_MARGIN_S = 0.1
+LIVE_END_STUCK_SAMPLES = 4
+# At start-up dashdemux2 begins at the start of the segment holding (live edge - delay), up to a
+# segment earlier than the target: more than this above the target at the first frame, the
+# player seeks to the target, as dash.js starts there itself. Nothing was watched yet, so this
+# is the start position, not a skip (no live_seek line).
+LIVE_START_TOLERANCE_S = 0.5
+DASH_DEMUXERS = ("dashdemux2", "dashdemux")
+
+
+def parse_xs_datetime_unix_s(text: str | None) -> float | None:
+    """MPD@availabilityStartTime (xs:dateTime, UTC 'Z' or an offset) -> Unix seconds."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
 
 
 def parse_duration_s(text: str | None) -> float | None:
@@ -87,6 +128,8 @@ def read_mpd(url: str) -> dict:
         "segment_s": segment_s,
         "media_template": media_template,
         "duration_s": parse_duration_s(root.get("mediaPresentationDuration")),
+        "dynamic": root.get("type") == "dynamic",
+        "availability_start_unix_s": parse_xs_datetime_unix_s(root.get("availabilityStartTime")),
     }
 
 
@@ -108,6 +151,11 @@ class Session:
         self.buffering = False
         self.last_dropped = None
         self.reason: str | None = None
+        self.live_latency_s: float | None = getattr(args, "live_latency_s", None)
+        self.last_live_seek_wall_s = -math.inf
+        self.live_start_checked = False
+        self.end_position_s: float | None = None
+        self.end_position_samples = 0
 
     def now_t_ns(self) -> int:
         return time.monotonic_ns() - self.t0_ns
@@ -136,10 +184,19 @@ class Session:
         flags &= ~(1 << 2)  # no subtitles
         self.playbin.set_property("flags", flags)
         self.playbin.set_property("uri", self.args.mpd)
+        if self.live_latency_s is not None:
+            self.playbin.connect("element-setup", self.on_element_setup)
         bus = self.playbin.get_bus()
         bus.add_signal_watch()
         bus.connect("message", self.on_message)
         return self.playbin
+
+    def on_element_setup(self, _playbin: Gst.Element, element: Gst.Element) -> None:
+        """Live mode: the DASH demuxer starts `presentation-delay` behind the live edge (its
+        default is 10 s); the target latency goes there, in milliseconds."""
+        factory = element.get_factory()
+        if factory is not None and factory.get_name() in DASH_DEMUXERS:
+            element.set_property("presentation-delay", f"{round(self.live_latency_s * 1000)}ms")
 
     def on_handoff(self, _sink: Gst.Element, _buffer: Gst.Buffer, pad: Gst.Pad) -> None:
         # Streaming thread: keep it short; sizes are read from the caps actually rendered.
@@ -214,6 +271,8 @@ class Session:
 
     def on_buffering(self, percent: int) -> None:
         t_ns = self.now_t_ns()
+        if percent < 100 and self.live_event_downloaded():
+            return  # nothing more will come: play out what is queued (see live_event_downloaded)
         if percent < 100 and not self.buffering:
             self.buffering = True
             self.playbin.set_state(Gst.State.PAUSED)
@@ -328,6 +387,10 @@ class Session:
             self.on_screen = rep
         rep = self.on_screen or {}
         stalled = self.stalls.stalled
+        latency = self.live_latency(pos)
+        # Live: catch up before the sample is written, so that the sample which triggers the
+        # start-position seek does not count as played at the start position's latency.
+        repositioning = latency is not None and not final and self.catch_up(pos, latency)
         self.write(
             {
                 "event": "sample",
@@ -335,13 +398,23 @@ class Session:
                 "buffer_s": round(buffer_s, 3),
                 "dropped_frames": dropped,
                 "total_frames": self.rendered + dropped,
+                **(
+                    {"live_latency_s": latency, "playback_rate": 1.0}
+                    if self.live_latency_s is not None
+                    else {}
+                ),
                 "rep_id": rep.get("rep_id"),
                 "bitrate_bps": rep.get("bitrate_bps"),
                 "width": rep.get("width"),
                 "height": rep.get("height"),
-                "playing": self.first_frame and not stalled and not self.buffering,
+                "playing": self.first_frame
+                and not stalled
+                and not self.buffering
+                and not repositioning,
             }
         )
+        if not final and self.end_of_live_event(pos):
+            self.stop("ended")
         # Frames dropped with a healthy buffer: the machine, not the network (overload.mjs).
         if self.last_dropped is not None and dropped > self.last_dropped:
             if not stalled and buffer_s >= HEALTHY_BUFFER_S:
@@ -355,6 +428,101 @@ class Session:
         self.last_dropped = dropped
         return True
 
+    # --- live ----------------------------------------------------------------------------
+
+    def live_latency(self, position_s: float) -> float | None:
+        """Seconds behind the live edge: wall clock - (availabilityStartTime + position), as
+        dash.js's getCurrentLiveLatency() (client and server share the host's clock); None in
+        VOD mode or before the first frame."""
+        start = self.mpd.get("availability_start_unix_s")
+        if self.live_latency_s is None or start is None or not self.first_frame:
+            return None
+        return round(time.time() - start - position_s, 3)
+
+    def live_event_downloaded(self) -> bool:
+        """Live mode: every segment of the event downloaded. dashdemux2 (1.22) never ends a
+        dynamic MPD by itself: after the last segment it waits for a manifest update, although
+        an MPD without minimumUpdatePeriod is never updated (ISO/IEC 23009-1) and this one
+        ends at mediaPresentationDuration. So no EOS comes, the queues drain, and buffering
+        falls below 100 % for good: the picture froze at media 17.8 s of 20 with 2.2 s
+        queued until the timeout. From here on buffering messages are ignored, and the session
+        ends when the position reaches the end (end_of_live_event)."""
+        duration_s = self.mpd.get("duration_s")
+        return (
+            self.live_latency_s is not None
+            and duration_s is not None
+            and self.downloaded_end_s >= duration_s - 1e-3
+        )
+
+    def end_of_live_event(self, position_s: float) -> bool:
+        """The last frame is on screen (within LIVE_END_MARGIN_S of the end) and everything
+        was downloaded: the session ends as `ended`, as EOS would end it."""
+        if not self.live_event_downloaded():
+            return False
+        if self.buffering:  # paused for buffering before the last segment came: resume
+            self.on_buffering(100)
+        duration_s = self.mpd["duration_s"]
+        if position_s >= duration_s - LIVE_END_MARGIN_S:
+            return True
+        in_last_segment = position_s >= duration_s - (self.mpd["segment_s"] or 2.0)
+        if in_last_segment and position_s == self.end_position_s:
+            self.end_position_samples += 1
+        else:
+            self.end_position_s, self.end_position_samples = position_s, 0
+        return self.end_position_samples >= LIVE_END_STUCK_SAMPLES
+
+    def catch_up(self, position_s: float, latency_s: float) -> bool:
+        """dash.js's maxDrift rule: more than LIVE_MAX_DRIFT_S behind the target, seek to the
+        target behind the live edge (never past the end of the event); the media in between is
+        skipped, logged as `live_seek`. At the first frame, the start position (no line).
+        True when it moved to the start position."""
+        if self.live_latency_s is None or self.reason is not None:
+            return False
+        if not self.live_start_checked:
+            self.live_start_checked = True
+            if latency_s > self.live_latency_s + LIVE_START_TOLERANCE_S:
+                target_s = position_s + latency_s - self.live_latency_s
+                flags = Gst.SeekFlags.FLUSH | Gst.SeekFlags.ACCURATE
+                self.playbin.seek_simple(Gst.Format.TIME, flags, int(target_s * 1e9))
+                self.last_live_seek_wall_s = time.monotonic()
+                return True
+            return False
+        self.catch_up_drift(position_s, latency_s)
+        return False
+
+    def catch_up_drift(self, position_s: float, latency_s: float) -> None:
+        """The maxDrift seek itself (see catch_up)."""
+        if latency_s <= self.live_latency_s + LIVE_MAX_DRIFT_S:
+            return
+        duration_s = self.mpd.get("duration_s")
+        if duration_s is not None and position_s + latency_s >= duration_s:
+            # The event is over (every segment published): no live edge left to chase; the
+            # latency grows with the wall clock from here (as on the dash.js page).
+            return
+        if time.monotonic() - self.last_live_seek_wall_s < LIVE_SEEK_COOLDOWN_S:
+            return
+        target_s = position_s + latency_s - self.live_latency_s
+        if duration_s is not None:
+            target_s = min(target_s, duration_s - (self.mpd["segment_s"] or 2.0))
+        if target_s <= position_s + 0.1:
+            return  # at the end of the event: nothing left to skip to
+        self.last_live_seek_wall_s = time.monotonic()
+        flags = Gst.SeekFlags.FLUSH | Gst.SeekFlags.ACCURATE
+        if not self.playbin.seek_simple(Gst.Format.TIME, flags, int(target_s * 1e9)):
+            self.write(
+                {"event": "error", "message": f"live catch-up seek to {target_s:.3f} s refused"}
+            )
+            return
+        self.write(
+            {
+                "event": "live_seek",
+                "from_media_time_s": round(position_s, 3),
+                "to_media_time_s": round(target_s, 3),
+                "skipped_s": round(target_s - position_s, 3),
+                "live_latency_s": latency_s,
+            }
+        )
+
     # --- lifecycle -------------------------------------------------------------------------
 
     def stop(self, reason: str) -> bool:
@@ -363,37 +531,36 @@ class Session:
             self.loop.quit()
         return False
 
+    def write_start(self, **extra: str) -> None:
+        """The `start` line; the session's clock starts with it."""
+        self.start_t_ns = self.now_t_ns()
+        start = {
+            "event": "start",
+            "player": "gstreamer",
+            "url": self.args.mpd,
+            "mpd": self.args.mpd,
+        }
+        self.write({**start, **extra}, self.start_t_ns)
+
     def run(self) -> str:
         self.loop = GLib.MainLoop()
         try:
             self.mpd = read_mpd(self.args.mpd)
+            if self.live_latency_s is not None and not (
+                self.mpd["dynamic"] and self.mpd["availability_start_unix_s"] is not None
+            ):
+                raise ValueError(
+                    "--live-latency-s needs a dynamic MPD with availabilityStartTime "
+                    "(server/live_mpd.py); this one is static or has none"
+                )
         except Exception as e:  # noqa: BLE001 - any failure to fetch/parse is a session error
-            self.start_t_ns = self.now_t_ns()
-            self.write(
-                {
-                    "event": "start",
-                    "player": "gstreamer",
-                    "url": self.args.mpd,
-                    "mpd": self.args.mpd,
-                },
-                self.start_t_ns,
-            )
+            self.write_start()
             self.write({"event": "error", "message": f"MPD {self.args.mpd}: {e}"})
             self.reason = "error"
             self.finish()
             return "error"
         self.build()
-        self.start_t_ns = self.now_t_ns()
-        self.write(
-            {
-                "event": "start",
-                "player": "gstreamer",
-                "url": self.args.mpd,
-                "mpd": self.args.mpd,
-                "gstreamer": Gst.version_string(),
-            },
-            self.start_t_ns,
-        )
+        self.write_start(gstreamer=Gst.version_string())
         self.write(
             {
                 "event": "representations",
@@ -441,6 +608,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--t0-ns", type=int, required=True, help="trial clock origin (CLOCK_MONOTONIC ns)"
     )
     parser.add_argument("--timeout-s", type=float, required=True, help="end the session after this")
+    parser.add_argument(
+        "--live-latency-s",
+        type=float,
+        default=None,
+        help="live mode (dynamic MPD): target latency to the live edge in seconds",
+    )
     args = parser.parse_args(argv)
     if not re.match(r"^https?://", args.mpd):
         parser.error(f"--mpd {args.mpd!r}: must be an http:// or https:// URL of an MPD")
@@ -448,6 +621,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(f"--t0-ns {args.t0_ns}: must be >= 0")
     if not args.timeout_s > 0:
         parser.error(f"--timeout-s {args.timeout_s}: must be > 0")
+    if args.live_latency_s is not None and not args.live_latency_s > 0:
+        parser.error(f"--live-latency-s {args.live_latency_s}: must be a number of seconds > 0")
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         parser.error(f"--out {args.out}: folder {out_dir} does not exist")

@@ -6,10 +6,10 @@
     .venv/bin/python player/pair_session.py --player dashjs --only-rung 1920x1080@5240000
     .venv/bin/python player/pair_session.py --player dashjs --live-latency-s 3 --duration-s 30
 
-Creates `tbx-media-<pid>-c` (client) and `tbx-media-<pid>-s` (server) joined by one veth pair
-(offloads off; client 10.1.2.3, server 10.1.2.2), optionally a tc tbf rate limit on the
-server's egress (the download direction), runs nginx in the server namespace and the player in
-the client namespace, and prints one JSON line per session: the session summary
+Builds the testbed's namespaces with testbed/topology.py (`tb-<hex6>-c`, `-r`, `-s`; one
+path, wifi: client 10.1.1.2, server 10.1.2.2, offloads off, no emulator), optionally a tc tbf
+rate limit on the server's egress (the download direction), runs nginx in the server namespace
+and the player in the client namespace, and prints one JSON line per session: the session summary
 (metrics/player_summary.py) plus the CPU time of the player's whole process tree (rusage of
 the waited-for tree, so Chromium's renderer and GPU processes are included). Every namespace
 and process it starts is removed at exit. This is how docs/PLAYER.md's figures were measured;
@@ -33,69 +33,34 @@ sys.path.insert(0, str(REPO))
 from metrics.player_summary import summarize  # noqa: E402
 from server import content, live_mpd, nginx  # noqa: E402
 from testbed import players  # noqa: E402
+from testbed.supervisor import stop_popen  # noqa: E402
+from testbed.topology import Topology, path_plans  # noqa: E402
 
-SERVER_ADDR = "10.1.2.2"
-CLIENT_ADDR = "10.1.2.3"
+PATH = "wifi"  # the one path; also the server's interface name (testbed/topology.py)
+SERVER_ADDR = path_plans((PATH,))[PATH].server_addr
 PORT = 8080
 # Chromium start-up and the page load come on top of the video; stalls lengthen a session.
 TIMEOUT_MARGIN_S = 60
 
 
-def sh(*argv: str) -> None:
-    subprocess.run(argv, check=True, capture_output=True, text=True)
-
-
 class NamespacePair:
-    def __init__(self, tag: str, rate_mbit: float | None) -> None:
-        self.client = f"tbx-media-{tag}-c"
-        self.server = f"tbx-media-{tag}-s"
+    """Client and server of the testbed's own topology (testbed/topology.py, the one namespace
+    builder) with a single path, wifi, and no emulator: the player reaches the server through
+    the router, which forwards without a queue of its own. The optional tbf rate limit sits
+    on the server's egress, as on the bare veth pair this tool used before: the sender's own
+    qdisc, so TCP Small Queues hold the sender back instead of a queue filling at the router
+    (a tbf on the router's egress, 300 ms deep, changed what dash.js chose at 8 Mbit/s)."""
+
+    def __init__(self, workdir: Path, rate_mbit: float | None) -> None:
+        self.workdir = workdir
         self.rate_mbit = rate_mbit
+        self.topo: Topology | None = None
+        self.client = self.server = ""
 
     def __enter__(self) -> NamespacePair:
+        self.topo = Topology.create(self.workdir / "topology", path_names=(PATH,))
         try:
-            sh("ip", "netns", "add", self.client)
-            sh("ip", "netns", "add", self.server)
-            sh(
-                "ip",
-                "link",
-                "add",
-                "v-c",
-                "netns",
-                self.client,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "v-s",
-                "netns",
-                self.server,
-            )
-            for ns, dev, addr in (
-                (self.client, "v-c", CLIENT_ADDR),
-                (self.server, "v-s", SERVER_ADDR),
-            ):
-                sh("ip", "-n", ns, "link", "set", "lo", "up")
-                sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-                sh("ip", "-n", ns, "link", "set", dev, "up")
-                # Real links carry MTU-sized packets; offloads would let tbf see 64 kB bursts.
-                subprocess.run(
-                    [
-                        "ip",
-                        "netns",
-                        "exec",
-                        ns,
-                        "ethtool",
-                        "-K",
-                        dev,
-                        "tso",
-                        "off",
-                        "gso",
-                        "off",
-                        "gro",
-                        "off",
-                    ],
-                    capture_output=True,
-                )
+            self.client, self.server = self.topo.ns.client, self.topo.ns.server
             if self.rate_mbit:
                 self.set_rate(self.rate_mbit)
         except BaseException:
@@ -103,14 +68,20 @@ class NamespacePair:
             raise
         return self
 
+    @property
+    def namespaces(self) -> list[str]:
+        """client, router, server"""
+        return list(self.topo.ns.__dict__.values()) if self.topo else []
+
     def set_rate(self, mbit: float) -> None:
         """tbf on the server's egress (the download direction); replaces the previous one."""
-        sh("ip", "netns", "exec", self.server, "tc", "qdisc", "replace", "dev", "v-s", "root",
-           "tbf", "rate", f"{mbit}mbit", "burst", "15kb", "latency", "300ms")  # fmt: skip
+        assert self.topo is not None
+        tbf = ["tbf", "rate", f"{mbit}mbit", "burst", "15kb", "latency", "300ms"]
+        self.topo.run("server", ["tc", "qdisc", "replace", "dev", PATH, "root", *tbf])
 
     def __exit__(self, *exc: object) -> None:
-        for ns in (self.client, self.server):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        if self.topo is not None:
+            self.topo.teardown()
 
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -188,12 +159,7 @@ def run_session(
     except BaseException:
         # Interrupted: stop the player (its own SIGTERM handler closes Chromium) before the
         # namespaces go, so nothing is left running.
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_popen(proc, grace_s=10.0)
         raise
     finally:
         for timer in timers:
@@ -213,7 +179,7 @@ def run_session(
         "rate_mbit": pair.rate_mbit,
         "rate_steps": [{"at_s": at_s, "rate_mbit": mbit} for at_s, mbit in rate_steps],
         "live_latency_s": live_latency_s,
-        "namespaces": [pair.client, pair.server],
+        "namespaces": pair.namespaces,
         "wall_s": round(wall_s, 2),
         "cpu_s": round(cpu_s, 2),
         "cpu_rusage_s": round(cpu_rusage_s, 2),
@@ -291,7 +257,7 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     failed = 0
-    with NamespacePair(f"{os.getpid():x}", args.rate_mbit) as pair:
+    with NamespacePair(out_dir, args.rate_mbit) as pair:
         with nginx.serve(
             [f"{SERVER_ADDR}:{PORT}"], content_dir, netns=pair.server, workdir=out_dir
         ):

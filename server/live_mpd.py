@@ -69,6 +69,12 @@ def dynamic_mpd(static_mpd: str, availability_start_unix_s: float, latency_s: fl
     if not duration:
         raise LiveMpdError("manifest: the MPD element has no mediaPresentationDuration")
     new_head = head.replace('type="static"', 'type="dynamic"')
+    # GStreamer 1.22 cannot typefind the MPD in push mode (souphttpsrc) once the root element
+    # grows by more than about 31 bytes: it plays it as application/xml, "no suitable plugins"
+    # (reproduced with `gst-launch-1.0 filesrc location=live.mpd ! queue ! typefind !
+    # fakesink -v`). The live attributes add ~150 bytes; xsi:schemaLocation, informative only
+    # (it points readers at the schema, no player reads it), gives them the room.
+    new_head = re.sub(r'\s*xsi:schemaLocation="[^"]*"', "", new_head, count=1)
     extra = (
         f'availabilityStartTime="{_xs_datetime(availability_start_unix_s)}" '
         f'publishTime="{_xs_datetime(time.time())}" '

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from testbed.supervisor import stop_popen
+
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = Path(__file__).resolve().parent / "nginx.conf.template"
 PLAYER_WEB = REPO / "player" / "web"
@@ -173,13 +175,7 @@ def serve(
             raise RuntimeError(f"{e}: {(base / 'nginx.stderr').read_text()[-2000:]}") from None
         yield base
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGQUIT)  # graceful: finishes the access log lines
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_popen(proc, signal.SIGQUIT, 5.0)  # graceful: finishes the access log lines
         stderr.close()
         if own_tmp:
             shutil.rmtree(base, ignore_errors=True)

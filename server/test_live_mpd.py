@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,56 @@ def test_write_live_mpd_names_the_missing_manifest(tmp_path: Path) -> None:
         write_live_mpd(tmp_path, tmp_path / "live.mpd", 0.0, 3.0)
     (tmp_path / "manifest.mpd").write_text(STATIC)
     assert "dynamic" in write_live_mpd(tmp_path, tmp_path / "live.mpd", 0.0, 3.0).read_text()
+
+
+# The manifest server/content.py has FFmpeg 5.1 write (one representation kept; the long
+# elements' attributes wrapped onto lines: the root element, which matters, is unchanged).
+FFMPEG_STATIC = """<?xml version="1.0" encoding="utf-8"?>
+<MPD xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+	xmlns="urn:mpeg:dash:schema:mpd:2011"
+	xmlns:xlink="http://www.w3.org/1999/xlink"
+	xsi:schemaLocation="urn:mpeg:DASH:schema:MPD:2011 http://standards.iso.org/ittf/PubliclyAvailableStandards/MPEG-DASH_schema_files/DASH-MPD.xsd"
+	profiles="urn:mpeg:dash:profile:isoff-live:2011"
+	type="static"
+	mediaPresentationDuration="PT20.0S"
+	maxSegmentDuration="PT2.0S"
+	minBufferTime="PT4.0S">
+	<ProgramInformation>
+	</ProgramInformation>
+	<ServiceDescription id="0">
+	</ServiceDescription>
+	<Period id="0" start="PT0.0S">
+		<AdaptationSet id="0" contentType="video" startWithSAP="1" segmentAlignment="true"
+			bitstreamSwitching="true" frameRate="30/1" maxWidth="1280" maxHeight="720" par="16:9">
+			<Representation id="0" mimeType="video/mp4" codecs="avc1.64001f" bandwidth="5240000"
+				width="1280" height="720" sar="1:1">
+				<SegmentTemplate timescale="1000000" duration="2000000"
+					initialization="init-$RepresentationID$.m4s"
+					media="chunk-$RepresentationID$-$Number%05d$.m4s" startNumber="1">
+				</SegmentTemplate>
+			</Representation>
+			</AdaptationSet>
+	</Period>
+</MPD>
+"""
+
+
+def test_the_live_mpd_has_no_schema_location() -> None:
+    assert "xsi:schemaLocation" in FFMPEG_STATIC
+    out = dynamic_mpd(FFMPEG_STATIC, 1_700_000_000.0, 3.0)
+    assert "xsi:schemaLocation" not in out and 'xmlns:xsi="' in out
+
+
+@pytest.mark.skipif(shutil.which("gst-launch-1.0") is None, reason="needs GStreamer")
+def test_gstreamer_typefinds_the_live_mpd_as_dash(tmp_path: Path) -> None:
+    """Push mode (queue before typefind), as playbin fetches it over HTTP: with the live
+    attributes and xsi:schemaLocation, GStreamer 1.22 says application/xml."""
+    live = tmp_path / "live.mpd"
+    live.write_text(dynamic_mpd(FFMPEG_STATIC, 1_700_000_000.0, 3.0))
+    done = subprocess.run(
+        ["gst-launch-1.0", "-v", "filesrc", f"location={live}", "!", "queue", "!", "typefind",
+         "!", "fakesink"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    caps = re.findall(r"typefindelement0\.GstPad:src: caps = (\S+)", done.stdout)
+    assert caps == ["application/dash+xml"], done.stdout[-2000:] + done.stderr[-2000:]

@@ -82,6 +82,20 @@ def _positive_float(value: str) -> float:
     return number
 
 
+def _key_value(value: str) -> str:
+    """One --cc-opt/--sched-opt: KEY=VALUE with a non-empty key."""
+    key, equals, _ = value.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"{value!r} is not KEY=VALUE (e.g. hystart=false)")
+    return value
+
+
+def _options(given: list[str]) -> tuple[str, ...]:
+    """KEY=VALUE options sorted by key; a key given twice keeps its last value (as mpproxy)."""
+    pairs = dict(kv.split("=", 1) for kv in given)
+    return tuple(f"{key}={pairs[key]}" for key in sorted(pairs))
+
+
 def _jobs(value: str) -> int | None:
     """`--jobs N` or `--jobs auto` (None: chosen from the CPUs once the matrix is known)."""
     return None if value == "auto" else _positive_int(value)
@@ -118,55 +132,71 @@ def build_parser() -> argparse.ArgumentParser:
             "2 invalid options, 130 interrupted."
         ),
     )
+
+    def names_option(flag: str, help_text: str) -> None:
+        """A matrix option: comma-separated names, `all` expands; None when not given."""
+        parser.add_argument(flag, type=_csv, default=None, metavar="NAMES", help=help_text)
+
     parser.add_argument(
         "--reproduce",
         default=None,
         metavar="SEED",
-        help="re-run a seed paper's experiments in the simulator and write "
-        "docs/reproductions/<seed>.md: seed000..seed004 or all",
+        help="re-run a seed paper's experiments and write docs/reproductions/<seed>.md: "
+        "seed000..seed004 or all; --reps, --engine (sim: simulated parts and the page; emulate: "
+        "the emulated cross-checks and seed002's emulated cells), --dry-run, --jobs and "
+        "--video-duration (seed002) apply (testbed/reproduce.py)",
     )
     parser.add_argument(
-        "--scenario",
+        "--from",
+        dest="reproduce_from",
         type=_csv,
         default=None,
-        metavar="NAMES",
-        help=f"scenario names (netem-scenarios/<name>.toml) or .toml paths; `all` = every "
+        metavar="RUN[,RUN]",
+        help="with --reproduce: build the page from these existing run folders (a simulated "
+        "or emulated seed002 matrix run, or an emulated cross-check run) instead of running them",
+    )
+    names_option(
+        "--scenario",
+        f"scenario names (netem-scenarios/<name>.toml) or .toml paths; `all` = every "
         f"top-level scenario (default: {d['scenario']})",
     )
-    parser.add_argument(
+    names_option(
         "--transport",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help=f"{', '.join(TRANSPORT_NAMES)}; `all` = {','.join(ALL_TRANSPORTS)} "
+        f"{', '.join(TRANSPORT_NAMES)}; `all` = {','.join(ALL_TRANSPORTS)} "
         f"(default: {d['transport']}; none = control transfer, no video)",
     )
-    parser.add_argument(
+    names_option(
         "--cc",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help="congestion controls; `all` = what each transport supports (user: mpproxy --list; "
+        "congestion controls; `all` = what each transport supports (user: mpproxy --list; "
         "kernel/tcp-*: the kernel's list) (default: per transport: "
         + ", ".join(f"{t.name}={t.default_cc}" for t in TRANSPORTS.values() if t.default_cc)
         + "; none has no CC)",
     )
-    parser.add_argument(
+    names_option(
         "--sched",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help="packet schedulers; `all` = what each transport supports (default: per "
+        "packet schedulers; `all` = what each transport supports (default: per "
         "transport: "
         + ", ".join(f"{t.name}={t.default_sched}" for t in TRANSPORTS.values() if t.default_sched)
         + "; tcp-* and none have none)",
     )
-    parser.add_argument(
+    for kind, example, what in (
+        ("cc", "hystart=false", "congestion control"),
+        ("sched", "predict=always", "scheduler"),
+    ):
+        parser.add_argument(
+            f"--{kind}-opt",
+            type=_key_value,
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help=f"{what} option of the user transport, repeatable (e.g. {example}); passed "
+            f"to mpproxy and mpsim as --{kind}-opt, part of the trial id; a key the "
+            f"{what} does not read or a bad value exits 2 (each algorithm's options: "
+            "docs/algorithms/)",
+        )
+    names_option(
         "--player",
-        type=_csv,
-        default=None,
-        metavar="NAMES",
-        help=f"{', '.join(PLAYER_NAMES)}; `all` = {','.join(ALL_PLAYERS)} "
+        f"{', '.join(PLAYER_NAMES)}; `all` = {','.join(ALL_PLAYERS)} "
         f"(default: {DEFAULT_PLAYER} for a streaming transport, none for --transport none; "
         "none only with --transport none)",
     )
@@ -183,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=VIDEO_MODES,
         default="vod",
         help="vod: static MPD (default); live: dynamic MPD played at --live-latency-s behind "
-        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs only)",
+        "the live edge, late media skipped (docs/PLAYER.md, 'Live mode'; dashjs and gstreamer)",
     )
     parser.add_argument(
         "--live-latency-s",
@@ -205,6 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=8088,
         metavar="PORT",
         help="host loopback port of --interactive (the stats for the overlay use PORT+1)",
+    )
+    parser.add_argument(
+        "--restart-on-reload",
+        action="store_true",
+        help="with --interactive: every load of the page restarts the scenario's clock "
+        "(the emulator starts the scenario again; testbed/interactive.py)",
     )
     parser.add_argument(
         "--reps",
@@ -367,6 +403,8 @@ class Plan:
     seed: int
     video_mode: str = "vod"
     live_latency_s: float = 3.0
+    cc_opts: tuple[str, ...] = ()
+    sched_opts: tuple[str, ...] = ()
 
 
 def _validate_scenarios(args: argparse.Namespace, repo: Path) -> list[str]:
@@ -408,20 +446,46 @@ def _validate_players(args: argparse.Namespace, transport_names: list[str]) -> l
     return [None if n == NO_PLAYER_NAME else n for n in names]
 
 
+def _validate_options(
+    args: argparse.Namespace,
+    cells: dict[str, tuple[list[str | None], list[str | None]]],
+    repo: Path,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """--cc-opt/--sched-opt: only for transports that take them, and each one accepted by
+    the binary (`mpproxy check`) with every CC or scheduler of the plan."""
+    cc_opts, sched_opts = _options(args.cc_opt), _options(args.sched_opt)
+    if not (cc_opts or sched_opts):
+        return cc_opts, sched_opts
+    given = " ".join(
+        [*(f"--cc-opt {kv}" for kv in cc_opts), *(f"--sched-opt {kv}" for kv in sched_opts)]
+    )
+    refusing = [t for t in cells if not TRANSPORTS[t].algorithm_options]
+    if refusing:
+        takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
+        raise UsageError(
+            f"{given}: transport {','.join(refusing)} takes no algorithm options (they set "
+            f"options of the testbed's own CCs and schedulers: --transport {','.join(takes)})"
+        )
+    problems = []
+    for transport, (ccs, scheds) in cells.items():
+        module = transports.get(transport)
+        problems += module.option_problems(repo, [c for c in ccs if c], [s for s in scheds if s],
+                                           cc_opts, sched_opts)  # fmt: skip
+    if problems:
+        raise UsageError("\n  ".join([f"{given} refused:", *dict.fromkeys(problems)]))
+    return cc_opts, sched_opts
+
+
 def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
     """Checks every option against the scenarios, the registry and what each transport
     supports; UsageError (exit 2) on anything invalid. Creates nothing."""
+    if getattr(args, "restart_on_reload", False) and not args.interactive:
+        raise UsageError("--restart-on-reload: only with --interactive (a page a person reloads)")
     scenarios = _validate_scenarios(args, repo)
     transport_names = _validate_names(
         "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
     )
     players = _validate_players(args, transport_names)
-    no_live = [p for p in players if p not in ("dashjs", None)]
-    if args.video_mode == "live" and no_live:
-        raise UsageError(
-            f"--video-mode live: player {','.join(map(str, no_live))} has no live mode "
-            "(dashjs only; GStreamer's live mode is not implemented)"
-        )
     names = {t: transports.names(t, repo, caps) for t in transport_names}
     for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
         if given is not None and all(names[t][index] is None for t in names):
@@ -437,8 +501,9 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
             _per_transport("cc", args.cc, t, ccs, entry.default_cc),
             _per_transport("sched", args.sched, t, scheds, entry.default_sched),
         )
+    cc_opts, sched_opts = _validate_options(args, cells, repo)
     return Plan(scenarios, players, cells, args.video_duration, args.reps, args.seed,
-                args.video_mode, args.live_latency_s)  # fmt: skip
+                args.video_mode, args.live_latency_s, cc_opts, sched_opts)  # fmt: skip
 
 
 def expand(plan: Plan) -> list[TrialSpec]:
@@ -463,8 +528,10 @@ def expand(plan: Plan) -> list[TrialSpec]:
                                     video_duration_s=plan.video_duration_s if player else 0,
                                     rep=rep,
                                     seed=plan.seed + rep,
-                                    video_mode=plan.video_mode if player == "dashjs" else "vod",
+                                    video_mode=plan.video_mode if player else "vod",
                                     live_latency_s=plan.live_latency_s,
+                                    cc_opts=plan.cc_opts,
+                                    sched_opts=plan.sched_opts,
                                 )
                             )
     return specs
@@ -558,7 +625,7 @@ def _run_interactive(
 
     spec = specs[0]
     return run_interactive(spec, run_dir / "trials" / spec.trial_id(), repo,
-                           args.interactive_port)  # fmt: skip
+                           args.interactive_port, args.restart_on_reload)  # fmt: skip
 
 
 def _run_sim(
@@ -601,9 +668,12 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     if args.report is not None:
         return matrix.rebuild_report(args.report)
     if args.reproduce is not None:
-        from testbed.reproduce import reproduce
+        from testbed import reproduce
 
-        return reproduce(args.reproduce, repo)
+        return reproduce.main(args, argv, repo)
+    if args.reproduce_from is not None:
+        print("run_trials.sh: --from goes with --reproduce SEED", file=sys.stderr)
+        return 2
     if args.trial_id is not None:
         if not args.out:
             print("run_trials.sh: --trial-id needs --out RUN (the run the trial belongs to)",

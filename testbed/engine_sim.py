@@ -61,6 +61,7 @@ def _trial_argv(spec: TrialSpec, trial_dir: Path, repo: Path, mpd: Path) -> list
         spec.cc,
         "--sched",
         spec.sched,
+        *spec.option_argv(),
         "--player-mpd",
         str(mpd),
         "--video-duration",

@@ -1,6 +1,7 @@
 """Interactive mode: one cell of the matrix, watched by a person in a browser.
 
-    ./run_trials.sh --interactive --scenario B1 --cc lia --sched lrf [--video-mode live]
+    ./run_trials.sh --interactive --scenario B1 --cc lia --sched lrf [--video-mode live] \
+        [--restart-on-reload]
 
 Runs the trial as `run_trial` does (namespaces, emulator with the scenario's clock, transport,
 nginx), but instead of the headless player it forwards a loopback port of the host into the
@@ -16,6 +17,18 @@ namespace sees it: one in the client namespace (supervised by the trial), one on
 The page's overlay shows per-path throughput from the transport's stats: a small HTTP server
 on 127.0.0.1:PORT+1 serves `/stats.json`, the bytes the server side sent per path over the last
 4 s (user transport: the `subflow` lines of transport-server.jsonl).
+
+`--restart-on-reload`: every load of the page (the first and each reload) restarts the
+scenario's clock, so that what the person watches starts at the scenario's time 0. The page
+(player/web/player.mjs, `?scenario_restart=<url>`) POSTs to `/restart` of the same small server
+before it starts dash.js, and waits for the answer; the server stops linkemu and starts it again
+on the same resolved scenario and seed (testbed.trial.start_emulator: schedules and traces
+count from its start). The finished scenario run's log is kept as
+`emulator.before-restart-<n>.jsonl`, the new one is `emulator.jsonl` (what metrics reads), and
+testbed.jsonl gets a `scenario_restart` line. Between the two emulators nothing is bound to the
+NFQUEUE queues and the kernel drops the paths' packets (`gap_ms` in that line; TCP
+retransmits them): a reload is a fresh start anyway. In live mode the stream goes on air again
+with the scenario (a new live.mpd, a `live_on_air` line).
 """
 
 from __future__ import annotations
@@ -36,6 +49,8 @@ from typing import Any
 from server.live_mpd import LIVE_MANIFEST, write_live_mpd
 from server.nginx import url_path
 from testbed.spec import TrialSpec
+
+EMULATOR_LOG = "emulator.jsonl"
 
 DEFAULT_PORT = 8088
 # Two segments' time: a player with a full buffer fetches one segment every 2 s, so a shorter
@@ -98,11 +113,82 @@ class PathRates:
             }
 
 
-def stats_server(rates: PathRates, port: int) -> ThreadingHTTPServer:
+class ScenarioRestarter:
+    """Restarts the scenario's clock: linkemu stopped and started again on the same resolved
+    scenario and seed (one restart at a time; see the module's docstring)."""
+
+    def __init__(self, ctx: Any, on_air: Any = None) -> None:
+        self.ctx = ctx
+        self.on_air = on_air  # live mode: puts the stream on air again (a new live.mpd)
+        self.restarts = 0
+        self.lock = threading.Lock()
+
+    def restart(self, reason: str) -> dict[str, Any]:
+        from testbed.trial import start_emulator
+
+        with self.lock:
+            self.restarts += 1
+            n = self.restarts
+            ctx = self.ctx
+            asked_ns = time.monotonic_ns()
+            old = ctx.emulator
+            old_code = old.terminate() if old is not None else None
+            log = Path(ctx.dir) / EMULATOR_LOG
+            kept = Path(ctx.dir) / f"emulator.before-restart-{n}.jsonl"
+            if log.exists():
+                log.replace(kept)
+            ctx.emulator = start_emulator(ctx, ctx.spec.seed, name=f"emulator-restart-{n}")
+            start_t_ns = _emulator_start_t_ns(log)
+            if self.on_air is not None:
+                self.on_air()  # the live event starts again with the scenario
+            line = {
+                "restart": n,
+                "reason": reason,
+                "emulator": ctx.emulator.name,
+                "previous_exit_status": old_code,
+                "previous_log": kept.name,
+                "emulator_start_t_ns": start_t_ns,
+                "gap_ms": round((time.monotonic_ns() - asked_ns) / 1e6, 1),
+            }
+            if ctx.events:
+                ctx.events.write("scenario_restart", **line)
+            return line
+
+
+def _emulator_start_t_ns(log: Path) -> int | None:
+    """t_ns of the emulator's `start` line (its clock's origin on the trial clock)."""
+    try:
+        for raw in log.read_text().splitlines():
+            line = json.loads(raw)
+            if line.get("event") == "start":
+                return int(line["t_ns"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
+
+
+def stats_server(
+    rates: PathRates, port: int, restarter: ScenarioRestarter | None = None
+) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             body = json.dumps(rates.snapshot()).encode()
-            self.send_response(200 if self.path.startswith("/stats.json") else 404)
+            self.reply(200 if self.path.startswith("/stats.json") else 404, body)
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            # The page's load: a CORS "simple request" (POST without a body), no preflight.
+            if not self.path.startswith("/restart") or restarter is None:
+                self.reply(404, b'{"error": "no scenario restart (--restart-on-reload)"}')
+                return
+            try:
+                body = json.dumps(restarter.restart("page load")).encode()
+            except Exception as e:  # noqa: BLE001 - the page shows it; the trial goes on
+                self.reply(500, json.dumps({"error": str(e)}).encode())
+                return
+            self.reply(200, body)
+
+        def reply(self, status: int, body: bytes) -> None:
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Access-Control-Allow-Origin", "*")
             self.send_header("Content-Length", str(len(body)))
@@ -141,15 +227,25 @@ def _wait_until_served(url: str, timeout_s: float) -> None:
     raise RuntimeError(f"interactive: {url} not served after {timeout_s} s (last error: {last})")
 
 
-def make_play(port: int, repo: Path, announce: Any = print) -> Any:
-    """The `play` hook of run_trial: forward, print the URL, wait for Ctrl-C."""
+def make_play(port: int, repo: Path, announce: Any = print, restart_on_reload: bool = False) -> Any:
+    """The `play` hook of run_trial: forward, print the URL, wait for Ctrl-C; with
+    `restart_on_reload` every page load restarts the scenario's clock."""
 
     def play(ctx: Any, endpoint: Any, content_dir: Path) -> None:
         live_latency_s = None
+        on_air = None
         if ctx.spec.video_mode == "live":
             live_latency_s = float(ctx.spec.live_latency_s)
-            write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, time.time(),
-                           live_latency_s)  # fmt: skip
+
+            def on_air() -> None:
+                now = time.time()
+                write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, now,
+                               live_latency_s)  # fmt: skip
+                if ctx.events:
+                    ctx.events.write("live_on_air", availability_start_unix_s=now,
+                                     live_latency_s=live_latency_s)  # fmt: skip
+
+            on_air()
         # A Unix socket path has at most 107 bytes: a short folder of its own, not the trial's.
         sock_dir = Path(tempfile.mkdtemp(prefix="tbx-relay-"))
         sock = sock_dir / "s"
@@ -164,7 +260,8 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
             [sys.executable, relay, "--listen-tcp", f"127.0.0.1:{port}", "--connect-unix",
              str(sock)], stdout=subprocess.DEVNULL, stderr=host_log,
         )  # fmt: skip
-        stats = stats_server(PathRates(Path(ctx.dir) / TRANSPORT_STATS), port + 1)
+        restarter = ScenarioRestarter(ctx, on_air) if restart_on_reload else None
+        stats = stats_server(PathRates(Path(ctx.dir) / TRANSPORT_STATS), port + 1, restarter)
         # Its network figures are real, but no player measured the session: not counted.
         ctx.mark_invalid("interactive session: played by a person, no player.jsonl")
         previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -179,6 +276,8 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
                 f"http://127.0.0.1:{port}{url_path(content_dir, live_latency_s)}"
                 f"&stats=http://127.0.0.1:{port + 1}/stats.json"
             )
+            if restarter is not None:
+                url += f"&scenario_restart=http://127.0.0.1:{port + 1}/restart"
             _wait_until_served(url, READY_TIMEOUT_S)
             if ctx.events:
                 ctx.events.write("interactive", url=url, port=port)
@@ -204,14 +303,16 @@ def make_play(port: int, repo: Path, announce: Any = print) -> Any:
     return play
 
 
-def run_interactive(spec: TrialSpec, trial_dir: Path, repo: Path, port: int) -> int:
+def run_interactive(
+    spec: TrialSpec, trial_dir: Path, repo: Path, port: int, restart_on_reload: bool = False
+) -> int:
     from testbed.topology import Interrupted, install_signal_handlers
     from testbed.trial import run_trial
 
     install_signal_handlers()  # Ctrl-C before the page is up still tears everything down
     try:
-        result = run_trial(spec, trial_dir, repo, timeout_s=INTERACTIVE_TIMEOUT_S,
-                           play=make_play(port, repo))  # fmt: skip
+        play = make_play(port, repo, restart_on_reload=restart_on_reload)
+        result = run_trial(spec, trial_dir, repo, timeout_s=INTERACTIVE_TIMEOUT_S, play=play)
     except (Interrupted, KeyboardInterrupt):
         print(f"interactive: interrupted before the page was up; torn down ({trial_dir})",
               file=sys.stderr)  # fmt: skip

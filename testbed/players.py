@@ -21,6 +21,7 @@ invalid too.
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,10 @@ from metrics.drops import (
     attribute_drops,
     cpu_evidence,
     decoder_side_reason,
+    saturation_evidence,
 )
 from metrics.player_summary import summarize
+from metrics.read import json_lines
 from server.live_mpd import LIVE_MANIFEST, write_live_mpd
 from testbed import registry
 from testbed.cpu_accounting import CPU_LOG
@@ -74,10 +77,7 @@ def player_argv(
     live_latency_s: float | None = None,
 ) -> list[str]:
     """The player's command line, from its registry entry (testbed/registry.py); with
-    `live_latency_s` the live stream (dynamic MPD, server/live_mpd.py) at that target latency
-    (dashjs only)."""
-    if live_latency_s is not None and player != "dashjs":
-        raise ValueError(f"player {player}: live mode is not implemented (dashjs only)")
+    `live_latency_s` the live stream (dynamic MPD, server/live_mpd.py) at that target latency."""
     launch = PlayerLaunch(Path(repo), host, port, Path(content_dir), Path(out), t0_ns, timeout_s,
                           live_latency_s)  # fmt: skip
     return registry.player(player).argv(launch)
@@ -86,20 +86,20 @@ def player_argv(
 def read_log(path: Path) -> list[dict]:
     """The player's lines; a malformed line is an error naming file and line (never skipped),
     except a truncated last line, which a crash can leave (reported by the end-line check)."""
-    lines: list[dict] = []
     if not path.exists():
-        return lines
-    raw = path.read_text().split("\n")
-    for number, text in enumerate(raw, start=1):
-        if not text:
-            continue
-        try:
-            lines.append(json.loads(text))
-        except json.JSONDecodeError as e:
-            if number == len(raw):  # the last line, without its newline: cut off by a crash
-                break
-            raise PlayerFailed(f"{path}:{number}: malformed JSON line ({e})") from None
-    return lines
+        return []
+    try:
+        return json_lines(path, last_line_may_be_cut=True)
+    except ValueError as exc:
+        raise PlayerFailed(str(exc)) from None
+
+
+def read_log_lenient(path: Path) -> list[dict]:
+    """The player's lines for an error message: malformed ones skipped, never raises."""
+    try:
+        return read_log(path)
+    except PlayerFailed:
+        return []
 
 
 def read_cpu_log(path: Path) -> list[dict]:
@@ -129,10 +129,12 @@ def check_session(
     """Fails on a crash or error; marks the trial invalid on decoder-side drops or waits
     (with CPU or QoS evidence, metrics/drops.py) or a control session with stalls."""
     errors = [ln.get("message", "") for ln in lines if ln.get("event") == "error"]
+    cpu_lines = cpu_lines or []
     if not lines or lines[-1].get("event") != "end":
         raise PlayerFailed(
             f"player crashed (exit status {code}): {log} has no end line; "
             f"last error: {errors[-1] if errors else 'none logged'}; see {stderr_path}"
+            + _starved(lines, cpu_lines)
         )
     summary = summarize(lines)  # metrics/player_summary.py, the one definition
     if summary["end_reason"] == "error" or code not in (0, None):
@@ -140,7 +142,6 @@ def check_session(
             f"player failed (exit status {code}, reason {summary['end_reason']}): "
             f"{errors[-1] if errors else 'no error line'}; see {log} and {stderr_path}"
         )
-    cpu_lines = cpu_lines or []
     why = decoder_side_reason(attribute_drops(lines, cpu_lines), summary.get("total_frames") or 0)
     if why:
         ctx.mark_invalid(why + " (the machine could not decode in real time; not the network)")
@@ -169,8 +170,27 @@ def check_session(
             f"{summary['dropped_frames']} dropped frames"
         )
     if summary["end_reason"] == "timeout":
-        ctx.mark_invalid("player session timed out before the video ended")
+        ctx.mark_invalid(
+            "player session timed out before the video ended" + _starved(lines, cpu_lines)
+        )
     return summary
+
+
+def _starved(
+    lines: list[dict],
+    cpu_lines: list[dict],
+    start_s: float | None = None,
+    end_s: float | None = None,
+) -> str:
+    """'; <CPU evidence>' when the player's CPUs were saturated during the session (from its
+    first line, or `start_s`, to its last, or `end_s`), else '': a player starved of CPU may
+    time out or hang without dropping a frame, and the reason must still say that the machine
+    was at fault."""
+    times = [float(ln["t_ns"]) / 1e9 for ln in lines if isinstance(ln.get("t_ns"), int | float)]
+    first_s = start_s if start_s is not None else (min(times) if times else 0.0)
+    stop_s = end_s if end_s is not None else (max(times) if times else math.inf)
+    evidence = saturation_evidence(cpu_lines, first_s, stop_s)
+    return f"; {evidence}" if evidence else ""
 
 
 def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
@@ -201,6 +221,7 @@ def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
         live_latency_s,
     )
     name = f"player-{player}"
+    spawned_t_s = (time.monotonic_ns() - ctx.t0_ns) / 1e9
     proc = ctx.spawn("client", name, argv)
     cpu_sets = getattr(ctx, "cpu_sets", None)
     if cpu_sets is not None and proc.pid:
@@ -208,9 +229,13 @@ def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
     code = proc.wait(timeout_s + EXIT_GRACE_S)
     if code is None:
         proc.terminate()
+        hung_t_s = (time.monotonic_ns() - ctx.t0_ns) / 1e9
         raise PlayerFailed(
             f"{name} did not exit {EXIT_GRACE_S} s after its own {timeout_s} s timeout; "
             f"stopped it (see {proc.stderr_path})"
+            + _starved(
+                read_log_lenient(out), read_cpu_log(Path(ctx.dir) / CPU_LOG), spawned_t_s, hung_t_s
+            )
         )
     cpu_lines = read_cpu_log(Path(ctx.dir) / CPU_LOG)
     check_session(ctx, read_log(out), out, Path(proc.stderr_path), code, cpu_lines)

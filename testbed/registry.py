@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.live_mpd import LIVE_MANIFEST
 from server.nginx import url_path
 
 
@@ -26,6 +27,8 @@ class Transport:
     default_cc: str | None  # None: the transport has no congestion control to choose
     default_sched: str | None  # None: no scheduler to choose
     in_all: bool = True  # part of `--transport all`
+    # Takes --cc-opt/--sched-opt (options of its own CC and scheduler implementations).
+    algorithm_options: bool = False
 
 
 TRANSPORTS: dict[str, Transport] = {
@@ -33,7 +36,7 @@ TRANSPORTS: dict[str, Transport] = {
     for t in (
         Transport(
             "user", "video over the user-space MPTCP (mpproxy), both paths",
-            "testbed.transports.user", True, "cubic", "lrf",
+            "testbed.transports.user", True, "cubic", "lrf", algorithm_options=True,
         ),
         Transport(
             "kernel", "video over the kernel's MPTCP, both paths",
@@ -66,7 +69,7 @@ class PlayerLaunch:
     out: Path  # player.jsonl
     t0_ns: int
     timeout_s: int
-    live_latency_s: float | None = None  # live mode (server/live_mpd.py); dashjs only
+    live_latency_s: float | None = None  # live mode (server/live_mpd.py), both players
 
     @property
     def base_url(self) -> str:
@@ -83,12 +86,16 @@ def dashjs_argv(launch: PlayerLaunch) -> list[str]:
 
 
 def gstreamer_argv(launch: PlayerLaunch) -> list[str]:
-    mpd_path = f"/content/{Path(launch.content_dir).name}/manifest.mpd"
+    manifest = "manifest.mpd" if launch.live_latency_s is None else LIVE_MANIFEST
+    mpd_path = f"/content/{Path(launch.content_dir).name}/{manifest}"
+    live = (
+        [] if launch.live_latency_s is None else ["--live-latency-s", f"{launch.live_latency_s:g}"]
+    )
     return [
         "/usr/bin/python3", str(launch.repo / "player" / "gst_player.py"),
         "--mpd", launch.base_url + mpd_path,
         "--out", str(launch.out), "--t0-ns", str(launch.t0_ns),
-        "--timeout-s", str(launch.timeout_s),
+        "--timeout-s", str(launch.timeout_s), *live,
     ]  # fmt: skip
 
 

@@ -42,7 +42,7 @@ def scenario_label(scenario: str) -> str:
     return _id_part(scenario)
 
 
-OPTIONAL_FIELDS = {"video_mode", "live_latency_s"}
+OPTIONAL_FIELDS = {"video_mode", "live_latency_s", "cc_opts", "sched_opts"}
 VIDEO_MODES = ("vod", "live")
 
 
@@ -60,6 +60,18 @@ class TrialSpec:
     # latency live_latency_s). Optional in to_dict/from_dict for specs written before live mode.
     video_mode: str = "vod"
     live_latency_s: float = 3.0
+    # Options of the CC and the scheduler ("key=value", sorted by key), given to mpproxy and
+    # mpsim as --cc-opt/--sched-opt; only transports whose registry entry takes
+    # algorithm_options have them. Optional in to_dict/from_dict (older specs have none).
+    cc_opts: tuple[str, ...] = ()
+    sched_opts: tuple[str, ...] = ()
+
+    def option_argv(self) -> list[str]:
+        """--cc-opt K=V ... --sched-opt K=V ... for mpproxy and mpsim."""
+        return [
+            *(arg for kv in self.cc_opts for arg in ("--cc-opt", kv)),
+            *(arg for kv in self.sched_opts for arg in ("--sched-opt", kv)),
+        ]
 
     def trial_id(self) -> str:
         """Stable, readable, filesystem-safe; derived from the fields only."""
@@ -71,6 +83,8 @@ class TrialSpec:
             _id_part(self.player or NO_PLAYER_NAME),
             f"v{int(self.video_duration_s)}",
             *([_id_part(f"live{self.live_latency_s:g}")] if self.video_mode == "live" else []),
+            *([_id_part("ccopt-" + "+".join(self.cc_opts))] if self.cc_opts else []),
+            *([_id_part("schedopt-" + "+".join(self.sched_opts))] if self.sched_opts else []),
             f"r{int(self.rep)}",
             f"s{int(self.seed)}",
         ]
@@ -91,6 +105,12 @@ class TrialSpec:
             reasons.append(
                 f"transport {self.transport} carries no video; player must be none, "
                 f"not {self.player}"
+            )
+        if (self.cc_opts or self.sched_opts) and not entry.algorithm_options:
+            takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
+            reasons.append(
+                f"transport {self.transport} takes no --cc-opt/--sched-opt (they set options "
+                f"of the testbed's own algorithms: transport {', '.join(takes)})"
             )
         for kind, value, default in (
             ("CC", self.cc, entry.default_cc),
@@ -143,4 +163,6 @@ class TrialSpec:
             seed=int(data["seed"]),
             video_mode=str(data.get("video_mode", "vod")),
             live_latency_s=float(data.get("live_latency_s", 3.0)),
+            cc_opts=tuple(str(kv) for kv in data.get("cc_opts", ())),
+            sched_opts=tuple(str(kv) for kv in data.get("sched_opts", ())),
         )

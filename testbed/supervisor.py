@@ -215,6 +215,21 @@ class Process:
         return self.poll()
 
 
+def stop_popen(
+    popen: subprocess.Popen, sig: int = signal.SIGTERM, grace_s: float = TERMINATE_GRACE_S
+) -> int:
+    """Stop a child that is not a supervised Process: `sig`, then SIGKILL if it has not
+    exited after grace_s. Returns its exit status."""
+    if popen.poll() is None:
+        popen.send_signal(sig)
+        try:
+            popen.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait()
+    return popen.returncode
+
+
 def terminate_all(processes: list[Process], grace_s: float = TERMINATE_GRACE_S) -> None:
     """SIGTERM to all at once, then SIGKILL to those still running after grace_s in total
     (so that n hung processes cost one grace period, not n)."""

@@ -1,4 +1,4 @@
-"""netem-scenarios/generate_loss_grid.py reproduces the committed seed001-grid/ files."""
+"""The scenario generators of netem-scenarios/ reproduce their committed files."""
 
 from __future__ import annotations
 
@@ -6,35 +6,41 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR = REPO / "netem-scenarios" / "generate_loss_grid.py"
 COMMITTED = REPO / "netem-scenarios" / "seed001-grid"
+SWEEP_GENERATOR = REPO / "netem-scenarios" / "generate_seed002_sweep.py"
+SWEEP = REPO / "netem-scenarios" / "seed002-sweep"
 
 
 def _files(folder: Path) -> dict[str, str]:
     return {f.name: f.read_text() for f in sorted(folder.glob("*.toml"))}
 
 
-def test_generator_reproduces_the_committed_grid(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(GENERATOR), "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def _generate(generator: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(generator), "--out", str(out), *args],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("generator", "committed", "count"),
+    [(GENERATOR, COMMITTED, 49), (SWEEP_GENERATOR, SWEEP, 12)],
+    ids=["seed001-grid", "seed002-sweep"],
+)
+def test_generator_reproduces_the_committed_files(
+    tmp_path: Path, generator: Path, committed: Path, count: int
+) -> None:
+    run = _generate(generator, tmp_path)
     assert run.returncode == 0, run.stderr
     generated = _files(tmp_path)
-    assert len(generated) == 49
-    assert generated == _files(COMMITTED)
+    assert len(generated) == count
+    assert generated == _files(committed)
 
 
 def test_other_delay_reading_changes_only_the_delay(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(GENERATOR), "--out", str(tmp_path), "--one-way-delay-ms", "25"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = _generate(GENERATOR, tmp_path, "--one-way-delay-ms", "25")
     assert run.returncode == 0, run.stderr
     text = (tmp_path / "wifi-0.1pct_lte-10pct.toml").read_text()
     assert text.count("delay_ms = 25.0") == 2
@@ -43,32 +49,10 @@ def test_other_delay_reading_changes_only_the_delay(tmp_path: Path) -> None:
 
 
 def test_negative_delay_is_refused_with_status_2(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(GENERATOR), "--out", str(tmp_path), "--one-way-delay-ms", "-1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = _generate(GENERATOR, tmp_path, "--one-way-delay-ms", "-1")
     assert run.returncode == 2
     assert "--one-way-delay-ms" in run.stderr
     assert list(tmp_path.iterdir()) == []
-
-
-SWEEP_GENERATOR = REPO / "netem-scenarios" / "generate_seed002_sweep.py"
-SWEEP = REPO / "netem-scenarios" / "seed002-sweep"
-
-
-def test_seed002_sweep_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(SWEEP_GENERATOR), "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stderr
-    generated = _files(tmp_path)
-    assert len(generated) == 12
-    assert generated == _files(SWEEP)
 
 
 def test_sweep_points_at_the_default_values_equal_the_hand_written_scenarios() -> None:

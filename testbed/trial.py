@@ -74,6 +74,7 @@ class TrialContext:
     invalid_reasons: list[str] = field(default_factory=list)
     subflows_with_data: int | None = None  # set by transports that know (result.json)
     cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
+    emulator: Process | None = None  # the running linkemu (replaced by a scenario restart)
 
     def spawn(self, role: str, name: str, argv: list[str], **kw: object) -> Process:
         """= topo.spawn: supervised, logged to logs/<name>.*, stopped at teardown."""
@@ -148,11 +149,13 @@ def _tail(path: Path, max_chars: int = 600) -> str:
         return ""
 
 
-def start_emulator(ctx: TrialContext, seed: int) -> Process:
+def start_emulator(ctx: TrialContext, seed: int, name: str = "emulator") -> Process:
+    """linkemu on the resolved scenario, its clock (schedules, traces) starting now; `name`
+    other than "emulator" for a restart (testbed/interactive.py), as names are unique."""
     binary = ctx.repo / EMULATOR_BINARY
     argv = [str(binary), "--scenario", str(ctx.dir / "scenario.json"), "--seed", str(seed),
             "--t0-ns", str(ctx.t0_ns), "--log", str(ctx.dir / "emulator.jsonl")]  # fmt: skip
-    proc = ctx.spawn("router", "emulator", argv, rt_priority=EMULATOR_RT_PRIORITY, critical=True)
+    proc = ctx.spawn("router", name, argv, rt_priority=EMULATOR_RT_PRIORITY, critical=True)
     log = ctx.dir / "emulator.jsonl"
     deadline = time.monotonic() + EMULATOR_READY_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -327,7 +330,7 @@ def _run_in_topology(run: TrialRun) -> None:
         run.sampler = CpuSampler(run.dir, run.t0_ns, run.cpu_sets, lambda: list(topo.processes))
         run.sampler.start()
         topo.install_nfqueue_hooks()
-        emulator = start_emulator(ctx, run.spec.seed)
+        ctx.emulator = start_emulator(ctx, run.spec.seed)
         crosstraffic.start(ctx)
         # The timeout counts from here: content preparation before it is cached work
         # that may take minutes once (FFmpeg) and must not eat a trial's time.
@@ -341,7 +344,7 @@ def _run_in_topology(run: TrialRun) -> None:
         finally:
             watchdog.stop()
         terminate_all([p for p in topo.processes if not p.critical])
-        code = emulator.terminate()
+        code = ctx.emulator.terminate()  # the latest one, if a restart replaced it
         if code not in (0, None):
             ctx.mark_invalid(f"emulator exited with status {code} when stopped")
         run.sampler.stop()

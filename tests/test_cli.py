@@ -88,6 +88,16 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         (["--jobs", "0"], "must be at least 1"),
         (["--video-duration", "ten"], "is not an integer"),
         (["--seed", "-1"], "must be in 0"),
+        (["--cc-opt", "hystart"], "'hystart' is not KEY=VALUE"),
+        (["--sched-opt", "=3"], "'=3' is not KEY=VALUE"),
+        (
+            ["--transport", "kernel", "--cc", "cubic", "--cc-opt", "beta=0.5"],
+            "transport kernel takes no algorithm options",
+        ),
+        (
+            ["--transport", "tcp-wifi", "--sched-opt", "num_segments=3"],
+            "transport tcp-wifi takes no algorithm options",
+        ),
     ],
 )
 def test_invalid_options_exit_2_and_create_nothing(tmp_path, args, message):
@@ -105,10 +115,87 @@ def test_invalid_options_exit_2_and_create_nothing(tmp_path, args, message):
     assert after == before
 
 
+MPPROXY_BUILT = (REPO / "transport" / "target" / "release" / "mpproxy").is_file()
+needs_mpproxy = pytest.mark.skipif(not MPPROXY_BUILT, reason="mpproxy not built")
+
+
+@needs_mpproxy
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cc", "cubic", "--cc-opt", "nosuch=1"], "--cc-opt nosuch=1: cubic has no option"),
+        (["--cc", "cubic", "--cc-opt", "beta=2"], "option beta=2 is not valid; expected"),
+        (["--cc", "bbr,cubic", "--cc-opt", "hystart=false"], "bbr has no option 'hystart'"),
+        (["--sched", "rr", "--sched-opt", "num_segments=zero"], "num_segments=zero"),
+        (["--sched", "lrf", "--sched-opt", "num_segments=3"], "lrf has no option"),
+    ],
+)
+def test_algorithm_options_mpproxy_refuses_exit_2(tmp_path, args, message):
+    out = tmp_path / "run"
+    done = _cli("--scenario", "control", *args, "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert not out.exists()
+
+
+def test_algorithm_options_are_part_of_the_spec_and_its_id():
+    options = {"cc_opts": ("beta=0.5", "hystart=false"), "sched_opts": ("num_segments=3",)}
+    spec = TrialSpec("A1", "user", "cubic", "rr", "dashjs", 60, 0, 1, **options)
+    assert spec.trial_id() == (
+        "A1__user__cubic__rr__dashjs__v60__ccopt-beta=0.5+hystart=false"
+        "__schedopt-num-segments=3__r0__s1"
+    )
+    assert spec.option_argv() == ["--cc-opt", "beta=0.5", "--cc-opt", "hystart=false",
+                                  "--sched-opt", "num_segments=3"]  # fmt: skip
+    assert TrialSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    assert spec.problems() == []
+    # specs written before the options existed read as having none
+    older = {k: v for k, v in spec.to_dict().items() if k not in ("cc_opts", "sched_opts")}
+    assert TrialSpec.from_dict(older).trial_id() == "A1__user__cubic__rr__dashjs__v60__r0__s1"
+    kernel = TrialSpec("A1", "kernel", "cubic", "default", "dashjs", 60, 0, 1,
+                       cc_opts=("beta=0.5",))  # fmt: skip
+    assert any("takes no --cc-opt/--sched-opt" in r for r in kernel.problems())
+
+
+def test_algorithm_options_reach_mpproxy_and_mpsim(tmp_path):
+    from testbed import engine_sim
+    from testbed.transports import user
+
+    spec = TrialSpec("control", "user", "cubic", "rr", "dashjs", 10, 0, 1,
+                     cc_opts=("hystart=false",), sched_opts=("num_segments=3",))  # fmt: skip
+
+    class Ctx:
+        repo, dir, t0_ns = REPO, tmp_path, 1
+
+    Ctx.spec = spec
+    expected = ["--cc-opt", "hystart=false", "--sched-opt", "num_segments=3"]
+    sim = engine_sim._trial_argv(spec, tmp_path, REPO, tmp_path / "manifest.mpd")
+    for argv in (user.mpproxy_argv(Ctx, "server"), user.mpproxy_argv(Ctx, "client"), sim):
+        start = argv.index("--cc-opt")
+        assert argv[start : start + 4] == expected
+
+
+@needs_mpproxy
+def test_dry_run_with_algorithm_options_names_each_cell_apart():
+    common = ("--scenario", "control", "--cc", "cubic", "--sched", "rr", "--dry-run")
+    done = _cli(*common, "--cc-opt", "hystart=false", "--cc-opt", "beta=0.5",
+                "--sched-opt", "num_segments=3")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ids = [line.strip() for line in done.stdout.splitlines()[1:]]
+    assert ids == [
+        "control__user__cubic__rr__dashjs__v60__ccopt-beta=0.5+hystart=false"
+        "__schedopt-num-segments=3__r0__s1"
+    ]
+    plain = _cli(*common)
+    assert plain.stdout.splitlines()[1:] == ["  control__user__cubic__rr__dashjs__v60__r0__s1"]
+    assert plain.stdout.splitlines()[0] != done.stdout.splitlines()[0]  # another run folder
+
+
 def test_help_explains_every_option():
     done = _cli("--help", env=dict(os.environ, COLUMNS="250"))
     assert done.returncode == 0
     options = "--scenario --transport --cc --sched --player --video-duration --reps --seed --jobs"
+    options += " --cc-opt --sched-opt"
     for option in (options + " --out --timeout --report --list").split():
         assert option in done.stdout
     assert "SECONDS" in done.stdout and "default: control" in done.stdout
@@ -160,6 +247,17 @@ def test_report_of_a_non_run_folder_exits_2(tmp_path):
     assert "not a run folder" in done.stderr
 
 
+def _control_run(tmp_path: Path, transfer_s: str, **env: str) -> tuple[Path, dict, Path]:
+    """A fake repository, the environment (control transfers of transfer_s seconds) and the
+    run folder of a `--transport none` matrix."""
+    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S=transfer_s, **env)
+    return make_fake_repo(tmp_path), env, tmp_path / "run"
+
+
+def _control_trial(run_dir: Path, rep: int) -> Path:
+    return run_dir / "trials" / f"control__none__-__-__none__v0__r{rep}__s{rep + 1}"
+
+
 def _matrix(repo: Path, *args: str, env: dict) -> subprocess.Popen:
     code = (
         "import sys; from pathlib import Path; from testbed.cli import main; "
@@ -177,9 +275,7 @@ def _matrix(repo: Path, *args: str, env: dict) -> subprocess.Popen:
 @pytest.mark.netns
 @needs_root
 def test_failing_trials_do_not_stop_the_matrix(tmp_path):
-    repo = make_fake_repo(tmp_path)
-    env = dict(os.environ, STUB_EMULATOR_DIE_AFTER_S="0", TESTBED_CONTROL_TRANSFER_S="5")
-    run_dir = tmp_path / "run"
+    repo, env, run_dir = _control_run(tmp_path, "5", STUB_EMULATOR_DIE_AFTER_S="0")
     proc = _matrix(repo, "--transport", "none", "--reps", "2", "--out", str(run_dir), env=env)
     _out, err = proc.communicate(timeout=180)
     assert proc.returncode == 1, err
@@ -192,12 +288,9 @@ def test_failing_trials_do_not_stop_the_matrix(tmp_path):
 @pytest.mark.netns
 @needs_root
 def test_ctrl_c_then_rerun_finishes_only_the_missing_trials(tmp_path):
-    repo = make_fake_repo(tmp_path)
-    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="0.5")
-    run_dir = tmp_path / "run"
+    repo, env, run_dir = _control_run(tmp_path, "0.5")
     args = ("--transport", "none", "--reps", "2", "--out", str(run_dir))
-    first = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
-    second = run_dir / "trials" / "control__none__-__-__none__v0__r1__s2"
+    first, second = _control_trial(run_dir, 0), _control_trial(run_dir, 1)
 
     proc = _matrix(repo, *args, env=env)
     try:
@@ -251,10 +344,8 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.netns
 @needs_root
 def test_trial_killed_mid_way_is_recorded_as_failed_and_cleaned_up(tmp_path):
-    repo = make_fake_repo(tmp_path)
-    env = dict(os.environ, TESTBED_CONTROL_TRANSFER_S="60")
-    run_dir = tmp_path / "run"
-    trial_dir = run_dir / "trials" / "control__none__-__-__none__v0__r0__s1"
+    repo, env, run_dir = _control_run(tmp_path, "60")
+    trial_dir = _control_trial(run_dir, 0)
     proc = _matrix(repo, "--transport", "none", "--out", str(run_dir), env=env)
     try:
         deadline = time.monotonic() + 60

@@ -2,13 +2,16 @@
 
 Busy loops at nice -20 (each weighs about 87 x a default task, against the player group's
 16 x; testbed/cpusets.py) are pinned to the player's CPU(s) for the whole session. The trial
-must end invalid, and its invalid_reason must quote the CPU evidence (metrics/drops.py).
+must end invalid, and its invalid_reason must quote the CPU evidence (metrics/drops.py): with
+the decoder-side drops or waits, or, if the player was starved so completely that it timed out
+or hung, with that timeout (testbed/players.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,11 +78,18 @@ def test_busy_loop_on_the_player_cpu_flags_the_control_trial(tmp_path: Path) -> 
             loop.kill()
             loop.wait()
     result = json.loads((trial_dir / "result.json").read_text())
-    assert result["status"] == "ok", (result, done.stderr[-2000:])
     trial = json.loads((trial_dir / "trial.json").read_text())
     assert trial["cpu_isolation"]["pinned"], trial["cpu_isolation"]
     assert trial["cpu_isolation"]["player_cpus"] == cpus
     assert result["valid"] is False
     reasons = " | ".join(result["invalid_reasons"])
-    assert "player CPUs 100% busy" in reasons, reasons
-    assert "decoder-side drops" in reasons or "decode stall" in reasons, reasons
+    # "player CPUs 97% busy" or more: metrics/drops.py's saturation threshold.
+    evidence = re.search(r"player CPUs (9[7-9]|100)% busy", reasons)
+    assert evidence, reasons
+    if result["status"] == "ok" and ("decoder-side drops" in reasons or "decode stall" in reasons):
+        return  # the player decoded late and said so: drops or waits, with the CPU evidence
+    # Starved so completely that it never got going: it timed out (status ok, invalid) or hung
+    # past its own timeout (status failed). Accepted only if the reason quotes the saturation.
+    timed_out = re.search(r"(timed out|did not exit|crashed)[^|]*the player's CPUs were saturated",
+                          reasons)  # fmt: skip
+    assert timed_out, (result, done.stderr[-2000:])

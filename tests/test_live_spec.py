@@ -26,9 +26,11 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
-def test_cli_live_mode_rejects_gstreamer_and_bad_latency() -> None:
-    done = run_cli("--video-mode", "live", "--scenario", "B1", "--player", "gstreamer")
-    assert done.returncode == 2 and "dashjs only" in done.stderr
+def test_cli_live_mode_takes_both_players_and_rejects_a_bad_latency() -> None:
+    done = run_cli("--video-mode", "live", "--scenario", "B1", "--player", "dashjs,gstreamer",
+                   "--cc", "bbr", "--sched", "lrf")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "__gstreamer__v60__live3__" in done.stdout and "__dashjs__v60__live3__" in done.stdout
     done = run_cli("--video-mode", "live", "--live-latency-s", "0")
     assert done.returncode == 2 and "--live-latency-s" in done.stderr
     done = run_cli("--video-mode", "live", "--scenario", "B1", "--cc", "bbr", "--sched", "lrf")

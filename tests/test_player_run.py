@@ -128,7 +128,31 @@ def test_read_cpu_log_skips_a_line_being_written(tmp_path: Path) -> None:
 def test_timeout_marks_invalid() -> None:
     ctx = FakeCtx()
     check(ctx, [START, summary("timeout")])
-    assert any("timed out" in r for r in ctx.invalid)
+    assert ctx.invalid == ["player session timed out before the video ended"]
+
+
+def test_a_starved_player_that_timed_out_carries_the_cpu_evidence() -> None:
+    # Starved from the start: not one frame shown or dropped, so no drop episode to blame;
+    # the timeout's reason must carry the saturation itself.
+    ctx = FakeCtx()
+    cpu = [
+        cpu_line(0.99),
+        {**cpu_line(0.3), "t_ns": int(4.5 * S)},
+        {**cpu_line(1.0), "t_ns": 12 * S},
+    ]
+    players.check_session(ctx, [START, summary("timeout")], Path("p"), Path("e"), 0, cpu)
+    assert len(ctx.invalid) == 1, ctx.invalid
+    reason = ctx.invalid[0]
+    assert reason.startswith("player session timed out before the video ended; the player's CPUs")
+    # The third sample ends after the session's last line (t=9 s): outside the window.
+    assert "saturated in 1 of 2 CPU samples (50%)" in reason
+    assert "t=4.25s player CPUs 99% busy" in reason and "load 9.0" in reason
+
+
+def test_a_crashed_starved_player_fails_with_the_cpu_evidence() -> None:
+    with pytest.raises(players.PlayerFailed, match="no end line.*saturated in 1 of 1 CPU"):
+        players.check_session(FakeCtx(), [START, *DROPS], Path("p"), Path("e"), -9,
+                              [cpu_line(1.0)])  # fmt: skip
 
 
 def test_read_log_reports_malformed_line_and_tolerates_cut_last_line(tmp_path: Path) -> None:
@@ -155,5 +179,9 @@ def test_argv_per_player(tmp_path: Path) -> None:
                                tmp_path / "p.jsonl", 5, 60)  # fmt: skip
     assert argv[:2] == ["/usr/bin/python3", "/r/player/gst_player.py"]
     assert "http://127.0.0.1:8080/content/abc123/manifest.mpd" in argv
+    argv = players.player_argv("gstreamer", Path("/r"), "127.0.0.1", 8080, content,
+                               tmp_path / "p.jsonl", 5, 60, live_latency_s=2.5)  # fmt: skip
+    assert "http://127.0.0.1:8080/content/abc123/live.mpd" in argv
+    assert argv[-2:] == ["--live-latency-s", "2.5"]
     with pytest.raises(ValueError, match="unknown player 'vlc'; valid: dashjs, gstreamer"):
         players.player_argv("vlc", Path("/r"), "h", 1, content, tmp_path / "p", 5, 60)

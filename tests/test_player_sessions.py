@@ -1,5 +1,6 @@
-"""One short session per player in a namespace pair (tbx-media-*), the overlay screenshot, and
-(slow) a path that degrades: stalls with plausible durations and the lowest rung on screen."""
+"""One short session per player on the testbed's namespaces (player/pair_session.py builds them
+with testbed/topology.py), the overlay screenshot, and (slow) a path that degrades: stalls with
+plausible durations and the lowest rung on screen."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from metrics import schemas
+from testbed.topology import NAMESPACE_PREFIX
 
 REPO = Path(__file__).resolve().parent.parent
 PAIR = REPO / "player" / "pair_session.py"
@@ -44,7 +46,7 @@ def session(
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     for ns in result["namespaces"]:
-        assert ns.startswith("tbx-media-") and ns not in namespaces
+        assert ns.startswith(NAMESPACE_PREFIX) and ns not in namespaces
     return result, lines
 
 

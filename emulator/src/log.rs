@@ -149,32 +149,40 @@ mod tests {
 
     #[test]
     fn packet_lines_carry_trial_time_in_ms() {
-        let arrival = PacketEvent::Arrival {
-            t_ns: 1_500_000,
-            bytes: 1500,
-        };
-        assert_eq!(
-            packet_event_line(1_000_000_000, "wifi", "up", &arrival),
-            "1001.500 wifi/up + 1500"
-        );
-        let dep = PacketEvent::Departure {
-            t_ns: 2_000_000,
-            bytes: 52,
-            sojourn_ns: 25_120_000,
-        };
-        assert_eq!(
-            packet_event_line(0, "lte", "down", &dep),
-            "2.000 lte/down - 52 25.120"
-        );
-        let drop = PacketEvent::Drop {
-            t_ns: 0,
-            bytes: 40,
-            reason: DropReason::Queue,
-        };
-        assert_eq!(
-            packet_event_line(0, "lte", "up", &drop),
-            "0.000 lte/up d 40 queue"
-        );
+        let cases = [
+            (
+                1_000_000_000,
+                ("wifi", "up"),
+                PacketEvent::Arrival {
+                    t_ns: 1_500_000,
+                    bytes: 1500,
+                },
+                "1001.500 wifi/up + 1500",
+            ),
+            (
+                0,
+                ("lte", "down"),
+                PacketEvent::Departure {
+                    t_ns: 2_000_000,
+                    bytes: 52,
+                    sojourn_ns: 25_120_000,
+                },
+                "2.000 lte/down - 52 25.120",
+            ),
+            (
+                0,
+                ("lte", "up"),
+                PacketEvent::Drop {
+                    t_ns: 0,
+                    bytes: 40,
+                    reason: DropReason::Queue,
+                },
+                "0.000 lte/up d 40 queue",
+            ),
+        ];
+        for (origin_ns, (path, dir), event, expected) in cases {
+            assert_eq!(packet_event_line(origin_ns, path, dir, &event), expected);
+        }
     }
 
     #[test]

@@ -28,8 +28,11 @@ const mpd = params.get("mpd");
 // discarding the media in between (logged as live_seek with the media time skipped).
 const liveLatencyS = params.has("live_latency_s") ? Number(params.get("live_latency_s")) : null;
 const LIVE_MAX_DRIFT_S = 1.5;
-// Interactive mode (testbed/interactive.py): ?stats=<url> of the transport's per-path rates.
+// Interactive mode (testbed/interactive.py): ?stats=<url> of the transport's per-path rates;
+// with --restart-on-reload, ?scenario_restart=<url>: every load of this page first asks the
+// testbed to restart the scenario's clock (the emulator), and starts playing once it has.
 const statsUrl = params.get("stats");
+const scenarioRestartUrl = params.get("scenario_restart");
 const STATS_INTERVAL_MS = 1000;
 const LIVE_RATE_DELTA = 0.3;
 // A forward jump shorter than this is dash.js's gap jumper stepping over a hole between
@@ -51,6 +54,7 @@ const state = {
   presentedS: null,
   skippedS: 0,
   liveSeeks: 0,
+  liveEventOver: false, // the whole live event is published: catch-up off
 };
 const stalls = new StallTracker();
 // Waits with a full buffer (decoder starved of CPU), logged apart as decode_stall.
@@ -86,8 +90,22 @@ if (!mpd) {
   fail("no MPD: open this page as index.html?mpd=/content/<hash>/manifest.mpd");
 } else if (typeof dashjs === "undefined") {
   fail("dash.all.min.js did not load (served from player/node_modules by nginx)");
+} else if (scenarioRestartUrl) {
+  restartScenario().finally(start);
 } else {
   start();
+}
+
+// POST without a body: a CORS "simple request", no preflight. The answer (restart number, the
+// new emulator's start on the trial clock) goes to window.__testbed.scenarioRestart.
+async function restartScenario() {
+  try {
+    const response = await fetch(scenarioRestartUrl, { method: "POST", cache: "no-store" });
+    window.__testbed.scenarioRestart = await response.json();
+    if (!response.ok) fail(`scenario restart failed: ${window.__testbed.scenarioRestart.error}`);
+  } catch (e) {
+    fail(`scenario restart failed: ${e.message}`);
+  }
 }
 
 function start() {
@@ -394,8 +412,25 @@ function checkEnd() {
   }
 }
 
+// The end of a live event: once the wall clock passes availabilityStartTime + the event's
+// duration (media time + latency = time on air >= duration), every segment is published and
+// there is no live edge left to catch up with. dash.js's catch-up does not know that: its
+// latency keeps growing with the wall clock, and its maxDrift seek goes to the end of the
+// DVR window minus the live delay (PlaybackController.seekToCurrentLive), i.e. back to
+// duration - target, again and again: the picture froze within the target latency of the end
+// with that much buffered until the runner's timeout (seen twice with a 3 s target). So the
+// catch-up is switched off when the event ends and the rest plays out as in VOD.
+function endLiveCatchupAfterTheEvent() {
+  if (liveLatencyS === null || state.liveEventOver || !(video.duration > 0)) return;
+  const latency = liveLatency();
+  if (latency === null || video.currentTime + latency < video.duration) return;
+  state.liveEventOver = true;
+  window.__testbed.player.updateSettings({ streaming: { liveCatchup: { enabled: false } } });
+}
+
 function sample() {
   if (!state.ended) setTimeout(checkEnd, 0);
+  endLiveCatchupAfterTheEvent();
   const q = video.getVideoPlaybackQuality();
   const rep = state.onScreen;
   const buffer = bufferS();

@@ -20,6 +20,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from metrics.read import json_lines
 from testbed.spec import TrialSpec
 from testbed.transports import MPPROXY_BINARY, SCHED_TRACE_ENV, Endpoint
 
@@ -59,6 +60,30 @@ def list_names(binary: Path) -> dict | None:
     if not isinstance(data, dict) or "cc" not in data or "sched" not in data:
         return None
     return data
+
+
+def option_problems(
+    repo: Path, ccs: list[str], scheds: list[str], cc_opts: tuple[str, ...],
+    sched_opts: tuple[str, ...],
+) -> list[str]:  # fmt: skip
+    """What `mpproxy check` refuses of these options with each CC (--cc-opt) and each
+    scheduler (--sched-opt): a bad value or a key the algorithm does not read, as mpproxy
+    words it; [] when every one is accepted."""
+    binary = Path(repo) / MPPROXY_BINARY
+    if not binary.is_file():
+        return [f"cannot check --cc-opt/--sched-opt: {MPPROXY_BINARY} is not built "
+                "(`cd transport && cargo build --release`; scripts/setup.sh does)"]  # fmt: skip
+    checks = [["--cc", cc, *(a for kv in cc_opts for a in ("--cc-opt", kv))]
+              for cc in (ccs if cc_opts else [])]  # fmt: skip
+    checks += [["--sched", sched, *(a for kv in sched_opts for a in ("--sched-opt", kv))]
+               for sched in (scheds if sched_opts else [])]  # fmt: skip
+    problems = []
+    for argv in checks:
+        done = subprocess.run([str(binary), "check", *argv], capture_output=True, text=True,
+                              timeout=LIST_TIMEOUT_S)  # fmt: skip
+        if done.returncode != 0:
+            problems.append(done.stderr.strip().removeprefix("mpproxy: "))
+    return problems
 
 
 def names(repo: Path, caps: dict) -> tuple[list[str], list[str]]:
@@ -103,8 +128,8 @@ def _wait_started(proc: object, stats: Path, name: str) -> None:
 def mpproxy_argv(ctx, role: str) -> list[str]:  # ctx: testbed.trial.TrialContext
     spec = ctx.spec
     binary = str(Path(ctx.repo) / MPPROXY_BINARY)
-    common = ["--cc", spec.cc, "--sched", spec.sched, "--t0-ns", str(ctx.t0_ns),
-              "--seed", str(spec.seed)]  # fmt: skip
+    common = ["--cc", spec.cc, "--sched", spec.sched, *spec.option_argv(),
+              "--t0-ns", str(ctx.t0_ns), "--seed", str(spec.seed)]  # fmt: skip
     if os.environ.get(SCHED_TRACE_ENV) == "1":
         common += ["--sched-trace", str(Path(ctx.dir) / f"sched-trace-{role}.jsonl")]
     server_listen, client_paths = _plan_paths(ctx)
@@ -129,21 +154,6 @@ def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
     return Endpoint("127.0.0.1", LOOPBACK_PORT)
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    """Lines of a JSON Lines file; a malformed line is an error naming file and line."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError as exc:
-                # The last line may be cut by the process being stopped mid-write.
-                raise ValueError(f"{path}:{number}: malformed JSON line: {exc}") from exc
-    return rows
-
-
 def data_bytes_per_path(trial_dir: Path) -> dict[str, int]:
     """Stream bytes each path carried: per (side, connection, path) the last `subflow` line's
     data_bytes_received_total, summed over connections and both sides."""
@@ -152,7 +162,7 @@ def data_bytes_per_path(trial_dir: Path) -> dict[str, int]:
         path = Path(trial_dir) / f"transport-{side}.jsonl"
         if not path.is_file():
             continue
-        for row in read_jsonl(path):
+        for row in json_lines(path):
             if row.get("event") == "subflow":
                 key = (side, int(row["conn"]), str(row["path"]))
                 last[key] = int(row.get("data_bytes_received_total", 0))

@@ -10,6 +10,7 @@ pub mod connection;
 pub mod pacer;
 pub mod ranges;
 pub mod rng;
+pub mod report;
 pub mod rtt;
 pub mod runtime;
 pub mod sched;

@@ -42,6 +42,10 @@ fn disjoint(cc: &str, seed: u64) -> (f64, f64) {
         x1 + x2,
         r[0].goodput_mbps
     );
+    mptransport::report::emit(
+        "coupled_bbr_disjoint",
+        &serde_json::json!({"cc": cc, "p60_mbps": x1, "p20_mbps": x2, "goodput_mbps": r[0].goodput_mbps}),
+    );
     (x1, x2)
 }
 
@@ -72,6 +76,10 @@ fn shared(cc: &str, seed: u64) -> f64 {
         "coupled_bbr_sim shared 100 Mbit/s {cc} (2 subflows) vs 1 bbr: {:.2} vs {:.2} Mbit/s, ratio {ratio:.2}",
         r[0].goodput_bps / 1e6,
         r[1].goodput_bps / 1e6
+    );
+    mptransport::report::emit(
+        "coupled_bbr_shared",
+        &serde_json::json!({"cc": cc, "multipath_mbps": r[0].goodput_bps / 1e6, "bbr_mbps": r[1].goodput_bps / 1e6, "ratio": ratio}),
     );
     ratio
 }

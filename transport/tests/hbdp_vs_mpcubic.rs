@@ -13,7 +13,7 @@ mod seed_cc_common;
 use std::time::Duration;
 
 use mptransport::sim::Net;
-use seed_cc_common::{bottleneck, cfg, route, run_rates};
+use seed_cc_common::{bottleneck, cfg, env_secs, route, run_rates};
 
 struct Outcome {
     goodput: f64,
@@ -26,10 +26,7 @@ struct Outcome {
 }
 
 fn run(cc: &str, opts: &[(&str, &str)], seed: u64) -> Outcome {
-    let secs: u64 = std::env::var("HBDP_SIM_S")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+    let secs = env_secs("HBDP_SIM_S", 60);
     let mut net = Net::new(seed);
     let fast = bottleneck(&mut net, 500.0, 50.0, 1.0, 1e-4);
     let slow = bottleneck(&mut net, 100.0, 10.0, 1.0, 1e-4);
@@ -72,6 +69,10 @@ fn run(cc: &str, opts: &[(&str, &str)], seed: u64) -> Outcome {
     println!(
         "hbdp_vs_mpcubic {cc} {opts:?}: goodput {:.1} Mbit/s (500x100 {:.1}, 100x20 {:.1}); lost pkts {} (after warm-up), RTOs {}; whole run: queue drops {}, random drops {}",
         o.goodput, o.fast, o.slow, o.lost, o.rtos, o.queue_drops, o.random_drops
+    );
+    mptransport::report::emit(
+        "hbdp_vs_mpcubic",
+        &serde_json::json!({"cc": cc, "opts": format!("{opts:?}"), "sim_s": secs, "goodput_mbps": o.goodput, "p500x100_mbps": o.fast, "p100x20_mbps": o.slow, "lost_pkts": o.lost, "rtos": o.rtos, "queue_drops": o.queue_drops, "random_drops": o.random_drops}),
     );
     o
 }

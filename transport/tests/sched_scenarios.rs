@@ -96,6 +96,10 @@ fn arp_cuts_the_out_of_order_queue_on_asymmetric_rtt_without_slowing_down() {
              mean {:.0} B, max after 3 s {} B",
             o.completion_s, o.ofo_max_bytes, o.ofo_mean_bytes, o.ofo_max_settled_bytes
         );
+        mptransport::report::emit(
+            "arp_asymmetric_rtt",
+            &serde_json::json!({"cc": "bbr", "sched": name, "completion_s": o.completion_s, "ofo_max_bytes": o.ofo_max_bytes, "ofo_mean_bytes": o.ofo_mean_bytes, "ofo_max_after_3s_bytes": o.ofo_max_settled_bytes}),
+        );
     }
     println!(
         "arp/lrf: max {:.2}×, mean {:.2}×, max after 3 s {:.2}×, time {:+.1} %",
@@ -214,6 +218,10 @@ fn every_scheduler_survives_a_path_break_byte_exact() {
                 r.response_done.map_or(f64::NAN, |d| d.as_secs_f64()),
                 r.response_sha_sent == r.response_sha_received
                     && r.response_bytes_received == 50_000_000
+            );
+            mptransport::report::emit(
+                "path_break",
+                &serde_json::json!({"cc": cc, "sched": name, "completion_s": r.response_done.map(|d| d.as_secs_f64()), "byte_exact": r.response_sha_sent == r.response_sha_received && r.response_bytes_received == 50_000_000}),
             );
             assert!(broken, "the transfer ended before the break");
             assert_eq!(r.response_bytes_received, 50_000_000, "{cc} × {name}");

@@ -17,13 +17,10 @@ mod seed_cc_common;
 use std::time::Duration;
 
 use mptransport::sim::Net;
-use seed_cc_common::{bottleneck, cfg, route, run_rates};
+use seed_cc_common::{bottleneck, cfg, env_secs, route, run_rates};
 
 fn table_row(mp_cc: &str, background_cc: &str, seed: u64) -> serde_json::Value {
-    let secs: u64 = std::env::var("TABLE1_SIM_S")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let secs = env_secs("TABLE1_SIM_S", 40);
     let mut net = Net::new(seed);
     let b1 = bottleneck(&mut net, 100.0, 25.0, 0.7, 1e-4);
     let b2 = bottleneck(&mut net, 100.0, 25.0, 0.7, 1e-3);
@@ -66,6 +63,7 @@ fn table1_every_cc() {
     ] {
         let row = table_row(mp, bg, 1);
         println!("seed000_table1 {row}");
+        mptransport::report::emit("seed000_table1", &row);
         // Every flow moved data and the links were not over-counted.
         let u = row["utilisation"].as_f64().unwrap_or(0.0);
         assert!(u > 0.05 && u <= 1.02, "{mp}: utilisation {u}");

@@ -3,6 +3,8 @@
 //! server: `mpproxy server --listen 10.1.2.2:4433,10.2.2.2:4433 --forward 127.0.0.1:8080 ...`
 //! client: `mpproxy client --listen 127.0.0.1:8080 --path wifi=10.1.1.2:10.1.2.2:4433 ...`
 //! `mpproxy --list` prints the congestion controls and schedulers as JSON.
+//! check: `mpproxy check --cc cubic --sched lrf --cc-opt hystart=false` validates the names and
+//! options as server and client would, and refuses an option the algorithm does not read.
 //! Bad arguments exit with status 2 and a message naming the option, value and what is valid.
 
 use std::collections::BTreeMap;
@@ -12,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use mptransport::cc::{self, CcConfig};
+use mptransport::cc::{self, CcConfig, RegistryError};
 use mptransport::connection::Config;
 use mptransport::runtime::{ClientPath, Mode, Proxy, ProxyConfig, sys};
 use mptransport::sched::{self, SchedConfig};
@@ -52,6 +54,12 @@ enum ModeCmd {
         /// A path: name=local_ip:server_ip:port (repeat for each path, e.g. wifi, lte).
         #[arg(long = "path", required = true)]
         paths: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Check --cc, --sched and their --cc-opt/--sched-opt as server and client would, and
+    /// refuse an option the algorithm does not read; prints them as JSON, opens nothing.
+    Check {
         #[command(flatten)]
         common: Common,
     },
@@ -165,6 +173,73 @@ fn build_config(c: &Common) -> Result<Config, String> {
     Ok(cfg)
 }
 
+/// A value no option accepts: not a number, a switch or any of an option's words.
+const PROBE_VALUE: &str = "\u{1}probe";
+
+/// The keys of `options` that `build` does not read. An algorithm checks its options when it
+/// is built, so one built with a key set to `PROBE_VALUE` fails naming that key if, and only
+/// if, it reads the key; the options as given must build.
+fn unread_keys(
+    options: &BTreeMap<String, String>,
+    build: impl Fn(&BTreeMap<String, String>) -> Result<(), RegistryError>,
+) -> Vec<String> {
+    options
+        .keys()
+        .filter(|key| {
+            let mut probe = options.clone();
+            probe.insert((*key).clone(), PROBE_VALUE.to_string());
+            !matches!(build(&probe), Err(RegistryError::BadOption { key: named, .. }) if &named == *key)
+        })
+        .cloned()
+        .collect()
+}
+
+/// `mpproxy check`: exit 0 with the names and options as JSON, or 2 naming each bad option.
+fn check(common: &Common) -> ExitCode {
+    let cfg = match build_config(common) {
+        Ok(c) => c,
+        Err(e) => return bad(e),
+    };
+    let cc_unread = unread_keys(&cfg.cc_config.options, |options| {
+        let probe = CcConfig {
+            options: options.clone(),
+            ..cfg.cc_config.clone()
+        };
+        cc::build(&cfg.cc, &probe).map(|_| ())
+    });
+    let sched_unread = unread_keys(&cfg.sched_config.options, |options| {
+        let probe = SchedConfig {
+            options: options.clone(),
+            ..cfg.sched_config.clone()
+        };
+        sched::build(&cfg.sched, &probe).map(|_| ())
+    });
+    let mut problems = Vec::new();
+    for (flag, name, options, unread) in [
+        ("--cc-opt", &cfg.cc, &cfg.cc_config.options, cc_unread),
+        ("--sched-opt", &cfg.sched, &cfg.sched_config.options, sched_unread),
+    ] {
+        for key in unread {
+            problems.push(format!(
+                "{flag} {key}={}: {name} has no option '{key}' (its options are on its page \
+                 in docs/algorithms/)",
+                options[&key]
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return bad(problems.join("; "));
+    }
+    let out = serde_json::json!({
+        "cc": cfg.cc,
+        "sched": cfg.sched,
+        "cc_opts": cfg.cc_config.options,
+        "sched_opts": cfg.sched_config.options,
+    });
+    println!("{out}");
+    ExitCode::SUCCESS
+}
+
 fn t0(c: &Common) -> Result<u64, String> {
     if let Some(t) = c.t0_ns {
         return Ok(t);
@@ -193,9 +268,10 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let Some(mode) = cli.mode else {
-        return bad("give a mode (server or client) or --list; see --help".into());
+        return bad("give a mode (server, client or check) or --list; see --help".into());
     };
     let (mode, common) = match mode {
+        ModeCmd::Check { common } => return check(&common),
         ModeCmd::Server {
             listen,
             forward,

@@ -61,6 +61,9 @@ struct Cli {
     request_bytes: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Congestion-control option key=value, repeatable (e.g. --cc-opt hystart=false).
+    #[arg(long = "cc-opt")]
+    cc_opts: Vec<String>,
     /// Scheduler option key=value, repeatable (e.g. --sched-opt predict=always).
     #[arg(long = "sched-opt")]
     sched_opts: Vec<String>,
@@ -212,12 +215,17 @@ fn main() -> ExitCode {
     if let Some(w) = cli.recv_window_bytes {
         cfg.recv_window_bytes = w;
     }
-    for kv in &cli.sched_opts {
-        let Some((k, v)) = kv.split_once('=') else {
-            eprintln!("mpsim: --sched-opt '{kv}' is not key=value");
-            return ExitCode::from(2);
-        };
-        cfg.sched_config.options.insert(k.into(), v.into());
+    for (flag, items, options) in [
+        ("--cc-opt", &cli.cc_opts, &mut cfg.cc_config.options),
+        ("--sched-opt", &cli.sched_opts, &mut cfg.sched_config.options),
+    ] {
+        for kv in items {
+            let Some((k, v)) = kv.split_once('=') else {
+                eprintln!("mpsim: {flag} '{kv}' is not key=value");
+                return ExitCode::from(2);
+            };
+            options.insert(k.into(), v.into());
+        }
     }
     let mut trace = match cli
         .sched_trace

@@ -34,13 +34,9 @@
 //! Stats extras: `balia_ai` (packets per +1), `balia_md_pkts`, `balia_alpha` (float α_i),
 //! `balia_rate_Bps` (x_i). Documentation: `docs/algorithms/balia.md`.
 
-use super::coupled::{Coupled, CoupledAlgo, Members, established_count, member_windows};
+use super::coupled::prelude::*;
+use super::coupled::{established_count, member_windows};
 use super::window::{Increase, LossState, Reduction, WindowRule, WindowView, reno_ssthresh};
-use super::{
-    AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
-    SubflowInit,
-};
-use crate::units::{Instant, SubflowId};
 
 /// Kernel `rate_scale_limit`, `scale_num`, `alpha_scale`.
 const RATE_SCALE_LIMIT: u32 = 25;
@@ -262,7 +258,7 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::coupled::testkit::{MSS, ack, view};
+    use crate::cc::coupled::testkit::{MSS, ack, side_by_side_with_reno, view};
 
     #[test]
     fn paper_increase_and_decrease_match_the_worked_example() {
@@ -311,29 +307,10 @@ mod tests {
 
     #[test]
     fn one_subflow_is_reno() {
-        let cfg = CcConfig::default();
-        let mut balia = build(&cfg).unwrap();
-        let mut reno = crate::cc::reno::build(&cfg).unwrap();
-        let views = [view(0, 10, 50)];
-        let id = SubflowId(0);
-        balia.add_subflow(id, Instant::ZERO, MSS);
-        reno.add_subflow(id, Instant::ZERO, MSS);
-        for i in 0..3000u64 {
-            let a = ack(i, MSS * (1 + i % 2), 50);
-            balia.on_ack(id, &a, &views);
-            reno.on_ack(id, &a, &views);
-            if i % 500 == 499 {
-                let loss = CongestionEvent::Loss {
-                    lost_bytes: MSS,
-                    largest_lost_sent_time: Instant::ZERO,
-                    inflight_bytes: reno.cwnd_bytes(id),
-                };
-                balia.on_congestion(id, Instant::ZERO, &loss, &views);
-                reno.on_congestion(id, Instant::ZERO, &loss, &views);
-                balia.on_recovery_exit(id, Instant::ZERO);
-                reno.on_recovery_exit(id, Instant::ZERO);
-            }
-            assert_eq!(balia.cwnd_bytes(id), reno.cwnd_bytes(id), "ack {i}");
+        let mut balia = build(&CcConfig::default()).unwrap();
+        let windows = side_by_side_with_reno(balia.as_mut(), 3000, |i| MSS * (1 + i % 2), 500);
+        for (i, (b, r)) in windows.iter().enumerate() {
+            assert_eq!(b, r, "ack {i}");
         }
     }
 }

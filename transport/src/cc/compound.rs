@@ -138,7 +138,7 @@ impl WindowRule for CompoundRule {
     }
 
     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
-        let acked_pkts = acked_bytes as f64 / w.mss_bytes as f64;
+        let acked_pkts = w.pkts(acked_bytes);
         Increase::Packets(acked_pkts / w.cwnd_pkts().max(1.0))
     }
 

@@ -16,9 +16,20 @@ use super::reno::RenoRule;
 use super::window::{Window, WindowConfig};
 use super::{
     AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
-    SubflowCcView, SubflowInit, mix_seed,
+    SubflowCcView, SubflowInit, SubflowSlots,
 };
 use crate::units::{Bandwidth, Instant, SubflowId};
+
+/// What every coupled window CC file (`lia.rs`, `olia.rs`, `balia.rs`, `wvegas.rs`,
+/// `mpcubic.rs`) needs: `use super::coupled::prelude::*;`.
+pub mod prelude {
+    pub use super::{Coupled, CoupledAlgo, Members};
+    pub use crate::cc::{
+        AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
+        SubflowInit,
+    };
+    pub use crate::units::{Instant, SubflowId};
+}
 
 /// One subflow of a coupled CC.
 #[derive(Clone, Debug)]
@@ -31,45 +42,35 @@ pub struct Member<S> {
 /// All subflows of a coupled CC, indexed by dense subflow id.
 #[derive(Clone, Debug)]
 pub struct Members<S> {
-    slots: Vec<Option<Member<S>>>,
+    slots: SubflowSlots<Member<S>>,
 }
 
 impl<S> Default for Members<S> {
     fn default() -> Self {
-        Members { slots: Vec::new() }
+        Members {
+            slots: SubflowSlots::new("coupled cc"),
+        }
     }
 }
 
 impl<S> Members<S> {
     pub fn get(&self, sf: SubflowId) -> &Member<S> {
-        self.slots
-            .get(sf.index())
-            .and_then(|s| s.as_ref())
-            .unwrap_or_else(|| panic!("coupled cc: subflow {sf} used before add_subflow"))
+        self.slots.get(sf)
     }
     pub fn get_mut(&mut self, sf: SubflowId) -> &mut Member<S> {
-        self.slots
-            .get_mut(sf.index())
-            .and_then(|s| s.as_mut())
-            .unwrap_or_else(|| panic!("coupled cc: subflow {sf} used before add_subflow"))
+        self.slots.get_mut(sf)
     }
     pub fn iter(&self) -> impl Iterator<Item = &Member<S>> {
-        self.slots.iter().flatten()
+        self.slots.iter().map(|(_, m)| m)
     }
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Member<S>> {
-        self.slots.iter_mut().flatten()
+        self.slots.iter_mut()
     }
     fn insert(&mut self, m: Member<S>) {
-        let i = m.id.index();
-        if self.slots.len() <= i {
-            self.slots.resize_with(i + 1, || None);
-        }
-        self.slots[i] = Some(m);
+        self.slots.insert(m.id, m);
     }
     fn remove(&mut self, sf: SubflowId) {
-        if let Some(slot) = self.slots.get_mut(sf.index()) {
-            *slot = None;
-        }
+        self.slots.remove(sf);
     }
 }
 
@@ -183,12 +184,7 @@ impl<A: CoupledAlgo> CongestionController for Coupled<A> {
         self.algo.name()
     }
     fn add_subflow(&mut self, sf: SubflowId, now: Instant, mss: u64) {
-        let init = SubflowInit {
-            id: sf,
-            now,
-            mss_bytes: mss,
-            seed: mix_seed(self.cfg.seed, sf.0 as u64 + 1),
-        };
+        let init = SubflowInit::new(self.cfg.seed, sf, now, mss);
         let state = self.algo.new_sub(&init);
         self.members.insert(Member {
             id: sf,
@@ -291,18 +287,54 @@ pub mod testkit {
         }
     }
 
-    /// Puts subflow `sf` of `cc` at `cwnd_pkts` in congestion avoidance: a loss from a
-    /// window of 2·cwnd gives ssthresh = cwnd, the recovery exit sets cwnd = ssthresh.
-    pub fn force_ca(
+    /// One subflow each of `cc` and of Reno, fed the same `n` ACKs (`acked(i)` bytes each,
+    /// SRTT 50 ms) with a loss after every `loss_every`-th ACK (inflight = `cc`'s window),
+    /// the recovery ending at once. Returns both windows (bytes) after every ACK: a coupled
+    /// CC with one subflow must reduce to Reno.
+    pub fn side_by_side_with_reno(
+        cc: &mut dyn CongestionController,
+        n: u64,
+        acked: impl Fn(u64) -> u64,
+        loss_every: u64,
+    ) -> Vec<(u64, u64)> {
+        let mut reno = crate::cc::reno::build(&CcConfig::default()).unwrap();
+        let views = [view(0, 10, 50)];
+        let id = SubflowId(0);
+        cc.add_subflow(id, Instant::ZERO, MSS);
+        reno.add_subflow(id, Instant::ZERO, MSS);
+        let mut out = Vec::new();
+        for i in 0..n {
+            let a = ack(i, acked(i), 50);
+            cc.on_ack(id, &a, &views);
+            reno.on_ack(id, &a, &views);
+            if i % loss_every == loss_every - 1 {
+                let loss = CongestionEvent::Loss {
+                    lost_bytes: MSS,
+                    largest_lost_sent_time: Instant::ZERO,
+                    inflight_bytes: cc.cwnd_bytes(id),
+                };
+                cc.on_congestion(id, Instant::ZERO, &loss, &views);
+                reno.on_congestion(id, Instant::ZERO, &loss, &views);
+                cc.on_recovery_exit(id, Instant::ZERO);
+                reno.on_recovery_exit(id, Instant::ZERO);
+            }
+            out.push((cc.cwnd_bytes(id), reno.cwnd_bytes(id)));
+        }
+        out
+    }
+
+    /// Grows subflow `sf` of `cc` by slow start to `top_pkts`, then a loss from that window
+    /// and the recovery exit: the window the CC's cut leaves, in congestion avoidance.
+    pub fn grow_then_lose(
         cc: &mut dyn CongestionController,
         sf: u8,
-        cwnd_pkts: u64,
+        top_pkts: u64,
         views: &[SubflowCcView],
     ) {
         let id = SubflowId(sf);
-        // Grow by slow start to 2·cwnd first.
-        while cc.cwnd_bytes(id) < 2 * cwnd_pkts * MSS {
-            let need = 2 * cwnd_pkts * MSS - cc.cwnd_bytes(id);
+        let top = top_pkts * MSS;
+        while cc.cwnd_bytes(id) < top {
+            let need = top - cc.cwnd_bytes(id);
             cc.on_ack(
                 id,
                 &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64),
@@ -312,10 +344,22 @@ pub mod testkit {
         let loss = CongestionEvent::Loss {
             lost_bytes: MSS,
             largest_lost_sent_time: Instant::ZERO,
-            inflight_bytes: 2 * cwnd_pkts * MSS,
+            inflight_bytes: top,
         };
         cc.on_congestion(id, Instant::ZERO, &loss, views);
         cc.on_recovery_exit(id, Instant::ZERO);
+    }
+
+    /// Puts subflow `sf` of `cc` at `cwnd_pkts` in congestion avoidance: a loss from a
+    /// window of 2·cwnd gives ssthresh = cwnd, the recovery exit sets cwnd = ssthresh.
+    pub fn force_ca(
+        cc: &mut dyn CongestionController,
+        sf: u8,
+        cwnd_pkts: u64,
+        views: &[SubflowCcView],
+    ) {
+        grow_then_lose(cc, sf, 2 * cwnd_pkts, views);
+        let id = SubflowId(sf);
         assert_eq!(
             cc.cwnd_bytes(id),
             cwnd_pkts * MSS,

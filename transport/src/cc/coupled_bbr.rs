@@ -21,7 +21,9 @@
 //!   uses eight (BBR's cycle length), which is also the only one whose mean is β_i.
 //!   Algorithm 1's "cycle_index > 2" is read 1-based (phases 3..8 are the α phases).
 //! * α phases end on wall-clock time, one RTprop each. BBR's "a gain below 1 ends as soon as
-//!   inflight ≤ BDP" would end them almost at once and break the mean of the cycle.
+//!   inflight ≤ BDP" would end them almost at once and break the mean of the cycle. The same
+//!   switch holds the 0.75 phase for one RTprop too (so the mean is exactly β); ending that
+//!   one BBR's way was tried and is no better against BBR flows (`docs/algorithms/coupled-bbr.md`).
 //! * The fallback rate "4 packets per RTT" uses RTprop as RTT.
 //! * cwnd is not discussed; BBR's 2·BDP cap is kept.
 //! * A subflow without a bandwidth sample yet is left out of Σ and max; with a single
@@ -36,8 +38,8 @@ use std::time::Duration;
 
 use super::bbr::{Bbr, BbrConfig, Mode, ProbeBwCycle};
 use super::{
-    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
-    SubflowCc, SubflowCcView, SubflowInit, mix_seed,
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, PerSubflowCc,
+    RegistryError, SubflowCc, SubflowCcView, SubflowInit, SubflowSlots, delegate_to_subflow_cc,
 };
 use crate::units::{Bandwidth, Instant, SubflowId};
 
@@ -174,47 +176,27 @@ struct Sub {
 /// subflow from every subflow's current BtlBw.
 pub struct CoupledBbr {
     cfg: CcConfig,
-    subs: Vec<Option<Sub>>,
+    subs: SubflowSlots<Sub>,
 }
 
 impl CoupledBbr {
     pub fn new(cfg: &CcConfig) -> CoupledBbr {
         CoupledBbr {
             cfg: cfg.clone(),
-            subs: Vec::new(),
+            subs: SubflowSlots::new("coupled-bbr"),
         }
-    }
-
-    fn sub(&self, sf: SubflowId) -> &Sub {
-        self.subs
-            .get(sf.index())
-            .and_then(|s| s.as_ref())
-            .unwrap_or_else(|| panic!("coupled-bbr: subflow {sf} used before add_subflow"))
-    }
-
-    fn sub_mut(&mut self, sf: SubflowId) -> &mut Sub {
-        self.subs
-            .get_mut(sf.index())
-            .and_then(|s| s.as_mut())
-            .unwrap_or_else(|| panic!("coupled-bbr: subflow {sf} used before add_subflow"))
     }
 
     /// β/α of subflow `sf` from every subflow's BtlBw (bytes/s; 0 = no sample yet).
     fn coupling_of(&self, sf: SubflowId) -> Coupling {
-        let ids: Vec<usize> = (0..self.subs.len())
-            .filter(|i| self.subs[*i].is_some())
-            .collect();
-        let bw: Vec<f64> = ids
+        let ids: Vec<SubflowId> = self.subs.iter().map(|(id, _)| id).collect();
+        let bw: Vec<f64> = self
+            .subs
             .iter()
-            .map(|i| {
-                self.subs[*i]
-                    .as_ref()
-                    .and_then(|s| s.bbr.bw_estimate())
-                    .map_or(0.0, |b| b.bytes_per_s())
-            })
+            .map(|(_, s)| s.bbr.bw_estimate().map_or(0.0, |b| b.bytes_per_s()))
             .collect();
         let all = coupling(&bw);
-        ids.iter().position(|i| *i == sf.index()).map_or(
+        ids.iter().position(|id| *id == sf).map_or(
             Coupling {
                 beta: 1.0,
                 alpha: 1.0,
@@ -224,77 +206,45 @@ impl CoupledBbr {
     }
 }
 
+impl PerSubflowCc for CoupledBbr {
+    type Cc = Bbr;
+    fn subflow_cc(&self, sf: SubflowId) -> &Bbr {
+        &self.subs.get(sf).bbr
+    }
+    fn subflow_cc_mut(&mut self, sf: SubflowId) -> &mut Bbr {
+        &mut self.subs.get_mut(sf).bbr
+    }
+}
+
 impl CongestionController for CoupledBbr {
     fn name(&self) -> &'static str {
         "coupled-bbr"
     }
     fn add_subflow(&mut self, sf: SubflowId, now: Instant, mss: u64) {
-        let init = SubflowInit {
-            id: sf,
-            now,
-            mss_bytes: mss,
-            seed: mix_seed(self.cfg.seed, sf.0 as u64 + 1),
-        };
-        if self.subs.len() <= sf.index() {
-            self.subs.resize_with(sf.index() + 1, || None);
-        }
-        self.subs[sf.index()] = Some(Sub {
+        let init = SubflowInit::new(self.cfg.seed, sf, now, mss);
+        let sub = Sub {
             bbr: Bbr::from_config(&self.cfg, &init),
             coupling: Coupling {
                 beta: 1.0,
                 alpha: 1.0,
             },
-        });
+        };
+        self.subs.insert(sf, sub);
     }
     fn remove_subflow(&mut self, sf: SubflowId) {
-        if let Some(slot) = self.subs.get_mut(sf.index()) {
-            *slot = None;
-        }
-    }
-    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
-        self.sub_mut(sf).bbr.on_sent(now, bytes, inflight_bytes)
+        self.subs.remove(sf);
     }
     fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, _views: &[SubflowCcView]) {
-        self.sub_mut(sf).bbr.on_ack(ack);
-        if self.sub(sf).bbr.round_start() {
+        self.subs.get_mut(sf).bbr.on_ack(ack);
+        if self.subs.get(sf).bbr.round_start() {
             let c = self.coupling_of(sf);
-            let s = self.sub_mut(sf);
+            let s = self.subs.get_mut(sf);
             s.coupling = c;
             s.bbr.set_probe_bw_cycle(probe_bw_cycle(c));
         }
     }
-    fn on_congestion(
-        &mut self,
-        sf: SubflowId,
-        now: Instant,
-        ev: &CongestionEvent,
-        _views: &[SubflowCcView],
-    ) {
-        self.sub_mut(sf).bbr.on_congestion(now, ev)
-    }
-    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
-        self.sub_mut(sf).bbr.on_recovery_exit(now)
-    }
-    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
-        self.sub_mut(sf).bbr.on_idle_restart(now)
-    }
-    fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
-        self.sub(sf).bbr.cwnd_bytes()
-    }
-    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
-        self.sub(sf).bbr.pacing_rate()
-    }
-    fn phase(&self, sf: SubflowId) -> CcPhase {
-        self.sub(sf).bbr.phase()
-    }
-    fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
-        self.sub(sf).bbr.bw_estimate()
-    }
-    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
-        self.sub(sf).bbr.ssthresh_bytes()
-    }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
-        let s = self.sub(sf);
+        let s = self.subs.get(sf);
         let mut snap = s.bbr.snapshot();
         snap.extra.push(("coupled_beta", s.coupling.beta));
         snap.extra.push(("coupled_alpha", s.coupling.alpha));
@@ -309,6 +259,7 @@ impl CongestionController for CoupledBbr {
             .push(("coupled_fallback", if fallback { 1.0 } else { 0.0 }));
         snap
     }
+    delegate_to_subflow_cc!();
 }
 
 #[cfg(test)]

@@ -390,7 +390,7 @@ impl WindowRule for CubicRule {
     /// `tcp_cong_avoid_ai`.
     fn increase(&mut self, w: &WindowView, ack: &AckEvent, acked_bytes: u64) -> Increase {
         let cwnd = (w.cwnd_bytes / w.mss_bytes).max(1);
-        self.update(cwnd, acked_bytes as f64 / w.mss_bytes as f64, ack.now);
+        self.update(cwnd, w.pkts(acked_bytes), ack.now);
         Increase::PerAcked(self.cnt as f64)
     }
 

@@ -29,6 +29,20 @@ pub struct WindowRtt {
     pub rtt_s: f64,
 }
 
+/// The worked example of `docs/algorithms/hmptcp.md`: W = (20, 10) packets, τ = (50, 100) ms
+/// (unit tests of EMPTCP and H-MPTCP).
+#[cfg(test)]
+pub(crate) const EXAMPLE_W_20_10_TAU_50_100: [WindowRtt; 2] = [
+    WindowRtt {
+        w_pkts: 20.0,
+        rtt_s: 0.05,
+    },
+    WindowRtt {
+        w_pkts: 10.0,
+        rtt_s: 0.1,
+    },
+];
+
 /// Σ_j W_j/τ_j over subflows with a positive RTT, packets per second.
 pub fn total_rate_pkts_per_s(all: &[WindowRtt]) -> f64 {
     all.iter()
@@ -67,16 +81,7 @@ mod tests {
 
     #[test]
     fn example_w_20_10_tau_50_100() {
-        let all = [
-            WindowRtt {
-                w_pkts: 20.0,
-                rtt_s: 0.05,
-            },
-            WindowRtt {
-                w_pkts: 10.0,
-                rtt_s: 0.1,
-            },
-        ];
+        let all = EXAMPLE_W_20_10_TAU_50_100;
         assert!(close(increase_per_rtt(all[0], &all), 0.8));
         assert!(close(increase_per_rtt(all[1], &all), 0.2));
     }

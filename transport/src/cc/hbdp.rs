@@ -233,7 +233,9 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::coupled::{Coupled, CoupledAlgo, Members, is_member, member_windows, view_of};
-use super::window::{Increase, MIN_SSTHRESH_PKTS, Reduction, WindowRule, WindowView};
+use super::window::{
+    Increase, MIN_SSTHRESH_PKTS, Reduction, WindowRule, WindowView, per_rtt_increase,
+};
 use super::{
     AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
     SubflowInit,
@@ -341,8 +343,7 @@ struct HbdpRule {
 
 impl WindowRule for HbdpRule {
     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
-        let acked_pkts = acked_bytes as f64 / w.mss_bytes as f64;
-        Increase::Packets(self.per_rtt * acked_pkts / w.cwnd_pkts().max(1.0))
+        per_rtt_increase(self.per_rtt, w, acked_bytes)
     }
     fn ssthresh(&mut self, w: &WindowView, _cause: Reduction) -> u64 {
         let cut = ((1.0 - self.beta) * w.cwnd_bytes as f64) as u64;
@@ -631,30 +632,15 @@ mod math_tests {
         assert_eq!(threshold_scale(Some(0.5), &p), 0.5);
     }
 
-    use crate::cc::coupled::testkit::{MSS, ack, view};
+    use crate::cc::coupled::testkit::{MSS, ack, grow_then_lose, view};
     use crate::cc::{CcConfig, CongestionEvent};
     use crate::units::{Instant, SubflowId};
 
     /// Slow start to ⌈w/0.8⌉ packets, then a loss: HBDP's 0.8 cut leaves about w packets in
     /// congestion avoidance.
     fn force_ca(cc: &mut dyn CongestionController, sf: u8, w: u64, views: &[SubflowCcView]) {
+        grow_then_lose(cc, sf, (w * 5).div_ceil(4), views);
         let id = SubflowId(sf);
-        let top = (w * 5).div_ceil(4) * MSS;
-        while cc.cwnd_bytes(id) < top {
-            let need = top - cc.cwnd_bytes(id);
-            cc.on_ack(
-                id,
-                &ack(0, need.min(64 * MSS), views[0].srtt.as_millis() as u64),
-                views,
-            );
-        }
-        let loss = CongestionEvent::Loss {
-            lost_bytes: MSS,
-            largest_lost_sent_time: Instant::ZERO,
-            inflight_bytes: top,
-        };
-        cc.on_congestion(id, Instant::ZERO, &loss, views);
-        cc.on_recovery_exit(id, Instant::ZERO);
         assert!(
             (cc.cwnd_bytes(id) / MSS).abs_diff(w) <= 1,
             "{}",

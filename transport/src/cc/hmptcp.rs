@@ -23,12 +23,12 @@
 
 use super::coupled::{is_member, view_of};
 use super::emptcp::{self, WindowRtt};
-use super::reno::RenoRule;
-use super::window::{Increase, Window, WindowConfig, WindowRule, WindowView};
+use super::reno::{Reno, RenoRule};
+use super::window::{Increase, WindowConfig, WindowRule, WindowView, per_rtt_increase};
 use super::wmptcp::{self, PathWeights};
 use super::{
-    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, RegistryError,
-    SubflowCcView,
+    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, PerSubflowCc,
+    RegistryError, SubflowCc, SubflowCcView, SubflowSlots, delegate_to_subflow_cc,
 };
 use crate::units::{Bandwidth, Instant, SubflowId};
 
@@ -85,10 +85,11 @@ impl Family {
     }
 }
 
-/// Per-subflow state: the base window machine, the path name and what the last
-/// congestion-avoidance ACK used (for the stats).
+/// Per-subflow state: the base window machine with Reno's rule (slow start, the halving,
+/// RTO and idle restart), the path name and what the last congestion-avoidance ACK used (for
+/// the stats).
 struct Sub {
-    window: Window,
+    reno: Reno,
     name: Option<String>,
     last_dw_per_rtt: f64,
     last_half: Half,
@@ -103,7 +104,7 @@ pub struct WeightedFamily {
     family: Family,
     weights: PathWeights,
     window_cfg: WindowConfig,
-    subs: Vec<Option<Sub>>,
+    subs: SubflowSlots<Sub>,
 }
 
 /// The congestion-avoidance rule for one ACK: `dw_per_rtt` packets per window of ACKs.
@@ -113,8 +114,7 @@ struct PerRttRule {
 
 impl WindowRule for PerRttRule {
     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
-        let acked_pkts = acked_bytes as f64 / w.mss_bytes as f64;
-        Increase::Packets(self.dw_per_rtt * acked_pkts / w.cwnd_pkts().max(1.0))
+        per_rtt_increase(self.dw_per_rtt, w, acked_bytes)
     }
 }
 
@@ -125,44 +125,23 @@ impl WeightedFamily {
             family,
             weights: PathWeights::from_cc_config(cfg)?,
             window_cfg: WindowConfig::from_cc_config(cfg, cfg.mss_bytes)?,
-            subs: Vec::new(),
+            subs: SubflowSlots::new(family.name()),
         })
-    }
-
-    fn sub(&self, sf: SubflowId) -> &Sub {
-        self.subs
-            .get(sf.index())
-            .and_then(|s| s.as_ref())
-            .unwrap_or_else(|| {
-                panic!(
-                    "{}: subflow {sf} used before add_subflow",
-                    self.family.name()
-                )
-            })
-    }
-
-    fn sub_mut(&mut self, sf: SubflowId) -> &mut Sub {
-        let name = self.family.name();
-        self.subs
-            .get_mut(sf.index())
-            .and_then(|s| s.as_mut())
-            .unwrap_or_else(|| panic!("{name}: subflow {sf} used before add_subflow"))
     }
 
     /// (W packets, τ seconds) of every member (established, with an RTT sample).
     fn members(&self, views: &[SubflowCcView]) -> Vec<(SubflowId, WindowRtt)> {
         self.subs
             .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (SubflowId(i as u8), s)))
             .filter(|(id, _)| is_member(views, *id))
             .map(|(id, s)| {
-                let mss = s.window.config().mss_bytes as f64;
+                let window = &s.reno.window;
+                let mss = window.config().mss_bytes as f64;
                 let rtt = view_of(views, id).map_or(0.0, |v| v.srtt.as_secs_f64());
                 (
                     id,
                     WindowRtt {
-                        w_pkts: s.window.cwnd_bytes() as f64 / mss,
+                        w_pkts: window.cwnd_bytes() as f64 / mss,
                         rtt_s: rtt,
                     },
                 )
@@ -176,7 +155,7 @@ impl WeightedFamily {
         let all: Vec<WindowRtt> = members.iter().map(|m| m.1).collect();
         let weight = self
             .weights
-            .weight(self.sub(sf).name.as_deref(), members.len().max(1));
+            .weight(self.subs.get(sf).name.as_deref(), members.len().max(1));
         let Some(own) = members.iter().find(|m| m.0 == sf).map(|m| m.1) else {
             // Not a member yet (no RTT sample): Reno, as with one subflow.
             return (1.0, Half::Emptcp, weight);
@@ -190,87 +169,59 @@ impl WeightedFamily {
     }
 }
 
+impl PerSubflowCc for WeightedFamily {
+    type Cc = Reno;
+    fn subflow_cc(&self, sf: SubflowId) -> &Reno {
+        &self.subs.get(sf).reno
+    }
+    fn subflow_cc_mut(&mut self, sf: SubflowId) -> &mut Reno {
+        &mut self.subs.get_mut(sf).reno
+    }
+}
+
 impl CongestionController for WeightedFamily {
     fn name(&self) -> &'static str {
         self.family.name()
     }
     fn add_subflow(&mut self, sf: SubflowId, _now: Instant, mss: u64) {
-        if self.subs.len() <= sf.index() {
-            self.subs.resize_with(sf.index() + 1, || None);
-        }
-        self.subs[sf.index()] = Some(Sub {
-            window: Window::new(WindowConfig {
-                mss_bytes: mss,
-                ..self.window_cfg
-            }),
+        let window_cfg = WindowConfig {
+            mss_bytes: mss,
+            ..self.window_cfg
+        };
+        let sub = Sub {
+            reno: Reno::new(window_cfg, RenoRule),
             name: None,
             last_dw_per_rtt: 1.0,
             last_half: Half::Emptcp,
             last_weight: 1.0,
-        });
+        };
+        self.subs.insert(sf, sub);
     }
     fn set_subflow_name(&mut self, sf: SubflowId, name: &str) {
-        if let Some(Some(s)) = self.subs.get_mut(sf.index()) {
+        if let Some(s) = self.subs.find_mut(sf) {
             s.name = Some(name.to_string());
         }
     }
     fn remove_subflow(&mut self, sf: SubflowId) {
-        if let Some(slot) = self.subs.get_mut(sf.index()) {
-            *slot = None;
-        }
-    }
-    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
-        self.sub_mut(sf)
-            .window
-            .on_sent(now, bytes, inflight_bytes, &mut RenoRule);
+        self.subs.remove(sf);
     }
     fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
         let (dw, half, weight) = self.increase_for(sf, views);
-        let s = self.sub_mut(sf);
+        let s = self.subs.get_mut(sf);
         s.last_weight = weight;
-        let before = s.window.cwnd_bytes();
-        let in_ca = !s.window.in_slow_start();
-        s.window.on_ack(ack, &mut PerRttRule { dw_per_rtt: dw });
-        if in_ca && s.window.cwnd_bytes() >= before {
+        let before = s.reno.window.cwnd_bytes();
+        let in_ca = !s.reno.window.in_slow_start();
+        s.reno
+            .window
+            .on_ack(ack, &mut PerRttRule { dw_per_rtt: dw });
+        if in_ca && s.reno.window.cwnd_bytes() >= before {
             s.last_dw_per_rtt = dw;
             s.last_half = half;
         }
     }
-    fn on_congestion(
-        &mut self,
-        sf: SubflowId,
-        now: Instant,
-        ev: &CongestionEvent,
-        _views: &[SubflowCcView],
-    ) {
-        self.sub_mut(sf)
-            .window
-            .on_congestion(now, ev, &mut RenoRule);
-    }
-    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
-        self.sub_mut(sf).window.on_recovery_exit(now, &mut RenoRule);
-    }
-    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
-        self.sub_mut(sf).window.on_idle_restart(now, &mut RenoRule);
-    }
-    fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
-        self.sub(sf).window.cwnd_bytes()
-    }
-    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
-        self.sub(sf).window.pacing_rate()
-    }
-    fn phase(&self, sf: SubflowId) -> CcPhase {
-        self.sub(sf).window.phase()
-    }
-    fn bw_estimate(&self, _sf: SubflowId) -> Option<Bandwidth> {
-        None
-    }
-    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
-        self.sub(sf).window.ssthresh_bytes()
-    }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
-        let s = self.sub(sf);
-        let mut snap = s.window.snapshot(&RenoRule);
+        let s = self.subs.get(sf);
+        let mut snap = s.reno.snapshot();
         snap.extra.push(("dw_per_rtt_pkts", s.last_dw_per_rtt));
         snap.extra.push(("weight", s.last_weight));
         if self.family == Family::Hybrid {
@@ -279,12 +230,13 @@ impl CongestionController for WeightedFamily {
         }
         snap
     }
+    delegate_to_subflow_cc!();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::coupled::testkit::{MSS, ack, force_ca, view};
+    use crate::cc::coupled::testkit::{MSS, ack, force_ca, side_by_side_with_reno, view};
 
     /// Acks `n` single packets on subflow `sf`; returns the cwnd (packets) after each.
     fn ack_n(
@@ -391,49 +343,21 @@ mod tests {
     #[test]
     fn one_subflow_is_reno_for_all_three() {
         for name in ["emptcp", "wmptcp", "hmptcp"] {
-            let cfg = CcConfig::default();
-            let mut cc = crate::cc::build(name, &cfg).unwrap();
-            let mut reno = crate::cc::reno::build(&cfg).unwrap();
-            let views = [view(0, 10, 50)];
-            let id = SubflowId(0);
-            cc.add_subflow(id, Instant::ZERO, MSS);
-            reno.add_subflow(id, Instant::ZERO, MSS);
-            for i in 0..3000u64 {
-                let a = ack(i, MSS * (1 + i % 3), 50);
-                cc.on_ack(id, &a, &views);
-                reno.on_ack(id, &a, &views);
-                if i % 700 == 699 {
-                    let loss = CongestionEvent::Loss {
-                        lost_bytes: MSS,
-                        largest_lost_sent_time: Instant::ZERO,
-                        inflight_bytes: cc.cwnd_bytes(id),
-                    };
-                    cc.on_congestion(id, Instant::ZERO, &loss, &views);
-                    reno.on_congestion(id, Instant::ZERO, &loss, &views);
-                    cc.on_recovery_exit(id, Instant::ZERO);
-                    reno.on_recovery_exit(id, Instant::ZERO);
-                }
+            let mut cc = crate::cc::build(name, &CcConfig::default()).unwrap();
+            let windows = side_by_side_with_reno(cc.as_mut(), 3000, |i| MSS * (1 + i % 3), 700);
+            for (i, (a, b)) in windows.iter().enumerate() {
                 // Reno counts whole windows of bytes, the family adds fractions: equal to
                 // within one packet.
-                let (a, b) = (cc.cwnd_bytes(id) / MSS, reno.cwnd_bytes(id) / MSS);
+                let (a, b) = (a / MSS, b / MSS);
                 assert!(a.abs_diff(b) <= 1, "{name} ack {i}: {a} vs {b}");
             }
-            assert!(cc.cwnd_bytes(id) > 20 * MSS);
+            assert!(windows.last().unwrap().0 > 20 * MSS);
         }
     }
 
     #[test]
     fn example_w_20_10_tau_50_100() {
-        let all = [
-            WindowRtt {
-                w_pkts: 20.0,
-                rtt_s: 0.05,
-            },
-            WindowRtt {
-                w_pkts: 10.0,
-                rtt_s: 0.1,
-            },
-        ];
+        let all = emptcp::EXAMPLE_W_20_10_TAU_50_100;
         let (d0, h0) = increase_per_rtt(all[0], &all, 0.5);
         let (d1, h1) = increase_per_rtt(all[1], &all, 0.5);
         assert!((d0 - 0.8).abs() < 1e-9 && h0 == Half::Emptcp);

@@ -42,13 +42,9 @@
 
 use std::time::Duration;
 
-use super::coupled::{Coupled, CoupledAlgo, Members, WindowRtt, established_count, member_windows};
+use super::coupled::prelude::*;
+use super::coupled::{WindowRtt, established_count, member_windows};
 use super::window::{Increase, LossState, WindowRule, WindowView};
-use super::{
-    AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
-    SubflowInit,
-};
-use crate::units::{Instant, SubflowId};
 
 /// RFC 6356 α from (w_i in packets, r_i in seconds). 1 with fewer than one member.
 pub fn alpha(w: &[f64], r: &[f64]) -> f64 {
@@ -184,7 +180,7 @@ impl WindowRule for LiaRule {
                 Increase::PerAcked(per as f64)
             }
             LiaForm::Rfc => {
-                let acked_pkts = acked_bytes as f64 / w.mss_bytes as f64;
+                let acked_pkts = w.pkts(acked_bytes);
                 Increase::Packets(
                     acked_pkts * increase_per_packet(self.alpha, self.w_tot_pkts, w.cwnd_pkts()),
                 )
@@ -291,7 +287,7 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::coupled::testkit::{MSS, ack, force_ca, view};
+    use crate::cc::coupled::testkit::{MSS, ack, force_ca, side_by_side_with_reno, view};
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
@@ -327,43 +323,30 @@ mod tests {
     #[test]
     fn one_subflow_is_reno() {
         // Same ACK sequence to LIA with one subflow and to Reno: identical windows.
-        let cfg = CcConfig::default();
-        let mut lia = build(&cfg).unwrap();
-        let mut reno = crate::cc::reno::build(&cfg).unwrap();
-        let views = [view(0, 10, 50)];
-        lia.add_subflow(SubflowId(0), Instant::ZERO, MSS);
-        reno.add_subflow(SubflowId(0), Instant::ZERO, MSS);
-        let id = SubflowId(0);
-        for i in 0..3000u64 {
-            let a = ack(i, MSS * (1 + i % 3), 50);
-            lia.on_ack(id, &a, &views);
-            reno.on_ack(id, &a, &views);
-            if i % 700 == 699 {
-                let loss = CongestionEvent::Loss {
-                    lost_bytes: MSS,
-                    largest_lost_sent_time: Instant::ZERO,
-                    inflight_bytes: lia.cwnd_bytes(id),
-                };
-                lia.on_congestion(id, Instant::ZERO, &loss, &views);
-                reno.on_congestion(id, Instant::ZERO, &loss, &views);
-                lia.on_recovery_exit(id, Instant::ZERO);
-                reno.on_recovery_exit(id, Instant::ZERO);
-            }
-            assert_eq!(lia.cwnd_bytes(id), reno.cwnd_bytes(id), "ack {i}");
+        let mut lia = build(&CcConfig::default()).unwrap();
+        let windows = side_by_side_with_reno(lia.as_mut(), 3000, |i| MSS * (1 + i % 3), 700);
+        for (i, (l, r)) in windows.iter().enumerate() {
+            assert_eq!(l, r, "ack {i}");
         }
-        assert!(lia.cwnd_bytes(id) > 20 * MSS);
+        assert!(windows.last().unwrap().0 > 20 * MSS);
     }
 
-    #[test]
-    fn two_subflows_grow_at_the_coupled_rate() {
-        // w = (10, 20), r = (10, 100) ms in CA: subflow 0 gains +1 after 14 packets.
-        let cfg = CcConfig::default();
+    /// LIA built from `cfg` with the worked example's two subflows in congestion avoidance:
+    /// w = (10, 20) packets, r = (10, 100) ms.
+    fn worked_example_in_ca(cfg: CcConfig) -> (Box<dyn CongestionController>, [SubflowCcView; 2]) {
         let mut lia = build(&cfg).unwrap();
         lia.add_subflow(SubflowId(0), Instant::ZERO, MSS);
         lia.add_subflow(SubflowId(1), Instant::ZERO, MSS);
         let views = [view(0, 10, 10), view(1, 20, 100)];
         force_ca(lia.as_mut(), 0, 10, &views);
         force_ca(lia.as_mut(), 1, 20, &views);
+        (lia, views)
+    }
+
+    #[test]
+    fn two_subflows_grow_at_the_coupled_rate() {
+        // w = (10, 20), r = (10, 100) ms in CA: subflow 0 gains +1 after 14 packets.
+        let (mut lia, views) = worked_example_in_ca(CcConfig::default());
         let id = SubflowId(0);
         // First CA ACK recomputes α_k (forced by the recovery exit).
         for i in 0..13 {
@@ -382,12 +365,7 @@ mod tests {
     fn rfc_form_grows_subflow_0_by_0_0694_per_packet() {
         let mut cfg = CcConfig::default();
         cfg.options.insert("form".into(), "rfc".into());
-        let mut lia = build(&cfg).unwrap();
-        lia.add_subflow(SubflowId(0), Instant::ZERO, MSS);
-        lia.add_subflow(SubflowId(1), Instant::ZERO, MSS);
-        let views = [view(0, 10, 10), view(1, 20, 100)];
-        force_ca(lia.as_mut(), 0, 10, &views);
-        force_ca(lia.as_mut(), 1, 20, &views);
+        let (mut lia, views) = worked_example_in_ca(cfg);
         // 1/0.0694 = 14.4 packets per +1.
         for i in 0..14 {
             lia.on_ack(SubflowId(0), &ack(i, MSS, 10), &views);

@@ -37,6 +37,11 @@
 //! # Adding an algorithm
 //! One file `cc/<name>.rs` with a `Config` + `Default`, a model comment, and one line in
 //! [`REGISTRY`]. Names are unique (checked by a test and at lookup).
+//!
+//! Shared pieces: per-subflow state lives in a [`SubflowSlots`]; a controller whose subflows
+//! each hold a [`SubflowCc`] and that couples only some hooks (Coupled BBR, the EMPTCP
+//! family) implements [`PerSubflowCc`] and gets the other hooks from
+//! `delegate_to_subflow_cc!()`; coupled window CCs build on `coupled.rs`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -394,39 +399,15 @@ pub struct SubflowInit {
     pub seed: u64,
 }
 
-/// Builds the per-subflow state of an uncoupled algorithm.
-pub type SubflowFactory<T> = fn(&CcConfig, &SubflowInit) -> T;
-
-/// Wraps an uncoupled per-subflow algorithm as a [`CongestionController`]: one independent
-/// instance per subflow, `views` ignored.
-pub struct Uncoupled<T: SubflowCc> {
-    name: &'static str,
-    cfg: CcConfig,
-    make: SubflowFactory<T>,
-    subflows: Vec<Option<T>>,
-}
-
-impl<T: SubflowCc> Uncoupled<T> {
-    pub fn new(name: &'static str, cfg: &CcConfig, make: SubflowFactory<T>) -> Self {
-        Uncoupled {
-            name,
-            cfg: cfg.clone(),
-            make,
-            subflows: Vec::new(),
+impl SubflowInit {
+    /// The init of subflow `sf` of a controller whose run seed is `run_seed`.
+    pub fn new(run_seed: u64, sf: SubflowId, now: Instant, mss_bytes: u64) -> SubflowInit {
+        SubflowInit {
+            id: sf,
+            now,
+            mss_bytes,
+            seed: mix_seed(run_seed, sf.0 as u64 + 1),
         }
-    }
-    fn get(&self, sf: SubflowId) -> &T {
-        self.subflows
-            .get(sf.index())
-            .and_then(|s| s.as_ref())
-            .unwrap_or_else(|| panic!("{}: subflow {sf} used before add_subflow", self.name))
-    }
-    fn get_mut(&mut self, sf: SubflowId) -> &mut T {
-        let name = self.name;
-        self.subflows
-            .get_mut(sf.index())
-            .and_then(|s| s.as_mut())
-            .unwrap_or_else(|| panic!("{name}: subflow {sf} used before add_subflow"))
     }
 }
 
@@ -439,66 +420,168 @@ pub fn mix_seed(seed: u64, salt: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Per-subflow state of one controller, indexed by the dense subflow id. Using a subflow
+/// before `add_subflow` (or after `remove_subflow`) is a bug in the core: it panics naming
+/// the controller (`owner`).
+#[derive(Clone, Debug)]
+pub struct SubflowSlots<T> {
+    owner: &'static str,
+    slots: Vec<Option<T>>,
+}
+
+impl<T> SubflowSlots<T> {
+    pub fn new(owner: &'static str) -> Self {
+        SubflowSlots {
+            owner,
+            slots: Vec::new(),
+        }
+    }
+    pub fn get(&self, sf: SubflowId) -> &T {
+        self.slots
+            .get(sf.index())
+            .and_then(|s| s.as_ref())
+            .unwrap_or_else(|| panic!("{}: subflow {sf} used before add_subflow", self.owner))
+    }
+    pub fn get_mut(&mut self, sf: SubflowId) -> &mut T {
+        let owner = self.owner;
+        self.slots
+            .get_mut(sf.index())
+            .and_then(|s| s.as_mut())
+            .unwrap_or_else(|| panic!("{owner}: subflow {sf} used before add_subflow"))
+    }
+    /// The state of `sf` if it was added and not removed.
+    pub fn find_mut(&mut self, sf: SubflowId) -> Option<&mut T> {
+        self.slots.get_mut(sf.index()).and_then(|s| s.as_mut())
+    }
+    /// Adds (or replaces) the state of `sf`.
+    pub fn insert(&mut self, sf: SubflowId, state: T) {
+        if self.slots.len() <= sf.index() {
+            self.slots.resize_with(sf.index() + 1, || None);
+        }
+        self.slots[sf.index()] = Some(state);
+    }
+    pub fn remove(&mut self, sf: SubflowId) {
+        if let Some(slot) = self.slots.get_mut(sf.index()) {
+            *slot = None;
+        }
+    }
+    /// Every present subflow with its id, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (SubflowId, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (SubflowId(i as u8), s)))
+    }
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut().flatten()
+    }
+}
+
+/// A controller whose per-subflow state is (or contains) a [`SubflowCc`] that handles
+/// every hook but the ones the controller couples: [`delegate_to_subflow_cc!`] writes the
+/// pass-through methods.
+pub trait PerSubflowCc {
+    type Cc: SubflowCc;
+    fn subflow_cc(&self, sf: SubflowId) -> &Self::Cc;
+    fn subflow_cc_mut(&mut self, sf: SubflowId) -> &mut Self::Cc;
+}
+
+/// Inside `impl CongestionController for X` where `X: PerSubflowCc`: the hooks `on_sent`,
+/// `on_congestion`, `on_recovery_exit`, `on_idle_restart` and the getters `cwnd_bytes`,
+/// `pacing_rate`, `phase`, `bw_estimate`, `ssthresh_bytes`, each passed to the subflow's
+/// [`SubflowCc`] (`views` unused). The controller writes `name`, `add_subflow`,
+/// `remove_subflow`, `on_ack` and `snapshot` itself.
+macro_rules! delegate_to_subflow_cc {
+    () => {
+        fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
+            $crate::cc::PerSubflowCc::subflow_cc_mut(self, sf).on_sent(now, bytes, inflight_bytes)
+        }
+        fn on_congestion(
+            &mut self,
+            sf: SubflowId,
+            now: Instant,
+            ev: &CongestionEvent,
+            _: &[SubflowCcView],
+        ) {
+            $crate::cc::PerSubflowCc::subflow_cc_mut(self, sf).on_congestion(now, ev)
+        }
+        fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
+            $crate::cc::PerSubflowCc::subflow_cc_mut(self, sf).on_recovery_exit(now)
+        }
+        fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
+            $crate::cc::PerSubflowCc::subflow_cc_mut(self, sf).on_idle_restart(now)
+        }
+        fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
+            $crate::cc::PerSubflowCc::subflow_cc(self, sf).cwnd_bytes()
+        }
+        fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
+            $crate::cc::PerSubflowCc::subflow_cc(self, sf).pacing_rate()
+        }
+        fn phase(&self, sf: SubflowId) -> CcPhase {
+            $crate::cc::PerSubflowCc::subflow_cc(self, sf).phase()
+        }
+        fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
+            $crate::cc::PerSubflowCc::subflow_cc(self, sf).bw_estimate()
+        }
+        fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
+            $crate::cc::PerSubflowCc::subflow_cc(self, sf).ssthresh_bytes()
+        }
+    };
+}
+pub(crate) use delegate_to_subflow_cc;
+
+/// Builds the per-subflow state of an uncoupled algorithm.
+pub type SubflowFactory<T> = fn(&CcConfig, &SubflowInit) -> T;
+
+/// Wraps an uncoupled per-subflow algorithm as a [`CongestionController`]: one independent
+/// instance per subflow, `views` ignored.
+pub struct Uncoupled<T: SubflowCc> {
+    name: &'static str,
+    cfg: CcConfig,
+    make: SubflowFactory<T>,
+    subflows: SubflowSlots<T>,
+}
+
+impl<T: SubflowCc> Uncoupled<T> {
+    pub fn new(name: &'static str, cfg: &CcConfig, make: SubflowFactory<T>) -> Self {
+        Uncoupled {
+            name,
+            cfg: cfg.clone(),
+            make,
+            subflows: SubflowSlots::new(name),
+        }
+    }
+}
+
+impl<T: SubflowCc> PerSubflowCc for Uncoupled<T> {
+    type Cc = T;
+    fn subflow_cc(&self, sf: SubflowId) -> &T {
+        self.subflows.get(sf)
+    }
+    fn subflow_cc_mut(&mut self, sf: SubflowId) -> &mut T {
+        self.subflows.get_mut(sf)
+    }
+}
+
 impl<T: SubflowCc> CongestionController for Uncoupled<T> {
     fn name(&self) -> &'static str {
         self.name
     }
     fn add_subflow(&mut self, sf: SubflowId, now: Instant, mss: u64) {
-        let init = SubflowInit {
-            id: sf,
-            now,
-            mss_bytes: mss,
-            seed: mix_seed(self.cfg.seed, sf.0 as u64 + 1),
-        };
-        if self.subflows.len() <= sf.index() {
-            self.subflows.resize_with(sf.index() + 1, || None);
-        }
-        self.subflows[sf.index()] = Some((self.make)(&self.cfg, &init));
+        let init = SubflowInit::new(self.cfg.seed, sf, now, mss);
+        let state = (self.make)(&self.cfg, &init);
+        self.subflows.insert(sf, state);
     }
     fn remove_subflow(&mut self, sf: SubflowId) {
-        if let Some(slot) = self.subflows.get_mut(sf.index()) {
-            *slot = None;
-        }
-    }
-    fn on_sent(&mut self, sf: SubflowId, now: Instant, bytes: u64, inflight_bytes: u64) {
-        self.get_mut(sf).on_sent(now, bytes, inflight_bytes)
+        self.subflows.remove(sf);
     }
     fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, _views: &[SubflowCcView]) {
-        self.get_mut(sf).on_ack(ack)
-    }
-    fn on_congestion(
-        &mut self,
-        sf: SubflowId,
-        now: Instant,
-        ev: &CongestionEvent,
-        _views: &[SubflowCcView],
-    ) {
-        self.get_mut(sf).on_congestion(now, ev)
-    }
-    fn on_recovery_exit(&mut self, sf: SubflowId, now: Instant) {
-        self.get_mut(sf).on_recovery_exit(now)
-    }
-    fn on_idle_restart(&mut self, sf: SubflowId, now: Instant) {
-        self.get_mut(sf).on_idle_restart(now)
-    }
-    fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
-        self.get(sf).cwnd_bytes()
-    }
-    fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
-        self.get(sf).pacing_rate()
-    }
-    fn phase(&self, sf: SubflowId) -> CcPhase {
-        self.get(sf).phase()
-    }
-    fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth> {
-        self.get(sf).bw_estimate()
-    }
-    fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
-        self.get(sf).ssthresh_bytes()
+        self.subflows.get_mut(sf).on_ack(ack)
     }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
-        self.get(sf).snapshot()
+        self.subflows.get(sf).snapshot()
     }
+    delegate_to_subflow_cc!();
 }
 
 /// One registry line: a name, a one-line description for `--list`, and a constructor.

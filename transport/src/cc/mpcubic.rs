@@ -33,13 +33,9 @@
 
 use std::time::Duration;
 
-use super::coupled::{Coupled, CoupledAlgo, Members, member_windows};
+use super::coupled::member_windows;
+use super::coupled::prelude::*;
 use super::window::{Increase, Reduction, WindowRule, WindowView};
-use super::{
-    AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
-    SubflowInit,
-};
-use crate::units::{Instant, SubflowId};
 
 /// C in packets/s³ (CUBIC).
 pub const MPCUBIC_C: f64 = 0.4;
@@ -144,7 +140,7 @@ impl WindowRule for MpCubicRule<'_> {
                 w_est_pkts: cwnd,
             }
         });
-        let acked = acked_bytes as f64 / w.mss_bytes as f64;
+        let acked = w.pkts(acked_bytes);
         let t = (ack.now - e.start).as_secs_f64();
         let alpha = if e.w_est_pkts >= s.cwnd_prior_pkts {
             1.0

@@ -31,14 +31,10 @@
 //! `olia_interloss_bytes`, `olia_counter` (2⁻¹⁰ packets). Documentation:
 //! `docs/algorithms/olia.md`.
 
-use super::coupled::{Coupled, CoupledAlgo, Members, established_count, is_member, view_of};
+use super::coupled::prelude::*;
+use super::coupled::{established_count, is_member, view_of};
 use super::reno::RenoRule;
 use super::window::{Increase, LossState, Window, WindowRule, WindowView};
-use super::{
-    AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
-    SubflowInit,
-};
-use crate::units::{Instant, SubflowId};
 
 /// Kernel `scale`: the counter and the rate are in units of 2⁻¹⁰.
 pub const OLIA_SCALE: u32 = 10;
@@ -190,8 +186,7 @@ struct OliaRule {
 
 impl WindowRule for OliaRule {
     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
-        let pkts = acked_bytes as f64 / w.mss_bytes as f64;
-        self.counter += (self.inc_per_pkt as f64 * pkts).round() as i64;
+        self.counter += (self.inc_per_pkt as f64 * w.pkts(acked_bytes)).round() as i64;
         let one = (1i64 << OLIA_SCALE) - 1;
         if self.counter >= one {
             self.counter = 0;

@@ -164,6 +164,10 @@ impl WindowView {
     pub fn cwnd_pkts(&self) -> f64 {
         self.cwnd_bytes as f64 / self.mss_bytes as f64
     }
+    /// `bytes` in (fractional) packets of this window's MSS.
+    pub fn pkts(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.mss_bytes as f64
+    }
     pub fn in_slow_start(&self) -> bool {
         self.cwnd_bytes < self.ssthresh_bytes
     }
@@ -188,6 +192,12 @@ pub enum Increase {
     SetCwnd(u64),
     /// Leave cwnd as it is.
     Hold,
+}
+
+/// An increase of `dw_per_rtt` packets per window of ACKs, spread over the ACKs: this ACK's
+/// share is `dw_per_rtt · acked/MSS / cwnd` packets (cwnd floored at one packet).
+pub fn per_rtt_increase(dw_per_rtt: f64, w: &WindowView, acked_bytes: u64) -> Increase {
+    Increase::Packets(dw_per_rtt * w.pkts(acked_bytes) / w.cwnd_pkts().max(1.0))
 }
 
 /// Why the window is being reduced.

@@ -46,14 +46,10 @@
 //! Stats extras: `wvegas_diff_pkts`, `wvegas_alpha`, `wvegas_weight`, `wvegas_base_rtt_ms`,
 //! `wvegas_q_min_ms`. Documentation: `docs/algorithms/wvegas.md`.
 
-use super::coupled::{Coupled, CoupledAlgo, Members, is_member};
+use super::coupled::is_member;
+use super::coupled::prelude::*;
 use super::reno::RenoRule;
 use super::window::LossState;
-use super::{
-    AckEvent, CcConfig, CongestionController, CongestionEvent, RegistryError, SubflowCcView,
-    SubflowInit,
-};
-use crate::units::{Instant, SubflowId};
 
 /// Kernel `MPTCP_WVEGAS_SCALE`: rates and weights are fixed point with 16 fraction bits.
 pub const WVEGAS_SCALE: u32 = 16;

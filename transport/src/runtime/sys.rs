@@ -8,16 +8,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-/// CLOCK_MONOTONIC in nanoseconds (CONTRACTS §1: shared by every namespace).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// CLOCK_MONOTONIC in nanoseconds (CONTRACTS §1: shared by every namespace): the
+/// emulator's clock, so that the proxy's and the emulator's log lines share one time base.
+pub use linkemu::clock::monotonic_ns;
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {

@@ -163,6 +163,15 @@ pub fn run_rates(
         .collect()
 }
 
+/// Simulated seconds of a benchmark: environment variable `var` (whole seconds), else
+/// `default`.
+pub fn env_secs(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// |got − want| ≤ tol·want, with a floor `abs` for values near zero.
 pub fn within(got: f64, want: f64, tol: f64, abs: f64) -> bool {
     (got - want).abs() <= (tol * want).max(abs)
