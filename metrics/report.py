@@ -8,10 +8,13 @@ needs no network or other file.
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import html
 import json
 import math
+import multiprocessing
+import os
 from pathlib import Path
 from typing import Any
 
@@ -136,19 +139,12 @@ def reduce_trials(
     summaries: list[pd.DataFrame] = []
     parts: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLE_FUNCTIONS}
     environments: list[dict[str, Any]] = []
-    for trial_dir in dirs:
-        try:
-            trial = read_trial(trial_dir, strict=False)
-            row = summary_table([trial])
-            tables = {name: function([trial]) for name, function in TABLE_FUNCTIONS.items()}
-        except Exception as exc:  # one odd trial must not hide the others
-            summaries.append(unprocessable_trial_row(trial_dir, exc))
-            continue
+    for row, tables, env in _reduced_in_order(dirs):
         summaries.append(row)
         for name, table in tables.items():
             parts[name].append(table)
-        if trial.meta:
-            environments.append(dict(trial.meta.get("env", {})))
+        if env is not None:
+            environments.append(env)
     if summaries:
         summary = order_summary_columns(pd.concat(summaries, ignore_index=True))
     else:
@@ -158,6 +154,35 @@ def reduce_trials(
         for name, frames in parts.items()
     }
     return summary, tables, environments
+
+
+# Below this many trials the report reduces them in this process (a pool costs more).
+PARALLEL_MIN_TRIALS = 64
+
+
+def _reduce_one(
+    trial_dir: Path,
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any] | None]:
+    """One trial's summary row, tidy tables and trial.json `env` (None without trial.json)."""
+    try:
+        trial = read_trial(trial_dir, strict=False)
+        row = summary_table([trial])
+        tables = {name: function([trial]) for name, function in TABLE_FUNCTIONS.items()}
+    except Exception as exc:  # one odd trial must not hide the others
+        return unprocessable_trial_row(trial_dir, exc), {}, None
+    return row, tables, dict(trial.meta.get("env", {})) if trial.meta else None
+
+
+def _reduced_in_order(dirs: list[Path]):
+    """`_reduce_one` of every trial, in the order of `dirs`; a large run is reduced by one
+    process per CPU (the trials are independent; the result is the same)."""
+    workers = min(os.cpu_count() or 1, max(1, len(dirs) // PARALLEL_MIN_TRIALS))
+    if workers < 2:
+        yield from map(_reduce_one, dirs)
+        return
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        yield from pool.map(_reduce_one, dirs, chunksize=16)
 
 
 def unprocessable_trial_row(trial_dir: Path, error: Exception) -> pd.DataFrame:

@@ -12,6 +12,7 @@ Only the user-space transport is simulated: the kernel's MPTCP and TCP have no s
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import json
 import os
@@ -76,7 +77,10 @@ def _prepare(
     spec: TrialSpec, trial_dir: Path, run_dir: Path, repo: Path, mpd: Path, commit: str | None
 ) -> list[str]:
     (trial_dir / "logs").mkdir(parents=True, exist_ok=True)
-    write_json_atomically(trial_dir / "scenario.json", _resolved(spec.scenario, repo, spec.seed))
+    # Not synced to disk (durable=False): a simulated trial lost to a power cut is re-run in
+    # a fraction of a second, while a sync per file costs more than the trial here.
+    scenario = _resolved(spec.scenario, repo, spec.seed)
+    write_json_atomically(trial_dir / "scenario.json", scenario, durable=False)
     write_json_atomically(
         trial_dir / "trial.json",
         {
@@ -89,6 +93,7 @@ def _prepare(
             # Virtual time: every log line's t_ns counts from the simulation's start.
             "clock": {"t0_monotonic_ns": 0, "t0_unix_ns": time.time_ns(), "virtual": True},
         },
+        durable=False,
     )
     return _trial_argv(spec, trial_dir, repo, mpd)
 
@@ -109,22 +114,27 @@ def _write_transport_logs(trial_dir: Path, spec: TrialSpec, sim: dict) -> None:
     (trial_dir / "emulator.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
 
 
-def _finish(spec: TrialSpec, trial_dir: Path, proc: subprocess.Popen, wall_s: float) -> dict:
-    out, err = proc.communicate()
+def _finish(
+    spec: TrialSpec, trial_dir: Path, proc: subprocess.CompletedProcess, wall_s: float
+) -> dict:
+    out, err = proc.stdout, proc.stderr
     (trial_dir / "logs" / "mpsim.stdout").write_text(out)
     (trial_dir / "logs" / "mpsim.stderr").write_text(err)
     reason = None
     sim: dict = {}
     try:
         sim = json.loads(out)
-        write_json_atomically(trial_dir / "sim.json", sim)
+        write_json_atomically(trial_dir / "sim.json", sim, durable=False)
     except ValueError:
         reason = f"mpsim exit {proc.returncode}: {err.strip()[-300:]}"
     _write_transport_logs(trial_dir, spec, sim)
     paths = (sim.get("server_paths") or {}).values()
     summary = sim.get("player_summary") or {}
     if reason is None and not summary.get("ended"):
-        reason = f"player did not reach the end ({summary.get('reason')})"
+        # `stuck`: mpsim's watchdog (no progress, or a connection closed), with the state
+        # of both connections in `error`.
+        detail = f": {summary['error']}" if summary.get("error") else ""
+        reason = f"player did not reach the end ({summary.get('reason')}{detail})"
     result = {
         "schema": 1,
         "trial_id": spec.trial_id(),
@@ -137,8 +147,18 @@ def _finish(spec: TrialSpec, trial_dir: Path, proc: subprocess.Popen, wall_s: fl
         "virtual_duration_s": sim.get("virtual_s"),
         "subflows_with_data": sum(1 for p in paths if p.get("data_bytes_sent", 0) > 0),
     }
-    write_json_atomically(trial_dir / "result.json", result)
+    write_json_atomically(trial_dir / "result.json", result, durable=False)
     return result
+
+
+def _run_trial(
+    spec: TrialSpec, trial_dir: Path, run_dir: Path, repo: Path, mpd: Path, commit: str | None
+) -> dict:
+    """One trial, start to result.json (runs in a worker thread; mpsim does the work)."""
+    argv = _prepare(spec, trial_dir, run_dir, repo, mpd, commit)
+    started = time.monotonic()
+    proc = subprocess.run(argv, cwd=repo, capture_output=True, text=True, check=False)
+    return _finish(spec, trial_dir, proc, time.monotonic() - started)
 
 
 def run_sim_matrix(specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: int, argv) -> int:
@@ -165,46 +185,43 @@ def run_sim_matrix(specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: i
 
     commit = git_commit(repo)  # once: one git call per trial would cost more than the trial
     progress = matrix.Progress(total=len(specs))
-    pending: list[tuple[TrialSpec, Path]] = []
-    for spec in specs:
-        trial_dir = run_dir / "trials" / spec.trial_id()
-        result = matrix._read_result(trial_dir)
-        if result is None:
-            pending.append((spec, trial_dir))
-        elif result.get("status") == "ok":
-            progress.done += 1
-        else:
-            progress.failed += 1
+    pending = matrix.unfinished_trials(specs, run_dir, progress)
     print(
         f"run {run_dir} (simulated, virtual time): {len(specs)} trials, "
         f"{len(specs) - len(pending)} already finished, {len(pending)} to run, {jobs} at a time",
         flush=True,
     )
     started = time.monotonic()
-    running: list[tuple[TrialSpec, Path, subprocess.Popen, float]] = []
-    while pending or running:
-        while pending and len(running) < jobs:
-            spec, trial_dir = pending.pop(0)
-            argv_trial = _prepare(
-                spec, trial_dir, run_dir, repo, mpds[spec.video_duration_s], commit
+    # One thread per job, each running one mpsim at a time: a finished trial's slot is
+    # refilled at once (no polling delay), and the threads only wait on their process.
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    try:
+        running = {
+            pool.submit(
+                _run_trial, spec, trial_dir, run_dir, repo, mpds[spec.video_duration_s], commit
+            ): spec
+            for spec, trial_dir in pending
+        }
+        while running:
+            progress.show(min(jobs, len(running)), jobs)
+            done, _ = concurrent.futures.wait(
+                running, timeout=0.5, return_when=concurrent.futures.FIRST_COMPLETED
             )
-            proc = subprocess.Popen(
-                argv_trial, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
-            running.append((spec, trial_dir, proc, time.monotonic()))
-        progress.show(len(running), jobs)
-        time.sleep(0.05)
-        for item in [r for r in running if r[2].poll() is not None]:
-            running.remove(item)
-            spec, trial_dir, proc, t = item
-            wall = time.monotonic() - t
-            result = _finish(spec, trial_dir, proc, wall)
-            progress.durations_s.append(wall)
-            if result["status"] == "ok":
-                progress.done += 1
-            else:
-                progress.failed += 1
-                print(f"\nfailed {spec.trial_id()}: {result['reason']}", file=sys.stderr)
+            for future in done:
+                spec = running.pop(future)
+                result = future.result()
+                progress.durations_s.append(float(result["wall_duration_s"]))
+                if result["status"] == "ok":
+                    progress.done += 1
+                else:
+                    progress.failed += 1
+                    print(f"\nfailed {spec.trial_id()}: {result['reason']}", file=sys.stderr)
+    except KeyboardInterrupt:
+        # Let the running trials finish (a fraction of a second each), start no more.
+        pool.shutdown(wait=True, cancel_futures=True)
+        print("\nstopped; finished trials are kept. Re-run the same command to resume.")
+        return 130
+    pool.shutdown()
     progress.show(0, jobs, final=True)
     elapsed = time.monotonic() - started
     virtual = sum(s.video_duration_s for s in specs)

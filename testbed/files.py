@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 
-def write_json_atomically(path: Path, data: Any) -> None:
+def write_json_atomically(path: Path, data: Any, *, durable: bool = True) -> None:
     """Writes `data` as indented JSON to a temporary file beside `path` (named after the
-    writing process, so concurrent writers do not share it), syncs it, then renames it over
-    `path`."""
+    writing process and thread, so concurrent writers do not share it), syncs it, then
+    renames it over `path`. `durable=False` skips the sync: still atomic for readers, but a
+    power cut may lose the file (for outputs cheap to recompute, e.g. simulated trials, where
+    the sync costs more than the trial)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", encoding="utf-8") as out:
         json.dump(data, out, indent=1)
         out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
+        if durable:
+            out.flush()
+            os.fsync(out.fileno())
     os.replace(tmp, path)

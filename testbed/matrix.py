@@ -248,6 +248,24 @@ def prepare_content(specs: list[TrialSpec], repo: Path) -> None:
         print(f"encoded in {time.monotonic() - started:.0f} s", flush=True)
 
 
+def unfinished_trials(
+    specs: list[TrialSpec], run_dir: Path, progress: Progress
+) -> list[tuple[TrialSpec, Path]]:
+    """The specs without a result (with their trial folders); the finished ones are counted
+    into `progress` as ok or failed."""
+    pending: list[tuple[TrialSpec, Path]] = []
+    for spec in specs:
+        trial_dir = run_dir / "trials" / spec.trial_id()
+        result = _read_result(trial_dir)
+        if result is None:
+            pending.append((spec, trial_dir))
+        elif result.get("status") == "ok":
+            progress.done += 1
+        else:
+            progress.failed += 1
+    return pending
+
+
 def run_matrix(
     specs: list[TrialSpec],
     run_dir: Path,
@@ -274,16 +292,7 @@ def run_matrix(
     write_run_manifest(run_dir, specs, repo, argv)
 
     progress = Progress(total=len(specs))
-    pending: list[tuple[TrialSpec, Path]] = []
-    for spec in specs:
-        trial_dir = run_dir / "trials" / spec.trial_id()
-        result = _read_result(trial_dir)
-        if result is None:
-            pending.append((spec, trial_dir))
-        elif result.get("status") == "ok":
-            progress.done += 1
-        else:
-            progress.failed += 1
+    pending = unfinished_trials(specs, run_dir, progress)
     skipped = len(specs) - len(pending)
     print(
         f"run {run_dir}: {len(specs)} trials, {skipped} already finished, "

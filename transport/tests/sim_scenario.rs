@@ -90,3 +90,87 @@ fn a_scenario_that_does_not_exist_is_an_error_for_people() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no-such-scenario"), "{err}");
 }
+
+#[test]
+fn a_shared_bottleneck_carries_both_subflows_and_the_cross_traffic() {
+    // netem-scenarios/shared-bottleneck.toml: both paths cross one 20 Mbit/s link (down),
+    // shared with one single-path CUBIC flow on the Wi-Fi path; the access links are
+    // 100 Mbit/s, so only the shared link limits.
+    let r = mpsim(&[
+        "--scenario",
+        "shared-bottleneck",
+        "--cc",
+        "cubic",
+        "--sched",
+        "lrf",
+        "--bytes",
+        "20000000",
+    ]);
+    assert_eq!(r["byte_exact_and_clean"], true, "{r}");
+    let core = &r["bottlenecks"][0];
+    assert_eq!(core["name"], "core", "{r}");
+    assert_eq!(core["dir"], "down");
+    // Every data packet of both subflows and of the cross flow crossed the shared link.
+    let sent: u64 = ["wifi", "lte"]
+        .iter()
+        .map(|p| r["links"][*p]["down"]["pkts_out"].as_u64().unwrap())
+        .sum();
+    assert_eq!(core["pkts_in"].as_u64().unwrap(), sent, "{r}");
+    let cross = &r["cross_traffic"][0];
+    assert_eq!(
+        (cross["path"].as_str(), cross["kind"].as_str()),
+        (Some("wifi"), Some("tcp"))
+    );
+    let cross_bytes = cross["bytes_received"].as_f64().unwrap();
+    let virtual_s = r["virtual_s"].as_f64().unwrap();
+    let mp_bps = r["goodput_bps"].as_f64().unwrap();
+    let cross_bps = cross_bytes * 8.0 / virtual_s;
+    // Both got a real share of the 20 Mbit/s link, and together no more than it carries.
+    assert!(
+        mp_bps > 2e6 && cross_bps > 2e6,
+        "mp {mp_bps} cross {cross_bps}"
+    );
+    assert!(mp_bps + cross_bps < 20e6, "mp {mp_bps} cross {cross_bps}");
+    assert!(
+        core["drops_queue"].as_u64().unwrap() > 0,
+        "the flows competed: {core}"
+    );
+}
+
+#[test]
+fn udp_cross_traffic_takes_its_rate_from_the_path() {
+    let dir = std::env::temp_dir().join(format!("sim-cbr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("cbr.toml");
+    std::fs::write(
+        &toml,
+        "name = \"cbr\"\ndescription = \"10 Mbit/s path, 4 Mbit/s UDP down\"\nduration_s = 60.0\n\
+         [paths.wifi]\nrate = { bps = 10_000_000 }\ndelay_ms = 10.0\n\
+         [[cross_traffic]]\nkind = \"udp_cbr\"\npath = \"wifi\"\ndirection = \"down\"\n\
+         count = 2\nrate_bps = 2_000_000\npacket_bytes = 1200\n",
+    )
+    .unwrap();
+    let r = mpsim(&[
+        "--scenario",
+        toml.to_str().unwrap(),
+        "--cc",
+        "reno",
+        "--bytes",
+        "10000000",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r["byte_exact_and_clean"], true, "{r}");
+    let virtual_s = r["virtual_s"].as_f64().unwrap();
+    let udp_pkts: f64 = (0..2)
+        .map(|i| r["cross_traffic"][i]["pkts_sent"].as_f64().unwrap())
+        .sum();
+    // 2 × 2 Mbit/s of 1200 B packets: about 417 packets/s while the transfer ran.
+    let rate = udp_pkts * 1200.0 * 8.0 / virtual_s;
+    assert!(
+        (rate / 4e6 - 1.0).abs() < 0.1,
+        "UDP {rate} bit/s over {virtual_s} s"
+    );
+    // The transfer got what the UDP flows left (6 Mbit/s), minus headers and sawtooth.
+    let goodput = r["goodput_bps"].as_f64().unwrap();
+    assert!(goodput > 3e6 && goodput < 6e6, "{goodput}");
+}

@@ -11,9 +11,10 @@
 //! resolved scenario file (docs/CONTRACTS.md section 4), or a scenario name/TOML file, which is
 //! resolved with `python -m testbed.scenario resolve NAME --seed SEED` first (so noise is
 //! expanded with the same seed as an emulated trial). Every link is linkemu's own model, seeded
-//! as linkemu seeds it for `--seed`; schedules, outages, traces, jitter and Gilbert-Elliott
-//! loss apply. The output then also has per-link counters (`links`), including the random
-//! drops expected from the loss probability in force at each arrival.
+//! as linkemu seeds it for `--seed`; schedules, outages, traces, jitter, Gilbert-Elliott
+//! loss, shared bottlenecks and cross traffic (TCP with this transport's CCs, UDP CBR) apply.
+//! The output then also has per-link counters (`links`), including the random drops expected
+//! from the loss probability in force at each arrival, and `bottlenecks` / `cross_traffic`.
 //!
 //! A path is name:rate_mbit_s:one_way_delay_ms:loss[:queue_bytes] (same both directions;
 //! queue default one BDP of the round trip). Prints one JSON object: goodput, virtual and
@@ -27,7 +28,8 @@ use clap::Parser;
 use mptransport::connection::Config;
 use mptransport::sched::trace::SchedTraceWriter;
 use mptransport::sim::{
-    AppLimitedSpec, LinkSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
+    AppLimitedSpec, LinkCounters, LinkSpec, Pair, SimPath, TransferSpec, per_path, run_app_limited,
+    run_transfer_with,
 };
 use mptransport::{Bandwidth, cc, sched};
 
@@ -85,9 +87,14 @@ struct Cli {
     #[arg(long = "player-out")]
     player_out: Option<std::path::PathBuf>,
     /// With --player-mpd: write transport-server.jsonl and transport-client.jsonl here (the
-    /// final `subflow` and `conn` lines of each side, as mpproxy writes them).
+    /// `subflow` and `conn` lines mpproxy writes: see --stats-interval-ms).
     #[arg(long = "transport-log-dir")]
     transport_log_dir: Option<std::path::PathBuf>,
+    /// With --transport-log-dir: write the server's (data sender's) `subflow` and `conn` lines
+    /// every this many milliseconds of virtual time (the emulated transport logs both sides
+    /// every 100 ms), and both sides' once at the end; 0 = at the end only.
+    #[arg(long = "stats-interval-ms", default_value_t = 1000)]
+    stats_interval_ms: u64,
     /// Seconds of video to play (at most the MPD's duration).
     #[arg(long = "video-duration", default_value_t = 60.0)]
     video_duration_s: f64,
@@ -334,21 +341,12 @@ fn main() -> ExitCode {
         eprintln!("mpsim: --sched-trace: {e}");
         return ExitCode::from(2);
     }
-    let per_path: serde_json::Map<String, serde_json::Value> = pair
-        .server
-        .as_ref()
-        .map(|s| {
-            s.subflow_stats()
-                .iter()
-                .map(|x| {
-                    (
-                        x.name.clone(),
-                        serde_json::json!(x.counters.data_bytes_sent_total),
-                    )
-                })
-                .collect()
+    let per_path: serde_json::Map<String, serde_json::Value> =
+        per_path(pair.server.as_ref(), |x| {
+            serde_json::json!(x.counters.data_bytes_sent_total)
         })
-        .unwrap_or_default();
+        .into_iter()
+        .collect();
     let (ok, mut out) = match (&r, &app) {
         (Some(r), _) => (
             r.is_byte_exact_and_clean(),
@@ -388,25 +386,14 @@ fn main() -> ExitCode {
         Some(s) => s.paths.keys().cloned().collect(),
         None => paths.iter().map(|p| p.name.clone()).collect(),
     };
-    let links: serde_json::Map<String, serde_json::Value> = path_names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let dir = |down: bool| {
-                let c = pair.link_counters(i, down);
-                serde_json::json!({
-                    "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
-                    "drops_random": c.drops_random, "drops_queue": c.drops_queue,
-                    "drops_outage": c.drops_outage,
-                    "expected_random_drops": (c.expected_random_drops * 10.0).round() / 10.0,
-                })
-            };
-            (
-                name.clone(),
-                serde_json::json!({"up": dir(false), "down": dir(true)}),
-            )
+    let links = links_json(&pair, &path_names, |c| {
+        serde_json::json!({
+            "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
+            "drops_random": c.drops_random, "drops_queue": c.drops_queue,
+            "drops_outage": c.drops_outage,
+            "expected_random_drops": (c.expected_random_drops * 10.0).round() / 10.0,
         })
-        .collect();
+    });
     // The sender's loss-recovery counters per path (as the `subflow` stats lines carry them).
     let sender_counters: serde_json::Map<String, serde_json::Value> = pair
         .server
@@ -442,6 +429,7 @@ fn main() -> ExitCode {
     });
     if let (Some(o), serde_json::Value::Object(e)) = (out.as_object_mut(), extra) {
         o.extend(e);
+        o.extend(shared_traffic_json(&pair, &path_names));
     }
     println!("{out}");
     if ok {
@@ -451,9 +439,67 @@ fn main() -> ExitCode {
     }
 }
 
+/// A scenario's shared bottleneck links (counters) and cross traffic (per flow: payload
+/// bytes received for TCP, packets sent for UDP), as `bottlenecks` and `cross_traffic`; none
+/// without them.
+fn shared_traffic_json(
+    pair: &Pair,
+    path_names: &[String],
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    let shared = pair.bottleneck_counters();
+    if !shared.is_empty() {
+        let links: Vec<serde_json::Value> = shared
+            .iter()
+            .map(|(name, down, c)| {
+                serde_json::json!({"name": name, "dir": if *down { "down" } else { "up" },
+                    "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
+                    "drops_random": c.drops_random, "drops_queue": c.drops_queue,
+                    "drops_outage": c.drops_outage})
+            })
+            .collect();
+        out.insert("bottlenecks".into(), links.into());
+    }
+    let cross = pair.cross_traffic_counts();
+    if !cross.is_empty() {
+        let flows: Vec<serde_json::Value> = cross
+            .iter()
+            .map(|(path, down, kind, count)| {
+                let what = if *kind == "tcp" {
+                    "bytes_received"
+                } else {
+                    "pkts_sent"
+                };
+                serde_json::json!({"path": path_names.get(*path), "kind": kind,
+                    "direction": if *down { "down" } else { "up" }, what: count})
+            })
+            .collect();
+        out.insert("cross_traffic".into(), flows.into());
+    }
+    out
+}
+
+/// Per path name, `{"up": dir(counters), "down": dir(counters)}` of its two links.
+fn links_json(
+    pair: &Pair,
+    names: &[String],
+    dir: impl Fn(&LinkCounters) -> serde_json::Value,
+) -> serde_json::Map<String, serde_json::Value> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let up = dir(&pair.link_counters(i, false));
+            let down = dir(&pair.link_counters(i, true));
+            (name.clone(), serde_json::json!({"up": up, "down": down}))
+        })
+        .collect()
+}
+
 /// `--player-mpd`: the DASH player model; prints its summary line plus per-path bytes.
 fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<String>) -> ExitCode {
-    use mptransport::sim::player::{Ladder, PlayerSpec, run_player};
+    use mptransport::runtime::stats::StatsLog;
+    use mptransport::sim::player::{Ladder, PlayerSpec, run_player_observed};
     let ladder = match Ladder::load(mpd) {
         Ok(l) => l,
         Err(e) => {
@@ -461,12 +507,50 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
             return ExitCode::from(2);
         }
     };
+    // Transport logs (transport-server.jsonl, transport-client.jsonl): opened first so that
+    // the periodic stats lines are written as the run goes.
+    let mut logs = Vec::new();
+    if let Some(dir) = cli.transport_log_dir.as_deref() {
+        for (side, src) in [("server", "mpproxy-server"), ("client", "mpproxy-client")] {
+            let path = dir.join(format!("transport-{side}.jsonl"));
+            match StatsLog::open(Some(&path), src, 0) {
+                Ok(log) => logs.push((side, log)),
+                Err(e) => {
+                    eprintln!("mpsim: --transport-log-dir {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    // `sides`: "server" for the periodic lines (the data sender's, which metrics' interval
+    // tables read; the client's would double the log volume), both at the end.
+    let snapshot = |logs: &mut Vec<(&str, StatsLog)>, pair: &Pair, sides: &[&str]| {
+        let now_ns = pair.now.as_nanos();
+        for (side, log) in logs.iter_mut().filter(|(side, _)| sides.contains(side)) {
+            let conn = if *side == "server" {
+                pair.server.as_ref()
+            } else {
+                Some(&pair.client)
+            };
+            if let Some(c) = conn {
+                log.snapshot(now_ns, 1, c);
+            }
+        }
+    };
+    let every_ns = cli.stats_interval_ms * 1_000_000;
+    let mut next_stats_ns = every_ns;
     let wall = WallInstant::now();
     let spec = PlayerSpec {
         video_duration_s: cli.video_duration_s,
         timeout: Duration::from_secs_f64(cli.video_duration_s * 3.0 + 60.0),
     };
-    let events = run_player(pair, &ladder, &spec);
+    let events = run_player_observed(pair, &ladder, &spec, |p| {
+        if every_ns > 0 && p.now.as_nanos() >= next_stats_ns {
+            snapshot(&mut logs, p, &["server"]);
+            // The next line on the interval grid (the run may have jumped several intervals).
+            next_stats_ns = (p.now.as_nanos() / every_ns + 1) * every_ns;
+        }
+    });
     let mut text = String::new();
     // The per-trial summary is computed by metrics from the events; the log's last line is
     // `end` (docs/schemas/player.v1.schema.json), the summary goes to stdout only.
@@ -491,30 +575,9 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         eprintln!("mpsim: --player-out {}: {e}", out.display());
         return ExitCode::from(2);
     }
-    if let Some(dir) = cli.transport_log_dir.as_deref() {
-        use mptransport::runtime::stats::StatsLog;
-        let now_ns = pair.now.as_nanos();
-        let sides = [("server", "mpproxy-server"), ("client", "mpproxy-client")];
-        for (side, src) in sides {
-            let path = dir.join(format!("transport-{side}.jsonl"));
-            let conn = if side == "server" {
-                pair.server.as_ref()
-            } else {
-                Some(&pair.client)
-            };
-            match StatsLog::open(Some(&path), src, 0) {
-                Ok(mut log) => {
-                    if let Some(c) = conn {
-                        log.snapshot(now_ns, 1, c);
-                    }
-                    log.flush();
-                }
-                Err(e) => {
-                    eprintln!("mpsim: --transport-log-dir {}: {e}", path.display());
-                    return ExitCode::from(2);
-                }
-            }
-        }
+    snapshot(&mut logs, pair, &["server", "client"]);
+    for (_, log) in logs.iter_mut() {
+        log.flush();
     }
     let summary = events.last().cloned().unwrap_or_default();
     let stats = |s: &mptransport::connection::Connection| {
@@ -542,25 +605,14 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         .collect();
     // Bytes as the emulator counts them: IP packets (payload + IP/UDP headers).
     let hdr = u64::from(mptransport::sim::emulated_link::IP_UDP_HEADER_BYTES);
-    let links: serde_json::Map<String, serde_json::Value> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let dir = |down: bool| {
-                let c = pair.link_counters(i, down);
-                serde_json::json!({
-                    "pkts_in_total": c.pkts_in, "bytes_in_total": c.bytes_in + hdr * c.pkts_in,
-                    "pkts_out_total": c.pkts_out, "bytes_out_total": c.bytes_out + hdr * c.pkts_out,
-                    "drops_random_total": c.drops_random, "drops_queue_total": c.drops_queue,
-                    "drops_outage_total": c.drops_outage,
-                })
-            };
-            (
-                name.clone(),
-                serde_json::json!({"up": dir(false), "down": dir(true)}),
-            )
+    let links = links_json(pair, &names, |c| {
+        serde_json::json!({
+            "pkts_in_total": c.pkts_in, "bytes_in_total": c.bytes_in + hdr * c.pkts_in,
+            "pkts_out_total": c.pkts_out, "bytes_out_total": c.bytes_out + hdr * c.pkts_out,
+            "drops_random_total": c.drops_random, "drops_queue_total": c.drops_queue,
+            "drops_outage_total": c.drops_outage,
         })
-        .collect();
+    });
     let out = serde_json::json!({
         "scenario": scenario, "cc": cli.cc, "sched": cli.sched, "seed": cli.seed,
         "virtual_s": pair.now.as_nanos() as f64 / 1e9,
@@ -570,6 +622,10 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         "links": links,
         "player_summary": summary,
     });
+    let mut out = out;
+    if let Some(o) = out.as_object_mut() {
+        o.extend(shared_traffic_json(pair, &names));
+    }
     println!("{out}");
     if summary["ended"] == true {
         ExitCode::SUCCESS

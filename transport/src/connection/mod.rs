@@ -624,3 +624,45 @@ pub fn is_hello(datagram: &[u8]) -> bool {
     wire::validate(payload).is_ok()
         && wire::frames(payload).any(|f| matches!(f, Ok(Frame::Hello { .. })))
 }
+
+impl Connection {
+    /// The sender and receiver state in one paragraph, for error messages about a connection
+    /// that stopped making progress (e.g. the simulator's watchdog): stream offsets, peer
+    /// window, and per subflow its window, flight, episode and timers.
+    pub fn describe_state(&self) -> String {
+        let data_end = self.send_base + self.send_buf.len() as u64;
+        let mut s = format!(
+            "{:?} {:?}: unsent {} B, unacked {} B, reinjection queue {} B, peer window edge {} \
+             (next fresh {}), received in order {} B, out-of-order segments {}, next timer {:?}",
+            self.role,
+            self.lifecycle,
+            data_end - self.next_fresh,
+            self.next_fresh - self.send_base,
+            self.chunks.reinject_bytes(),
+            self.peer_edge,
+            self.next_fresh,
+            self.recv_next,
+            self.ofo.len(),
+            self.poll_timeout()
+        );
+        for f in &self.subflows {
+            let episode = match &f.episode {
+                None => "none".to_string(),
+                Some(e) => format!("{:?} until pn {}", e.kind, e.high_pn),
+            };
+            s += &format!(
+                "; subflow {} {:?}: cwnd {} B, in flight {} B, queued {} B, episode {episode}, \
+                 potentially failed {}, loss timer {:?}, probe timer {:?}",
+                f.name,
+                f.state,
+                self.cc.cwnd_bytes(f.id),
+                f.inflight_bytes,
+                f.queued_bytes(),
+                f.potentially_failed,
+                f.loss_time,
+                f.pto_deadline(self.cfg.max_ack_delay),
+            );
+        }
+        s
+    }
+}

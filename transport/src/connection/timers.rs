@@ -80,12 +80,41 @@ impl Connection {
         }
     }
 
-    /// Earliest time `handle_timeout` (or a paced `poll_transmit`) has work to do.
+    /// Earliest time `handle_timeout` (or a paced `poll_transmit`) has work to do: the
+    /// minimum over [`Self::timer_table`], computed without building the table (the simulator
+    /// asks this several times per event; same result).
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.lifecycle == Lifecycle::Closed {
             return None;
         }
-        self.timer_table().filter_map(|(_, at)| at).min()
+        let mut earliest = self.deadline(Timer::Idle);
+        let mut consider = |at: Option<Instant>| {
+            if let Some(at) = at
+                && earliest.is_none_or(|e| at < e)
+            {
+                earliest = Some(at);
+            }
+        };
+        consider(self.deadline(Timer::Draining));
+        for s in self
+            .subflows
+            .iter()
+            .filter(|s| s.state != SubflowState::Failed)
+        {
+            consider(s.ack_deadline);
+            consider(s.loss_time);
+            consider(s.pto_deadline(self.cfg.max_ack_delay));
+            // Timer::PacingRelease, its cheap conditions first.
+            if s.is_established()
+                && s.has_queued()
+                && s.inflight_bytes < self.cc.cwnd_bytes(s.id)
+                && self.cc.pacing_rate(s.id).is_some()
+            {
+                consider(Some(s.pacer.next_release()));
+            }
+        }
+        consider(self.deadline(Timer::Persist));
+        earliest
     }
 
     /// Fires every timer that is due at `now`.

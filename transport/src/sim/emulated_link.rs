@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
-use linkemu::link::{Decision, DropReason, Link as EmuLink, Verdict};
+use linkemu::link::{Counters, Decision, DropReason, Link as EmuLink, Verdict};
 use linkemu::scenario::{LinkSpec as EmuSpec, LossSpec, QueueSpec, RateSpec};
 
 use crate::units::{Bandwidth, Instant};
@@ -69,19 +69,23 @@ impl LinkSpec {
     }
 }
 
-/// Payload bytes (without the IP/UDP header) as the transport sent and received them.
+/// A link's counters: packets, bytes and drops by cause in linkemu's own counter struct, but
+/// counted here, as the transport sent and received them: payload bytes (without the IP/UDP
+/// header), a packet counted in when sent (it may enter the link later) and out when
+/// delivered; the sojourn fields stay 0. Read them through `Deref` (`c.pkts_in`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkCounters {
-    pub pkts_in: u64,
-    pub bytes_in: u64,
-    pub pkts_out: u64,
-    pub bytes_out: u64,
-    pub drops_random: u64,
-    pub drops_queue: u64,
-    pub drops_outage: u64,
+    pub packets: Counters,
     /// Random drops expected from the loss probability in force at each packet's arrival
     /// (schedules included; 0 for Gilbert-Elliott links, whose probability is a state).
     pub expected_random_drops: f64,
+}
+
+impl std::ops::Deref for LinkCounters {
+    type Target = Counters;
+    fn deref(&self) -> &Counters {
+        &self.packets
+    }
 }
 
 pub struct Link {
@@ -150,8 +154,8 @@ impl Link {
 
     /// As `send`, with a tag that comes back with the packet from `pop_due_tagged`.
     pub fn send_tagged(&mut self, at: Instant, data: &[u8], tag: u64) {
-        self.counters.pkts_in += 1;
-        self.counters.bytes_in += data.len() as u64;
+        self.counters.packets.pkts_in += 1;
+        self.counters.packets.bytes_in += data.len() as u64;
         let token = self.next_token;
         self.next_token += 1;
         let mut buf = self.pool.pop().unwrap_or_default();
@@ -197,9 +201,9 @@ impl Link {
 
     fn dropped(&mut self, token: u64, reason: DropReason) {
         match reason {
-            DropReason::Random => self.counters.drops_random += 1,
-            DropReason::Queue => self.counters.drops_queue += 1,
-            DropReason::Outage => self.counters.drops_outage += 1,
+            DropReason::Random => self.counters.packets.drops_random += 1,
+            DropReason::Queue => self.counters.packets.drops_queue += 1,
+            DropReason::Outage => self.counters.packets.drops_outage += 1,
         }
         if let Some((buf, _)) = self.packets.remove(&token) {
             self.recycle(buf);
@@ -231,8 +235,8 @@ impl Link {
         if self.released.front().is_some_and(|r| r.0 <= now.as_nanos()) {
             let (_, token) = self.released.pop_front()?;
             let (data, tag) = self.packets.remove(&token)?;
-            self.counters.pkts_out += 1;
-            self.counters.bytes_out += data.len() as u64;
+            self.counters.packets.pkts_out += 1;
+            self.counters.packets.bytes_out += data.len() as u64;
             return Some((data, tag));
         }
         None

@@ -6,14 +6,17 @@
 //! repeats exactly.
 
 pub mod app_limited;
+mod cross;
 pub mod emulated_link;
+mod endpoint;
 pub mod net;
 pub mod pair;
 pub mod player;
 
 pub use app_limited::{AppLimitedResult, AppLimitedSpec, run_app_limited};
 pub use emulated_link::{Link, LinkCounters, LinkSpec};
-pub use net::{FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared_bottleneck};
+pub use endpoint::per_path;
+pub use net::{BulkPump, FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared_bottleneck};
 pub use pair::{
     DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,
 };

@@ -18,6 +18,7 @@
 use std::time::Duration;
 
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
+use super::endpoint::{deliver_to_server, earliest, fire_due_timers};
 use crate::connection::{Config, Connection, PathConfig};
 use crate::rng::Rng;
 use crate::units::Instant;
@@ -161,17 +162,12 @@ impl Net {
 
     fn next_time(&self) -> Option<Instant> {
         let mut t: Option<Instant> = None;
-        let mut consider = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        };
         for f in &self.flows {
-            consider(f.client.poll_timeout());
-            consider(f.server.as_ref().and_then(|s| s.poll_timeout()));
+            t = earliest(t, f.client.poll_timeout());
+            t = earliest(t, f.server.as_ref().and_then(|s| s.poll_timeout()));
         }
         for l in &self.links {
-            consider(l.next_delivery());
+            t = earliest(t, l.next_delivery());
         }
         t
     }
@@ -192,16 +188,7 @@ impl Net {
                 // on some route (a link is never both up and down of one flow).
                 let towards_server = f.routes.iter().any(|r| r.up.0 == li);
                 if towards_server {
-                    if f.server.is_none() && crate::connection::is_hello(&d) {
-                        let id = crate::wire::peek_conn_id(&d).expect("hello has a header");
-                        f.server = Some(
-                            Connection::server(now, id, f.server_cfg.clone())
-                                .expect("valid server config"),
-                        );
-                    }
-                    if let Some(s) = f.server.as_mut() {
-                        let _ = s.handle_datagram(now, &d);
-                    }
+                    deliver_to_server(&mut f.server, &f.server_cfg, now, &d);
                 } else {
                     let _ = f.client.handle_datagram(now, &d);
                 }
@@ -209,13 +196,11 @@ impl Net {
             }
         }
         for f in &mut self.flows {
-            if f.client.poll_timeout().is_some_and(|t| t <= now) {
-                f.client.handle_timeout(now);
-            }
-            if let Some(s) = f.server.as_mut()
-                && s.poll_timeout().is_some_and(|t| t <= now)
-            {
-                s.handle_timeout(now);
+            let timeout = f.client.poll_timeout();
+            fire_due_timers(&mut f.client, now, timeout);
+            if let Some(s) = f.server.as_mut() {
+                let timeout = s.poll_timeout();
+                fire_due_timers(s, now, timeout);
             }
         }
         true
@@ -235,42 +220,66 @@ pub struct FlowResult {
     pub bytes_retrans_per_path: Vec<(String, u64)>,
 }
 
+/// A bulk download on every flow of a [`Net`]: each client sends a request (which opens the
+/// server side at the first HELLO), each server keeps its stream full (zeros) and each client
+/// reads everything. Call [`BulkPump::pump`] before every [`Net::step`].
+pub struct BulkPump {
+    chunk: Vec<u8>,
+    sink: Vec<u8>,
+    /// Bytes each flow's client has read so far.
+    pub read_total: Vec<u64>,
+}
+
+impl BulkPump {
+    pub fn start(net: &mut Net) -> BulkPump {
+        for f in &mut net.flows {
+            f.client.write(b"GET");
+        }
+        BulkPump {
+            chunk: vec![0u8; 256 * 1024],
+            sink: vec![0u8; 256 * 1024],
+            read_total: vec![0; net.flows.len()],
+        }
+    }
+
+    /// Fills every server's stream, drains every request and response.
+    pub fn pump(&mut self, net: &mut Net) {
+        for (i, f) in net.flows.iter_mut().enumerate() {
+            if let Some(s) = f.server.as_mut() {
+                while s.write(&self.chunk) > 0 {}
+                while s.read(&mut self.sink) > 0 {}
+            }
+            loop {
+                let r = f.client.read(&mut self.sink);
+                if r == 0 {
+                    break;
+                }
+                self.read_total[i] += r as u64;
+            }
+        }
+    }
+}
+
 /// Every server writes an endless stream (zeros) and every client reads it, for `duration`
 /// of virtual time from now; goodput counts bytes read after `warmup`.
 pub fn run_bulk(net: &mut Net, duration: Duration, warmup: Duration) -> Vec<FlowResult> {
     let start = net.now;
     let end = start + duration;
     let warm_end = start + warmup;
-    let chunk = vec![0u8; 256 * 1024];
-    let mut sink = vec![0u8; 256 * 1024];
-    let n = net.flows.len();
-    let mut read_total = vec![0u64; n];
-    let mut read_at_warm: Vec<Option<u64>> = vec![None; n];
-    for f in &mut net.flows {
-        // A request opens the server side at the first HELLO.
-        f.client.write(b"GET");
-    }
+    let mut bulk = BulkPump::start(net);
+    let mut read_at_warm: Vec<Option<u64>> = vec![None; net.flows.len()];
     while net.now < end {
-        for (i, f) in net.flows.iter_mut().enumerate() {
-            if let Some(s) = f.server.as_mut() {
-                while s.write(&chunk) > 0 {}
-                while s.read(&mut sink) > 0 {}
-            }
-            loop {
-                let r = f.client.read(&mut sink);
-                if r == 0 {
-                    break;
-                }
-                read_total[i] += r as u64;
-            }
-            if read_at_warm[i].is_none() && net.now >= warm_end {
-                read_at_warm[i] = Some(read_total[i]);
+        bulk.pump(net);
+        for (i, at_warm) in read_at_warm.iter_mut().enumerate() {
+            if at_warm.is_none() && net.now >= warm_end {
+                *at_warm = Some(bulk.read_total[i]);
             }
         }
         if !net.step() {
             break;
         }
     }
+    let read_total = bulk.read_total;
     let measured = (net.now - warm_end.min(net.now)).as_secs_f64();
     net.flows
         .iter()

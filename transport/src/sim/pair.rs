@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use super::cross::{CBR_TAG, CbrFlow, CrossFlow};
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
+use super::endpoint::{deliver_to_server, earliest, fire_due_timers};
 use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
 use crate::units::{Instant, SubflowId};
@@ -40,6 +42,18 @@ pub struct Pair {
     pub client_events: Vec<Event>,
     pub server_events: Vec<Event>,
     pub steps: u64,
+    /// Per path, the next event of its up and down link (scratch space of `step`).
+    link_next: Vec<[Option<Instant>; 2]>,
+    /// A scenario's shared bottleneck links, each with its direction (true = down).
+    shared: Vec<(String, bool, Link)>,
+    /// Per path [up, down], the shared link its packets cross after their own link.
+    next_hop: Vec<[Option<usize>; 2]>,
+    /// A scenario's cross traffic (sim/cross.rs).
+    cross: Vec<CrossFlow>,
+    cbr: Vec<CbrFlow>,
+    /// Zeros that cross traffic sends, and a buffer its receivers read into.
+    cross_zeros: Vec<u8>,
+    cross_sink: Vec<u8>,
     /// An application timer (e.g. the next scheduled write of an app-limited sender): the
     /// simulation does not jump past it.
     pub app_wake_at: Option<Instant>,
@@ -66,21 +80,15 @@ impl Pair {
 
     /// A pair over the paths of a resolved scenario (docs/CONTRACTS.md section 4), each link
     /// seeded as linkemu seeds it for trial seed `seed` (link index = position in
-    /// `Scenario::links()`: path i up = 2i, down = 2i + 1). Shared bottlenecks and cross
-    /// traffic need [`super::Net`]; this pair rejects scenarios that have them.
+    /// `Scenario::links()`: path i up = 2i, down = 2i + 1, then the bottlenecks'). A path's
+    /// packets cross its own link, then its bottleneck's in that direction if it has one; the
+    /// scenario's cross traffic shares them (sim/cross.rs).
     pub fn from_scenario(
         client_cfg: Config,
         server_cfg: Config,
         scenario: &linkemu::scenario::Scenario,
         seed: u64,
     ) -> Result<Pair, String> {
-        if !scenario.bottlenecks.is_empty() || !scenario.cross_traffic.is_empty() {
-            return Err(format!(
-                "scenario '{}' has shared bottlenecks or cross traffic, which the two-sided \
-                 simulator pair does not model yet",
-                scenario.name
-            ));
-        }
         let mut links = Vec::new();
         for (i, (name, p)) in scenario.paths.iter().enumerate() {
             let at = |dir: &str, e: String| format!("paths.{name}.{dir}: {e}");
@@ -92,9 +100,49 @@ impl Pair {
         }
         let names: Vec<String> = scenario.paths.keys().cloned().collect();
         let conn_id = Rng::new(seed).next_u64();
-        Ok(Pair::with_links(
-            client_cfg, server_cfg, &names, links, conn_id,
-        ))
+        let mut pair = Pair::with_links(client_cfg, server_cfg, &names, links, conn_id);
+        for (index, (label, dir, spec)) in scenario.links().into_iter().enumerate() {
+            let linkemu::scenario::LinkLabel::Bottleneck(name) = label else {
+                continue;
+            };
+            let link = Link::from_emulator_spec(spec, seed, index as u64)
+                .map_err(|e| format!("bottlenecks.{name}.{}: {e}", dir.name()))?;
+            let down = dir == linkemu::scenario::Direction::Down;
+            for (i, path) in names.iter().enumerate() {
+                if scenario.bottleneck_of(path, dir) == Some(name.as_str()) {
+                    pair.next_hop[i][down as usize] = Some(pair.shared.len());
+                }
+            }
+            pair.shared.push((name, down, link));
+        }
+        (pair.cross, pair.cbr) = super::cross::build(scenario, seed)?;
+        if !pair.cross.is_empty() || !pair.cbr.is_empty() {
+            pair.cross_zeros = vec![0u8; 64 * 1024];
+            pair.cross_sink = vec![0u8; 64 * 1024];
+        }
+        Ok(pair)
+    }
+
+    /// Each shared bottleneck link: its name, direction (true = down) and counters.
+    pub fn bottleneck_counters(&self) -> Vec<(String, bool, LinkCounters)> {
+        self.shared
+            .iter()
+            .map(|(name, down, l)| (name.clone(), *down, l.counters))
+            .collect()
+    }
+
+    /// Each cross-traffic flow: (path index, data direction down, kind, payload bytes
+    /// received for TCP or packets sent for UDP).
+    pub fn cross_traffic_counts(&self) -> Vec<(usize, bool, &'static str, u64)> {
+        let tcp = self
+            .cross
+            .iter()
+            .map(|f| (f.path, f.data_down(), "tcp", f.bytes_received));
+        let udp = self
+            .cbr
+            .iter()
+            .map(|f| (f.path, f.down, "udp_cbr", f.pkts_sent));
+        tcp.chain(udp).collect()
     }
 
     fn with_links(
@@ -123,6 +171,13 @@ impl Pair {
             client_events: Vec::new(),
             server_events: Vec::new(),
             steps: 0,
+            link_next: Vec::new(),
+            shared: Vec::new(),
+            next_hop: vec![[None, None]; names.len()],
+            cross: Vec::new(),
+            cbr: Vec::new(),
+            cross_zeros: Vec::new(),
+            cross_sink: Vec::new(),
             app_wake_at: None,
         }
     }
@@ -166,60 +221,136 @@ impl Pair {
             }
         }
         self.collect_events();
+        if !self.cross.is_empty() || !self.cbr.is_empty() {
+            self.flush_cross_traffic();
+        }
     }
 
-    fn next_time(&self) -> Option<Instant> {
-        let mut t = self.client.poll_timeout();
-        let mut consider = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
+    /// Cross traffic's packets into its path's own links (tag: TCP flow k = k + 1, UDP
+    /// [`CBR_TAG`]).
+    fn flush_cross_traffic(&mut self) {
+        let now = self.now;
+        for (k, f) in self.cross.iter_mut().enumerate() {
+            f.pump(now, &self.cross_zeros, &mut self.cross_sink);
+            let links = &mut self.links[f.path];
+            for (side, conn) in [(0, f.client.as_mut()), (1, f.server.as_mut())] {
+                let Some(conn) = conn else { continue };
+                while let Some(t) = conn.poll_transmit(now, &mut self.buf) {
+                    links[side].send_tagged(t.send_at.max(now), &self.buf[..t.len], k as u64 + 1);
+                }
+                while conn.poll_event().is_some() {}
             }
-        };
-        consider(self.server.as_ref().and_then(|s| s.poll_timeout()));
-        consider(self.app_wake_at.filter(|&t| t > self.now));
-        for l in &self.links {
-            consider(l[0].next_delivery());
-            consider(l[1].next_delivery());
         }
-        t
+        for f in &mut self.cbr {
+            while let Some((at, len)) = f.due(now) {
+                self.links[f.path][f.down as usize].send_tagged(
+                    at,
+                    &self.cross_zeros[..len],
+                    CBR_TAG,
+                );
+            }
+        }
+    }
+
+    /// A packet that left a path's own link (`down`: server → client) with `tag`: on to the
+    /// path's bottleneck, or to its endpoint.
+    fn arrive(&mut self, path: usize, down: bool, datagram: &[u8], tag: u64) -> bool {
+        let now = self.now;
+        if let Some(b) = self.next_hop[path][down as usize] {
+            self.shared[b].2.send_tagged(now, datagram, tag);
+            return false;
+        }
+        self.deliver(down, datagram, tag)
+    }
+
+    /// Hands a datagram to its endpoint; true if it was the multipath connection's.
+    fn deliver(&mut self, down: bool, datagram: &[u8], tag: u64) -> bool {
+        let now = self.now;
+        match tag {
+            0 if down => {
+                let _ = self.client.handle_datagram(now, datagram);
+            }
+            0 => deliver_to_server(&mut self.server, &self.server_cfg, now, datagram),
+            CBR_TAG => return false,
+            k => self.cross[k as usize - 1].deliver(now, !down, datagram),
+        }
+        tag == 0
     }
 
     /// Sends what is due, advances virtual time to the next event and processes it.
     /// Returns false when nothing is left to happen.
+    ///
+    /// Each deadline is asked once per step: a link whose next event lies ahead is not
+    /// advanced (advancing it to `now` would change nothing), and a connection that received
+    /// nothing keeps the timeout it had before the deliveries.
     pub fn step(&mut self) -> bool {
         self.steps += 1;
         self.flush();
-        let Some(next) = self.next_time() else {
+        let client_timeout = self.client.poll_timeout();
+        let server_timeout = self.server.as_ref().and_then(|s| s.poll_timeout());
+        let mut next = earliest(client_timeout, server_timeout);
+        next = earliest(next, self.app_wake_at.filter(|&t| t > self.now));
+        for (_, _, l) in &self.shared {
+            next = earliest(next, l.next_delivery());
+        }
+        for f in &self.cross {
+            next = earliest(next, f.next_time(self.now));
+        }
+        for f in &self.cbr {
+            next = earliest(next, f.next_time());
+        }
+        self.link_next.clear();
+        for l in &self.links {
+            let due = [l[0].next_delivery(), l[1].next_delivery()];
+            next = earliest(next, earliest(due[0], due[1]));
+            self.link_next.push(due);
+        }
+        let Some(next) = next else {
             return false;
         };
         self.now = self.now.max(next);
         let now = self.now;
+        let (mut to_client, mut to_server) = (false, false);
         for p in 0..self.links.len() {
-            while let Some(d) = self.links[p][0].pop_due(now) {
-                if self.server.is_none() && crate::connection::is_hello(&d) {
-                    let id = crate::wire::peek_conn_id(&d).expect("hello has a header");
-                    self.server = Some(
-                        Connection::server(now, id, self.server_cfg.clone())
-                            .expect("valid server config"),
-                    );
+            let [up_due, down_due] = self.link_next[p];
+            if up_due.is_some_and(|t| t <= now) {
+                while let Some((d, tag)) = self.links[p][0].pop_due_tagged(now) {
+                    to_server |= self.arrive(p, false, &d, tag);
+                    self.links[p][0].recycle(d);
                 }
-                if let Some(s) = self.server.as_mut() {
-                    let _ = s.handle_datagram(now, &d);
-                }
-                self.links[p][0].recycle(d);
             }
-            while let Some(d) = self.links[p][1].pop_due(now) {
-                let _ = self.client.handle_datagram(now, &d);
-                self.links[p][1].recycle(d);
+            if down_due.is_some_and(|t| t <= now) {
+                while let Some((d, tag)) = self.links[p][1].pop_due_tagged(now) {
+                    to_client |= self.arrive(p, true, &d, tag);
+                    self.links[p][1].recycle(d);
+                }
             }
         }
-        if self.client.poll_timeout().is_some_and(|t| t <= now) {
-            self.client.handle_timeout(now);
+        for b in 0..self.shared.len() {
+            while let Some((d, tag)) = self.shared[b].2.pop_due_tagged(now) {
+                let down = self.shared[b].1;
+                let main = self.deliver(down, &d, tag);
+                to_client |= main && down;
+                to_server |= main && !down;
+                self.shared[b].2.recycle(d);
+            }
         }
-        if let Some(s) = self.server.as_mut()
-            && s.poll_timeout().is_some_and(|t| t <= now)
-        {
-            s.handle_timeout(now);
+        for f in &mut self.cross {
+            f.fire_timers(now);
+        }
+        let client_timeout = if to_client {
+            self.client.poll_timeout()
+        } else {
+            client_timeout
+        };
+        fire_due_timers(&mut self.client, now, client_timeout);
+        if let Some(s) = self.server.as_mut() {
+            let server_timeout = if to_server {
+                s.poll_timeout()
+            } else {
+                server_timeout
+            };
+            fire_due_timers(s, now, server_timeout);
         }
         true
     }

@@ -32,6 +32,10 @@ const SAFETY_FACTOR: f64 = 0.9;
 const INITIAL_BITRATE_BPS: f64 = 1_000_000.0;
 const BOLA_MIN_BUFFER_S: f64 = 10.0;
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
+/// Watchdog: a response that gets no byte for this long of virtual time ends the run with
+/// reason `stuck` (an outage that long would also have closed the connection: its idle
+/// timeout is 30 s).
+pub const NO_PROGRESS_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Clone, Debug)]
 pub struct Representation {
@@ -228,6 +232,40 @@ pub struct PlayerSpec {
     pub timeout: Duration,
 }
 
+/// Why the watchdog stops a run early: a connection closed, or the current response got no
+/// byte for [`NO_PROGRESS_LIMIT`]. The message names the state of both sides.
+fn watchdog(pair: &Pair, fetch: Option<&Fetch>, last_progress: Instant) -> Option<String> {
+    let closed = pair.client.is_closed() || pair.server.as_ref().is_some_and(|s| s.is_closed());
+    let silent = fetch.is_some() && pair.now - last_progress >= NO_PROGRESS_LIMIT;
+    if !(closed || silent) {
+        return None;
+    }
+    let what = if closed {
+        "a connection closed before the video ended".to_string()
+    } else {
+        format!(
+            "no byte of the current response for {} s of virtual time",
+            NO_PROGRESS_LIMIT.as_secs()
+        )
+    };
+    let fetch = fetch.map_or("no request outstanding".to_string(), |f| {
+        format!(
+            "request at {:.3} s for {} B, {} B received",
+            f.request_at.as_nanos() as f64 / 1e9,
+            f.bytes,
+            f.received
+        )
+    });
+    let server = pair
+        .server
+        .as_ref()
+        .map_or("no server connection".to_string(), |s| s.describe_state());
+    Some(format!(
+        "{what} ({fetch}); server: {server}; client: {}",
+        pair.client.describe_state()
+    ))
+}
+
 struct Fetch {
     rep: usize,
     /// None = the init segment.
@@ -241,6 +279,18 @@ struct Fetch {
 /// Plays the ladder over `pair` (server = nginx, client = the player) and returns the
 /// `player.jsonl` lines (without `t_ns`/`src`, which the caller adds: `t_ns` is in `"t_ns"`).
 pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Value> {
+    run_player_observed(pair, ladder, spec, |_| {})
+}
+
+/// As [`run_player`], with `observe` called with the pair at every step of the run (before
+/// the player acts; e.g. to log the connections' stats over time). It only looks: the run is
+/// the same with or without it.
+pub fn run_player_observed(
+    pair: &mut Pair,
+    ladder: &Ladder,
+    spec: &PlayerSpec,
+    mut observe: impl FnMut(&Pair),
+) -> Vec<Value> {
     let mut ev: Vec<Value> = Vec::new();
     let now_ns = |p: &Pair| p.now.as_nanos();
     let segments =
@@ -290,9 +340,12 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
     let mut last_shown_rep: Option<usize> = None;
     let mut next_sample = Instant::ZERO;
     let mut reason = "ended";
+    let mut error: Option<String> = None;
+    let mut last_progress = Instant::ZERO;
 
     loop {
         let now = pair.now;
+        observe(pair);
         // Playback clock.
         if let Some(since) = playing_since {
             let p = played_s + (now - since).as_secs_f64();
@@ -342,6 +395,12 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
             reason = "timeout";
             break;
         }
+        if let Some(message) = watchdog(pair, fetch.as_ref(), last_progress) {
+            reason = "stuck";
+            ev.push(json!({"t_ns": now_ns(pair), "event": "error", "message": message}));
+            error = Some(message);
+            break;
+        }
 
         // Server (nginx): read requests, queue and write responses.
         if let Some(s) = pair.server.as_mut() {
@@ -379,6 +438,7 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
             if n == 0 {
                 break;
             }
+            last_progress = now;
             if let Some(f) = fetch.as_mut() {
                 f.first_byte_at.get_or_insert(now);
                 f.received += n as u64;
@@ -473,6 +533,7 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
                 let req = vec![b'G'; REQUEST_BYTES as usize];
                 let w = pair.client.write(&req);
                 debug_assert_eq!(w as u64, REQUEST_BYTES);
+                last_progress = now;
                 fetch = Some(Fetch {
                     rep,
                     index,
@@ -526,7 +587,8 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
         "stall_total_ms": stall_total_ms, "stall_max_ms": stall_max_ms, "dropped_frames": 0,
         "total_frames": (played * 30.0) as u64, "mean_bitrate_bps": mean_bitrate,
         "quality_switches": switches, "played_s": played.min(content_s),
-        "decode_stalls": 0, "decode_stall_total_ms": 0.0, "decode_overload_frames": 0}),
+        "decode_stalls": 0, "decode_stall_total_ms": 0.0, "decode_overload_frames": 0,
+        "error": error}),
     );
     ev
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mptransport::cc::CcConfig;
 use mptransport::connection::Config;
-use mptransport::sim::{LinkId, LinkSpec, Net, Route};
+use mptransport::sim::{BulkPump, LinkId, LinkSpec, Net, Route, per_path};
 use mptransport::units::Bandwidth;
 
 /// A connection config running `cc` with `--cc-opt` style options.
@@ -96,22 +96,13 @@ fn counters(net: &Net) -> Counters {
     net.flows
         .iter()
         .map(|f| {
-            f.server
-                .as_ref()
-                .map(|s| {
-                    s.subflow_stats()
-                        .iter()
-                        .map(|x| {
-                            (
-                                x.name.clone(),
-                                x.counters.bytes_acked_total,
-                                x.counters.pkts_lost_total,
-                                x.counters.rto_total,
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
+            per_path(f.server.as_ref(), |x| {
+                let c = &x.counters;
+                (c.bytes_acked_total, c.pkts_lost_total, c.rto_total)
+            })
+            .into_iter()
+            .map(|(name, (acked, lost, rto))| (name, acked, lost, rto))
+            .collect()
         })
         .collect()
 }
@@ -128,33 +119,16 @@ pub fn run_rates(
     let start = net.now;
     let end = start + duration;
     let warm_end = start + warmup;
-    let chunk = vec![0u8; 256 * 1024];
-    let mut sink = vec![0u8; 256 * 1024];
     let n = net.flows.len();
-    let mut read_total = vec![0u64; n];
     let mut read_at_warm: Option<Vec<u64>> = None;
     let mut at_warm: Option<Counters> = None;
     let mut next_tick = start;
-    for f in &mut net.flows {
-        f.client.write(b"GET");
-    }
+    let mut bulk = BulkPump::start(net);
     while net.now < end {
-        for (i, f) in net.flows.iter_mut().enumerate() {
-            if let Some(s) = f.server.as_mut() {
-                while s.write(&chunk) > 0 {}
-                while s.read(&mut sink) > 0 {}
-            }
-            loop {
-                let r = f.client.read(&mut sink);
-                if r == 0 {
-                    break;
-                }
-                read_total[i] += r as u64;
-            }
-        }
+        bulk.pump(net);
         if at_warm.is_none() && net.now >= warm_end {
             at_warm = Some(counters(net));
-            read_at_warm = Some(read_total.clone());
+            read_at_warm = Some(bulk.read_total.clone());
         }
         if net.now >= next_tick {
             on_tick(net, net.now - start);
@@ -164,6 +138,7 @@ pub fn run_rates(
             break;
         }
     }
+    let read_total = bulk.read_total;
     let secs = (net.now - warm_end.min(net.now)).as_secs_f64().max(1e-9);
     let before = at_warm.unwrap_or_else(|| counters(net));
     let read_before = read_at_warm.unwrap_or_else(|| read_total.clone());

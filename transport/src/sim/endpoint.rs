@@ -1,0 +1,50 @@
+//! What the simulator's stepping loops ([`super::Pair`], [`super::Net`]) do with a connection
+//! at each event: hand it a datagram (creating the server side at the first HELLO, as the
+//! proxy does) and fire its timers when due.
+
+use crate::connection::{Config, Connection, SubflowStats};
+use crate::units::Instant;
+
+/// The earlier of two optional instants (None = never).
+pub(super) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// A datagram travelling towards the server: the first HELLO creates the server connection
+/// (with `server_cfg`); datagrams before it are dropped, as the proxy drops them.
+pub(super) fn deliver_to_server(
+    server: &mut Option<Connection>,
+    server_cfg: &Config,
+    now: Instant,
+    datagram: &[u8],
+) {
+    if server.is_none() && crate::connection::is_hello(datagram) {
+        let id = crate::wire::peek_conn_id(datagram).expect("hello has a header");
+        *server =
+            Some(Connection::server(now, id, server_cfg.clone()).expect("valid server config"));
+    }
+    if let Some(s) = server.as_mut() {
+        let _ = s.handle_datagram(now, datagram);
+    }
+}
+
+/// Fires `conn`'s timers if its `timeout` (its current `poll_timeout`) is due at `now`.
+pub(super) fn fire_due_timers(conn: &mut Connection, now: Instant, timeout: Option<Instant>) {
+    if timeout.is_some_and(|t| t <= now) {
+        conn.handle_timeout(now);
+    }
+}
+
+/// `f` of every named subflow of `conn` (none without a connection, e.g. a server whose first
+/// HELLO has not arrived), by path name in subflow order.
+pub fn per_path<T>(conn: Option<&Connection>, f: impl Fn(&SubflowStats) -> T) -> Vec<(String, T)> {
+    conn.map(|c| c.subflow_stats())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| (s.name.clone(), f(s)))
+        .collect()
+}

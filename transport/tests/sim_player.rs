@@ -1,0 +1,183 @@
+//! The DASH player model over the simulated connection: the watchdog ends a run that stops
+//! making progress with a reason, and the case that once hung (B1, compound × ecf, seed 2:
+//! a subflow left in its RTO-loss state after its lost data was delivered on the other
+//! subflow, while ECF waited for it) plays to the end.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use mptransport::connection::Config;
+use mptransport::sim::player::{Ladder, NO_PROGRESS_LIMIT, PlayerSpec, Representation, run_player};
+use mptransport::sim::{LinkSpec, Pair, SimPath};
+use mptransport::units::Bandwidth;
+use serde_json::Value;
+
+/// Media segment sizes (bytes) of the first 90 s of the content pipeline's 180 s ladder
+/// (`server/content.py`, 2 s segments), highest bitrate first as in its MPD: the sizes the
+/// hanging trial streamed.
+const SEGMENT_BYTES: [&[u64]; 4] = [
+    // representation 0: init 832 B
+    &[
+        1628862, 1359517, 1316847, 1361200, 1305227, 1326896, 1317729, 1321632, 1310408, 1315216,
+        1305515, 1316104, 1314904, 1312307, 1302718, 1316422, 1303082, 1321043, 1302463, 1309457,
+        1304237, 1311836, 1318355, 1307627, 1317868, 1303525, 1316674, 1305186, 1313568, 1311814,
+        1310334, 1309900, 1308325, 1314765, 1304972, 1311081, 1306646, 1312355, 1312662, 1304992,
+        1315777, 1306701, 1312758, 1314368, 1308549,
+    ],
+    // representation 1: init 833 B
+    &[
+        854561, 782772, 757407, 777084, 741554, 780123, 760034, 791175, 750818, 762901, 749515,
+        758257, 741567, 763448, 750924, 749950, 746621, 752682, 752059, 750260, 749285, 751431,
+        751450, 745588, 754020, 753129, 748953, 749307, 752037, 749869, 752680, 746165, 755138,
+        747560, 751909, 749153, 750881, 748495, 754234, 748645, 749365, 752734, 750989, 741755,
+        756126,
+    ],
+    // representation 2: init 832 B
+    &[
+        381979, 384299, 384117, 388248, 382287, 392690, 383898, 390475, 388924, 384922, 376344,
+        385336, 378813, 381959, 375590, 377390, 370853, 378327, 376107, 378327, 372947, 377169,
+        369978, 377978, 373431, 380803, 374186, 375790, 371398, 377511, 373896, 378233, 374493,
+        377062, 370706, 377942, 372446, 381253, 373915, 377109, 370846, 377860, 374868, 377629,
+        373485,
+    ],
+    // representation 3: init 833 B
+    &[
+        206207, 207675, 204674, 206255, 198052, 202821, 200910, 212627, 212713, 211853, 199439,
+        204259, 200695, 202663, 202321, 200732, 197216, 202338, 199256, 203405, 201564, 200317,
+        198035, 200933, 199171, 204354, 199815, 201295, 197415, 200842, 199646, 203338, 200482,
+        200360, 198157, 201524, 199542, 202083, 200651, 201082, 198164, 201198, 198861, 203494,
+        200567,
+    ],
+];
+const INIT_BYTES: [u64; 4] = [832, 833, 832, 833];
+const BITRATES: [(u64, u32, u32); 4] = [
+    (5_240_000, 1280, 720),
+    (3_000_000, 960, 540),
+    (1_500_000, 768, 432),
+    (800_000, 640, 360),
+];
+
+/// Writes that ladder as an MPD plus segment files of the right sizes (sparse) into `dir`.
+fn write_ladder(dir: &Path) -> std::path::PathBuf {
+    let mut reps = String::new();
+    for (i, (bps, w, h)) in BITRATES.iter().enumerate() {
+        reps += &format!(
+            "<Representation id=\"{i}\" mimeType=\"video/mp4\" bandwidth=\"{bps}\" \
+             width=\"{w}\" height=\"{h}\"><SegmentTemplate timescale=\"1000000\" \
+             duration=\"2000000\" initialization=\"init-$RepresentationID$.m4s\" \
+             media=\"chunk-$RepresentationID$-$Number%05d$.m4s\" startNumber=\"1\">\
+             </SegmentTemplate></Representation>\n"
+        );
+        let sized = |name: String, len: u64| {
+            std::fs::File::create(dir.join(name))
+                .and_then(|f| f.set_len(len))
+                .expect("segment file");
+        };
+        sized(format!("init-{i}.m4s"), INIT_BYTES[i]);
+        for (n, len) in SEGMENT_BYTES[i].iter().enumerate() {
+            sized(format!("chunk-{i}-{:05}.m4s", n + 1), *len);
+        }
+    }
+    let mpd = dir.join("manifest.mpd");
+    std::fs::write(
+        &mpd,
+        format!(
+            "<MPD type=\"static\" mediaPresentationDuration=\"PT1M30.0S\"><Period>\
+             <AdaptationSet contentType=\"video\">\n{reps}</AdaptationSet></Period></MPD>\n"
+        ),
+    )
+    .expect("mpd");
+    mpd
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-player-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn b1_compound_ecf_seed_2_plays_to_the_end() {
+    let dir = temp_dir("b1");
+    let mpd = write_ladder(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
+        .args([
+            "--scenario",
+            "B1",
+            "--seed",
+            "2",
+            "--cc",
+            "compound",
+            "--sched",
+            "ecf",
+        ])
+        .arg("--player-mpd")
+        .arg(&mpd)
+        .args(["--video-duration", "90"])
+        .output()
+        .expect("mpsim runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "mpsim output: {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let summary = &r["player_summary"];
+    // Before the fix: segment 40 (requested at 50.4 s) never arrived, reason "timeout".
+    assert_eq!(summary["reason"], "ended", "{summary}");
+    assert_eq!(summary["played_s"], 90.0, "{summary}");
+    assert!(out.status.success());
+}
+
+fn ladder() -> Ladder {
+    Ladder {
+        mpd: "synthetic.mpd".into(),
+        segment_s: 2.0,
+        duration_s: 20.0,
+        reps: vec![Representation {
+            id: "0".into(),
+            bitrate_bps: 1e6,
+            width: 640,
+            height: 360,
+            init_bytes: 1000,
+            segment_bytes: vec![250_000; 10],
+        }],
+    }
+}
+
+#[test]
+fn the_watchdog_ends_a_run_whose_path_died_with_the_state_in_the_reason() {
+    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(10.0), Duration::from_millis(20), 0.0);
+    let path = SimPath {
+        name: "wifi".into(),
+        up: link,
+        down: link,
+    };
+    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    // Let the first segments through, then cut the path for good.
+    let mut spec = PlayerSpec {
+        video_duration_s: 20.0,
+        timeout: Duration::from_secs(3),
+    };
+    let first = run_player(&mut pair, &ladder(), &spec);
+    assert_eq!(first.last().unwrap()["reason"], "timeout");
+    for down in [false, true] {
+        pair.set_link(0, down, LinkSpec { loss: 1.0, ..link });
+    }
+    spec.timeout = Duration::from_secs(600);
+    let events = run_player(&mut pair, &ladder(), &spec);
+    let summary = events.last().unwrap();
+    assert_eq!(summary["reason"], "stuck", "{summary}");
+    let message = summary["error"].as_str().unwrap();
+    assert!(message.contains("subflow wifi"), "{message}");
+    // The connection's idle timeout (30 s) closes it first; the watchdog stops there, long
+    // before the 600 s limit.
+    let t_s = summary["t_ns"].as_f64().unwrap() / 1e9;
+    assert!(t_s < 3.0 + NO_PROGRESS_LIMIT.as_secs_f64() + 1.0, "{t_s}");
+    assert!(
+        events.iter().any(|e| e["event"] == "error"),
+        "an error event for player.jsonl"
+    );
+}
