@@ -46,8 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from server.live_mpd import LIVE_MANIFEST, write_live_mpd
 from server.nginx import url_path
+from testbed.players import go_on_air
 from testbed.spec import TrialSpec
 
 EMULATOR_LOG = "emulator.jsonl"
@@ -238,12 +238,7 @@ def make_play(port: int, repo: Path, announce: Any = print, restart_on_reload: b
             live_latency_s = float(ctx.spec.live_latency_s)
 
             def on_air() -> None:
-                now = time.time()
-                write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, now,
-                               live_latency_s)  # fmt: skip
-                if ctx.events:
-                    ctx.events.write("live_on_air", availability_start_unix_s=now,
-                                     live_latency_s=live_latency_s)  # fmt: skip
+                go_on_air(ctx, content_dir, live_latency_s)
 
             on_air()
         # A Unix socket path has at most 107 bytes: a short folder of its own, not the trial's.

@@ -193,6 +193,19 @@ def _starved(
     return f"; {evidence}" if evidence else ""
 
 
+def go_on_air(ctx: Any, content_dir: Path, live_latency_s: float) -> float:
+    """Puts the live stream on air now: writes <trial>/nginx/live.mpd with this moment as its
+    availabilityStartTime (segment N becomes available N segment durations from now;
+    server/live_mpd.py) and logs `live_on_air`. Returns the moment, Unix seconds."""
+    on_air_unix_s = time.time()
+    write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, on_air_unix_s,
+                   live_latency_s)  # fmt: skip
+    if ctx.events:
+        ctx.events.write("live_on_air", availability_start_unix_s=on_air_unix_s,
+                         live_latency_s=live_latency_s)  # fmt: skip
+    return on_air_unix_s
+
+
 def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
     """Plays one session in the client namespace; blocks until it ends or times out."""
     player = ctx.spec.player
@@ -203,12 +216,7 @@ def run_player(ctx: Any, endpoint: Any, content_dir: Path) -> None:
         # The stream goes on air as the player starts: segment N becomes available N segment
         # durations from now (server/live_mpd.py); nginx serves <trial>/nginx/live.mpd.
         live_latency_s = float(ctx.spec.live_latency_s)
-        on_air_unix_s = time.time()
-        write_live_mpd(content_dir, Path(ctx.dir) / "nginx" / LIVE_MANIFEST, on_air_unix_s,
-                       live_latency_s)  # fmt: skip
-        if ctx.events:
-            ctx.events.write("live_on_air", availability_start_unix_s=on_air_unix_s,
-                             live_latency_s=live_latency_s)  # fmt: skip
+        go_on_air(ctx, content_dir, live_latency_s)
     argv = player_argv(
         player,
         Path(ctx.repo),

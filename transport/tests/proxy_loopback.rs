@@ -176,45 +176,57 @@ fn run(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn bad_arguments_exit_2_and_name_what_is_valid() {
-    let (code, _, err) = run(&[
-        "client",
-        "--listen",
-        "127.0.0.1:1",
-        "--path",
-        "wifi=127.0.0.1:127.0.0.1:9",
-        "--cc",
-        "vegas",
-    ]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("vegas") && err.contains("reno") && err.contains("bbr"),
-        "{err}"
-    );
-    let (code, _, err) = run(&[
-        "server",
-        "--listen",
-        "127.0.0.1:1",
-        "--forward",
-        "x:y",
-        "--sched",
-        "lrf",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--forward"), "{err}");
-    let (code, _, err) = run(&["client", "--listen", "127.0.0.1:1", "--path", "wifi"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("name=local_ip:server_ip:port"), "{err}");
-    let (code, _, err) = run(&[
-        "client",
-        "--listen",
-        "127.0.0.1:1",
-        "--path",
-        "wifi=127.0.0.1:127.0.0.1:9",
-        "--sched",
-        "fastest",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains("minrtt"), "{err}");
+    const PATH: &str = "wifi=127.0.0.1:127.0.0.1:9";
+    // (arguments, what every message must name)
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &[
+                "client",
+                "--listen",
+                "127.0.0.1:1",
+                "--path",
+                PATH,
+                "--cc",
+                "vegas",
+            ],
+            &["vegas", "reno", "bbr"],
+        ),
+        (
+            &[
+                "server",
+                "--listen",
+                "127.0.0.1:1",
+                "--forward",
+                "x:y",
+                "--sched",
+                "lrf",
+            ],
+            &["--forward"],
+        ),
+        (
+            &["client", "--listen", "127.0.0.1:1", "--path", "wifi"],
+            &["name=local_ip:server_ip:port"],
+        ),
+        (
+            &[
+                "client",
+                "--listen",
+                "127.0.0.1:1",
+                "--path",
+                PATH,
+                "--sched",
+                "fastest",
+            ],
+            &["minrtt"],
+        ),
+    ];
+    for (args, named) in cases {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        for word in named {
+            assert!(err.contains(word), "{args:?} must name {word}: {err}");
+        }
+    }
 }
 
 #[test]
