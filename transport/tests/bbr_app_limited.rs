@@ -24,10 +24,10 @@
 
 use std::time::Duration;
 
+use mptransport::Bandwidth;
 use mptransport::cc::CcPhase;
 use mptransport::connection::Config;
 use mptransport::sim::{AppLimitedSpec, LinkSpec, Pair, SimPath, run_app_limited};
-use mptransport::Bandwidth;
 
 fn seed000_path(name: &str) -> SimPath {
     let link = LinkSpec {
