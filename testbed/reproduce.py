@@ -1371,6 +1371,17 @@ simulation runs every rate divided by 16). The tests assert the paper's case-2 r
             "tolerance 10 % is this testbed's choice; WMPTCP's 341/683 assumes synchronised losses",
         )
     )
+    okh, _ = r.cargo_test("seed003_rates", "case2_hmptcp_does_at_least", ignored=True)
+    page.claims.append(
+        Claim(
+            "Case 2: H-MPTCP does at least as well as the better of EMPTCP and WMPTCP",
+            "H-MPTCP = EMPTCP in case 2",
+            f"H-MPTCP's total ≥ 0.9 × the better half's: {passfail(okh)} (the test prints both)",
+            REPRODUCED if okh else NOT_REPRODUCED,
+            "0.9 is this testbed's tolerance; since the whole-packet window machine H-MPTCP's "
+            "total measures 0.876 of EMPTCP's (no random loss, so the same for every seed)",
+        )
+    )
     ok1, f1 = r.cargo_test("seed003_rates", "case1")
     page.claims.append(
         Claim(
@@ -1403,7 +1414,7 @@ simulation runs every rate divided by 16). The tests assert the paper's case-2 r
         )
     )
     seeds = ",".join(str(7 + i) for i in range(reps))
-    ok3, f3 = r.cargo_test("seed003_case3", env={"SEED003_CASE3_SEEDS": seeds})
+    ok3, f3 = r.cargo_test("seed003_case3", ignored=True, env={"SEED003_CASE3_SEEDS": seeds})
     page.claims += seed003_case3_claims(values(f3, "seed003_case3"), ok3)
     page.emulated = crosscheck_section("seed003", r)
     return page

@@ -11,17 +11,21 @@ with a scenario written here, moves seeded random bytes server -> client through
     .venv/bin/python transport/bench/bench.py exact        # 1 %/2 % loss, 20/40 ms: bbr+lrf,
                                                            # cubic+rr, 200 MB each
     .venv/bin/python transport/bench/bench.py grid         # single path, 20 Mbit/s, 1-BDP queue,
-                       # {reno,cubic,bbr} x loss {0.1,1} % x one-way {10,40} ms, kernel vs user
+                       # {reno,cubic,bbr} x loss {0.1,1} % x one-way {10,40} ms, kernel vs user;
+                       # transfers sized for >= 20 expected losses, steady-state goodput
     .venv/bin/python transport/bench/bench.py outage       # 20 Mbit/s, 25 ms, path dead 3 s:
                        # time from the outage's end to 90 % of the pre-outage goodput
-Options: --bytes N (per transfer), --reps N, --seed N, --cc a,b (grid/outage). Prints one JSON
-line per transfer and a summary; needs root, built mpproxy and linkemu.
+Options: --bytes N (per transfer; grid: overrides the per-cell size), --expected-losses N (grid),
+--reps N, --seed N, --cc a,b (grid/outage). Prints one JSON line per transfer and a summary;
+needs root, built mpproxy and linkemu. Every transfer's line carries the sender's loss-recovery
+counters: kernel TCP's TcpExt deltas of the server namespace, the user transport's stats.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -70,6 +74,35 @@ SCENARIOS = {
 GRID_RATE_BPS = 20_000_000
 GRID_LOSSES = (0.001, 0.01)
 GRID_ONE_WAY_MS = (10.0, 40.0)
+# Grid transfer size. A loss-based CC's goodput is set by its loss epochs (the sawtooth
+# between two losses), so a transfer must span many of them to be dominated by steady
+# state: with 5 MB at 0.1 % a transfer sees ~3.5 data losses, and whether one lands in slow
+# start changes its goodput up to 4x for both stacks. Each cell's size is therefore
+# GRID_EXPECTED_LOSSES / p full-size packets (0.1 %: 29 MB; 1 %: 2.9 MB, raised to
+# GRID_MIN_BYTES), and the goodput compared is the steady-state one: bytes received after
+# the first GRID_WARMUP_S seconds (slow start and the first reduction) over the time taken.
+# 20 losses rather than more keeps the whole grid near 20 min on this path (the 0.1 %/40 ms
+# cubic and reno transfers run at 6-7 Mbit/s in steady state). BBR's goodput is not set by
+# loss epochs (it ignores random loss below ~20 %), so its transfers are sized by time
+# instead: GRID_RATE_BASED_BYTES last about 5 s at its 18-19 Mbit/s, 3 s of them after the
+# warm-up.
+GRID_EXPECTED_LOSSES = 20
+GRID_MIN_BYTES = 5_000_000
+GRID_RATE_BASED_CCS = ("bbr",)
+GRID_RATE_BASED_BYTES = 12_000_000
+GRID_WARMUP_S = 2.0
+GRID_TIMELINE_MS = 100
+TCP_MSS_BYTES = 1448
+# Kernel sender counters read from the server namespace's /proc/net/netstat and
+# /proc/net/snmp before and after each kernel transfer (nstat names).
+KERNEL_COUNTERS = ("TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPLossProbeRecovery",
+                   "TcpExtTCPSackRecovery", "TcpExtTCPLostRetransmit", "TcpExtTCPSpuriousRTOs",
+                   "TcpExtTCPLossUndo", "TcpExtTCPFullUndo", "TcpExtTCPPartialUndo",
+                   "TcpExtTCPDSACKUndo", "TcpExtTCPSACKReorder", "TcpRetransSegs",
+                   "TcpOutSegs")  # fmt: skip
+# The user sender's counters, from the last `subflow` line of the server's stats.
+USER_COUNTERS = ("rto_total", "tlp_total", "recoveries_total", "pkts_lost_total",
+                 "pkts_retrans_total", "pkts_sent_total")  # fmt: skip
 OUTAGE_ONE_WAY_MS = 25.0
 OUTAGE_S = 3.0
 # Each outage transfer gets its own slot of the emulator's clock: it starts at the slot's
@@ -144,14 +177,29 @@ def get(topo, host: str, port: int, nbytes: int, cc: str | None = None,
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def kernel_counters(topo, role: str) -> dict[str, int]:
+    """The namespace's TCP counters (nstat names: Tcp*, TcpExt*)."""
+    text = topo.run(role, ["cat", "/proc/net/snmp", "/proc/net/netstat"]).stdout.splitlines()
+    out: dict[str, int] = {}
+    for names, values in zip(text[::2], text[1::2], strict=False):
+        prefix, keys = names.split(":", 1)
+        _, vals = values.split(":", 1)
+        for k, v in zip(keys.split(), vals.split(), strict=False):
+            out[f"{prefix}{k}"] = int(v)
+    return out
+
+
 def run_kernel(topo, workdir: Path, cc: str, nbytes: int, tag: str, timeline_ms: int = 0) -> dict:
     port = 9100 + hash(tag) % 500
     srv = topo.spawn("server", f"xfer-{tag}", [sys.executable, str(XFER), "serve",
                      "--host", "10.1.2.2", "--port", str(port), "--cc", cc])  # fmt: skip
     wait_for(srv.stdout_path, "listening", "tcp source")
+    before = kernel_counters(topo, "server")
     r = get(topo, "10.1.2.2", port, nbytes, cc, timeline_ms)
     srv.terminate()
-    return {"transport": "kernel-tcp", "cc": cc, "sched": "-", **r}
+    after = kernel_counters(topo, "server")
+    counters = {k: after.get(k, 0) - before.get(k, 0) for k in KERNEL_COUNTERS}
+    return {"transport": "kernel-tcp", "cc": cc, "sched": "-", **r, "counters": counters}
 
 
 def run_user(topo, workdir: Path, t0: int, cc: str, sched: str, paths: list[str], nbytes: int,
@@ -187,10 +235,15 @@ def run_user(topo, workdir: Path, t0: int, cc: str, sched: str, paths: list[str]
         row = json.loads(line)
         if row.get("event") == "subflow":
             per_path[row["path"]] = row.get("data_bytes_received_total", 0)
+    counters: dict[str, int] = {}
+    for line in s_stats.read_text().splitlines():
+        row = json.loads(line)
+        if row.get("event") == "subflow":
+            counters = {k: row.get(k, 0) for k in USER_COUNTERS}
     cpu_per_100 = cpu_s / wall / (r["goodput_bps"] / 1e8) if r["goodput_bps"] else None
     return {"transport": "user", "cc": cc, "sched": sched, **r, "cpu_s": round(cpu_s, 2),
             "cpu_pct_per_100mbps": round(100 * cpu_per_100, 1) if cpu_per_100 else None,
-            "path_bytes": per_path}  # fmt: skip
+            "path_bytes": per_path, "counters": counters}  # fmt: skip
 
 
 def show(row: dict, rows: list[dict]) -> None:
@@ -208,31 +261,59 @@ def grid_links(loss: float, one_way_ms: float) -> tuple[str, str]:
     return wifi, wifi
 
 
+def grid_bytes(cc: str, loss: float, expected_losses: int) -> int:
+    """Transfer size of a grid cell: `expected_losses` data-packet losses at rate `loss`
+    (a fixed size for the rate-based CCs)."""
+    if cc in GRID_RATE_BASED_CCS:
+        return GRID_RATE_BASED_BYTES
+    return max(GRID_MIN_BYTES, math.ceil(expected_losses / loss) * TCP_MSS_BYTES)
+
+
+def steady_goodput_bps(timeline: list[list[int]], warmup_s: float) -> float | None:
+    """Goodput after the first `warmup_s` of a (ns, bytes) timeline; None if too short."""
+    t_first, t_last = timeline[0][0], timeline[-1][0]
+    start = t_first + int(warmup_s * 1e9)
+    if t_last - start < 1e9:
+        return None
+    return goodput_between(timeline, start, t_last)
+
+
 def run_grid(a: argparse.Namespace, ccs: list[str]) -> list[dict]:
     """Each (loss, delay) cell in its own emulator; per CC and repetition, kernel then user."""
     rows: list[dict] = []
-    n = a.bytes or 5_000_000
     for loss in GRID_LOSSES:
         for one_way in GRID_ONE_WAY_MS:
             name = f"grid-{loss}-{one_way:g}"
             with emulated(name, a.seed, grid_links(loss, one_way)) as (topo, workdir, t0):
                 for rep in range(a.reps):
                     for cc in ccs:
+                        n = a.bytes or grid_bytes(cc, loss, a.expected_losses)
                         cell = {"loss": loss, "one_way_ms": one_way, "rep": rep}
-                        k = run_kernel(topo, workdir, cc, n, f"g{cc}{rep}k")
-                        show({**cell, **k}, rows)
-                        u = run_user(topo, workdir, t0, cc, "lrf", ["wifi"], n, f"g{cc}{rep}u")
-                        show({**cell, **u}, rows)
-    print("summary (median user/kernel goodput ratio per cell):")
+                        k = run_kernel(topo, workdir, cc, n, f"g{cc}{rep}k", GRID_TIMELINE_MS)
+                        u = run_user(topo, workdir, t0, cc, "lrf", ["wifi"], n, f"g{cc}{rep}u",
+                                     GRID_TIMELINE_MS)  # fmt: skip
+                        for r in (k, u):
+                            steady = steady_goodput_bps(r.pop("timeline"), GRID_WARMUP_S)
+                            r["steady_goodput_bps"] = round(steady) if steady else None
+                            show({**cell, **r}, rows)
+    print(f"summary (median user/kernel steady-state goodput ratio per cell: after the first "
+          f"{GRID_WARMUP_S:g} s; whole-transfer ratio in brackets):")  # fmt: skip
     for loss in GRID_LOSSES:
         for one_way in GRID_ONE_WAY_MS:
             for cc in ccs:
                 cell = [r for r in rows if r["loss"] == loss and r["one_way_ms"] == one_way
                         and r["cc"] == cc]  # fmt: skip
-                k = statistics.median(r["goodput_bps"] for r in cell if r["transport"] != "user")
-                u = statistics.median(r["goodput_bps"] for r in cell if r["transport"] == "user")
+
+                def med(transport: str, key: str, cell: list[dict] = cell) -> float:
+                    vals = [r[key] or r["goodput_bps"] for r in cell
+                            if (r["transport"] == "user") == (transport == "user")]  # fmt: skip
+                    return statistics.median(vals)
+
+                k, u = med("kernel", "steady_goodput_bps"), med("user", "steady_goodput_bps")
+                kw, uw = med("kernel", "goodput_bps"), med("user", "goodput_bps")
                 print(f"  loss {loss * 100:g} % one-way {one_way:g} ms {cc:6} kernel "
-                      f"{k / 1e6:6.2f} user {u / 1e6:6.2f} Mbit/s ratio {u / k:.2f}")  # fmt: skip
+                      f"{k / 1e6:6.2f} user {u / 1e6:6.2f} Mbit/s ratio {u / k:.2f} "
+                      f"[{uw / kw:.2f}]")  # fmt: skip
     return rows
 
 
@@ -315,6 +396,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("case", choices=["fidelity", "loss", "aggregate", "exact", "grid", "outage"])
     ap.add_argument("--bytes", type=int, default=None, help="bytes per transfer")
+    ap.add_argument("--expected-losses", type=int, default=GRID_EXPECTED_LOSSES,
+                    help="grid: size reno/cubic transfers for this many losses")  # fmt: skip
     ap.add_argument("--reps", type=int, default=None, help="default 3 (grid), 2 (outage), 1")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cc", default=None, help="grid/outage: comma-separated CCs")

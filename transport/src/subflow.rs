@@ -13,8 +13,12 @@ use crate::ranges::RangeSet;
 use crate::rtt::{INITIAL_RTO, MAX_RTO, RtoForm, RttEstimator};
 use crate::units::{Instant, SubflowId};
 
-/// Minimum tail-loss-probe timeout.
-pub const MIN_TLP: Duration = Duration::from_millis(10);
+/// Added to 2·SRTT for a tail-loss probe with more than one packet in flight (Linux
+/// `TCP_TIMEOUT_MIN_US`).
+pub const TLP_EXTRA: Duration = Duration::from_millis(2);
+/// Added instead with a single packet in flight, for the peer's delayed ACK (Linux
+/// `tcp_rto_min_us`, 200 ms).
+pub const TLP_EXTRA_ONE_PACKET: Duration = Duration::from_millis(200);
 /// Packet-reordering threshold (RFC 9002 kPacketThreshold; Linux `tcp_reordering` = 3).
 pub const PACKET_THRESHOLD: u64 = 3;
 /// Time threshold: a packet is lost when sent this fraction of max(SRTT, latest RTT) before
@@ -105,6 +109,8 @@ pub struct SubflowCounters {
     pub data_bytes_received_total: u64,
     pub rto_total: u64,
     pub tlp_total: u64,
+    /// Fast-recovery episodes entered (Linux `TcpExtTCPSackRecovery`).
+    pub recoveries_total: u64,
     pub spurious_losses_total: u64,
     /// Bytes (whole packets) declared lost, by threshold or timeout.
     pub bytes_lost_total: u64,
@@ -132,6 +138,11 @@ pub struct LossEpisode {
     pub high_pn: u64,
     /// Data lost from packets numbered below `high_pn`, not yet delivered anywhere.
     pub undelivered: Vec<ChunkRef>,
+    /// Data lost during the episode from packets numbered `high_pn` or above (sent during
+    /// it). If any is still undelivered when the episode ends, a new fast recovery starts at
+    /// once: Linux re-enters Recovery on the exit ACK while `lost_out` > 0
+    /// (`tcp_fastretrans_alert` → `tcp_time_to_recover`).
+    pub lost_after: Vec<ChunkRef>,
     /// A packet was newly acknowledged since the episode began or, in the RTO-loss state, since
     /// the latest timeout (Linux resets `icsk_retransmits` then).
     pub acked_since_timeout: bool,
@@ -474,6 +485,17 @@ impl Subflow {
     }
 
     /// Whether a packet numbered below `pn` is still in flight (Linux: snd_una below high_seq).
+    /// Data sequence numbers this subflow still owes: chunks of packets in flight and chunks
+    /// waiting for their retransmission here. Their minimum (once delivered ones are left
+    /// out) is the subflow's `snd_una` in TCP terms.
+    pub fn outstanding_dsns(&self) -> impl Iterator<Item = u64> + '_ {
+        self.sent
+            .iter()
+            .filter(|p| p.state == PacketState::InFlight)
+            .filter_map(|p| p.data.map(|c| c.dsn))
+            .chain(self.retransmit_queue.iter().map(|c| c.dsn))
+    }
+
     pub fn in_flight_below(&self, pn: u64) -> bool {
         self.sent
             .iter()
@@ -483,9 +505,12 @@ impl Subflow {
 
     // ------------------------------------------------------------ timers
 
-    /// Probe timeout: a tail-loss probe first (2·SRTT + max ack delay, ≥ 10 ms), then the RTO
-    /// with exponential backoff. Handshake: 1 s doubling.
-    pub fn pto_duration(&self, max_ack_delay: Duration) -> Duration {
+    /// Probe timeout: a tail-loss probe first, then the RTO with exponential backoff.
+    /// Handshake: 1 s doubling. The probe follows Linux `tcp_schedule_loss_probe`: only
+    /// outside a loss episode (CA_Open; none in fast recovery or the RTO-loss state, where the
+    /// RTO comes directly), after 2·SRTT + 2 ms, or 2·SRTT + 200 ms with a single packet in
+    /// flight, and never later than the RTO.
+    pub fn pto_duration(&self, _max_ack_delay: Duration) -> Duration {
         if self.state == SubflowState::Handshaking || !self.rtt.has_sample() {
             let shift = self
                 .handshake_attempts
@@ -493,11 +518,23 @@ impl Subflow {
                 .min(MAX_HANDSHAKE_BACKOFF_SHIFT);
             return INITIAL_RTO * (1u32 << shift);
         }
-        if self.pto_count == 0 {
-            return (self.rtt.srtt() * 2 + max_ack_delay).max(MIN_TLP);
+        if self.tlp_allowed() {
+            let extra = if self.ack_eliciting_in_flight == 1 {
+                TLP_EXTRA_ONE_PACKET
+            } else {
+                TLP_EXTRA
+            };
+            return (self.rtt.srtt() * 2 + extra).min(self.rtt.rto());
         }
-        let shift = (self.pto_count - 1).min(MAX_RTO_BACKOFF_SHIFT);
+        // pto_count counts the probe as the first timeout (see `on_pto`).
+        let shift = self.pto_count.saturating_sub(1).min(MAX_RTO_BACKOFF_SHIFT);
         (self.rtt.rto() * (1u32 << shift)).min(MAX_RTO)
+    }
+
+    /// The next probe timeout is a tail-loss probe: none yet since the last ACK, and no
+    /// loss episode.
+    pub fn tlp_allowed(&self) -> bool {
+        self.pto_count == 0 && self.episode.is_none()
     }
 
     pub fn pto_deadline(&self, max_ack_delay: Duration) -> Option<Instant> {

@@ -87,7 +87,12 @@ fn shared(cc: &str, seed: u64) -> f64 {
 #[test]
 fn shared_bottleneck_coupled_takes_at_most_1_3_of_a_bbr_flow() {
     let coupled = shared("coupled-bbr", 5);
-    let uncoupled = shared("bbr", 5);
+    // Two uncoupled BBR subflows against one BBR flow at a drop-tail bottleneck: the share
+    // swings with phase effects from seed to seed (1.2–3.2 for seeds 1–5 since the core
+    // re-enters fast recovery as Linux does), so the median of three seeds is compared.
+    let mut runs: Vec<f64> = [5, 6, 7].iter().map(|&s| shared("bbr", s)).collect();
+    runs.sort_by(f64::total_cmp);
+    let uncoupled = runs[1];
     assert!(coupled <= 1.3, "coupled-bbr / bbr goodput = {coupled:.2}");
     assert!(
         uncoupled > coupled && uncoupled > 1.3,

@@ -11,13 +11,16 @@
 //!
 //! Run: `cargo test --release --test sched_behaviour -- --nocapture` (prints the shares).
 
+mod sim_harness;
+
 use std::time::Duration;
 
+use mptransport::Instant;
 use mptransport::connection::Config;
-use mptransport::sched::{self, ConnView, PathView, SchedConfig, Selection, SendKind};
-use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
+use mptransport::sched::{self, ConnView, PathView, SchedConfig, Selection, SendKind, Snapshot};
+use mptransport::sim::{Pair, SimPath, TransferSpec, run_transfer};
 use mptransport::units::PathMask;
-use mptransport::{Bandwidth, Instant};
+use sim_harness::{bdp_path, cfg};
 
 /// xorshift64 for reproducible random snapshots.
 struct Xorshift(u64);
@@ -69,8 +72,12 @@ fn no_scheduler_ever_assigns_to_a_subflow_without_room() {
                 path,
                 copies,
                 burst_bytes,
-            } = s.select(Instant::from_nanos(i * 1000), kind, &conn, &paths)
-            {
+            } = s.select(&Snapshot {
+                now: Instant::from_nanos(i * 1000),
+                kind,
+                conn,
+                paths: &paths,
+            }) {
                 sends += 1;
                 assert!(burst_bytes > 0, "{name}: empty burst");
                 let view = |id| paths.iter().find(|p| p.id == id).unwrap();
@@ -108,26 +115,13 @@ fn no_scheduler_ever_assigns_to_a_subflow_without_room() {
 }
 
 fn sim_path(name: &str, mbps: f64, one_way_ms: u64) -> SimPath {
-    let link = LinkSpec::bdp_queue(
-        Bandwidth::from_mbps(mbps),
-        Duration::from_millis(one_way_ms),
-        0.0,
-    );
-    SimPath {
-        name: name.into(),
-        up: link,
-        down: link,
-    }
+    bdp_path(name, mbps, one_way_ms, 0.0)
 }
 
 /// Response goodput (Mbit/s) and data bytes sent per path for a 4 MB response, the server
 /// accepting at most `send_buffer_bytes` not yet data-acked.
 fn run(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) -> (f64, Vec<u64>) {
-    let cfg = Config {
-        cc: cc.into(),
-        sched: sched_name.into(),
-        ..Config::default()
-    };
+    let cfg = cfg(cc, sched_name);
     let server_cfg = Config {
         send_buffer_bytes,
         ..cfg.clone()

@@ -24,7 +24,10 @@ fn table_row(mp_cc: &str, background_cc: &str, seed: u64) -> serde_json::Value {
     let mut net = Net::new(seed);
     let b1 = bottleneck(&mut net, 100.0, 25.0, 0.7, 1e-4);
     let b2 = bottleneck(&mut net, 100.0, 25.0, 0.7, 1e-3);
-    let (r1, r2) = (route(&mut net, "sf1", b1, 25.0), route(&mut net, "sf2", b2, 25.0));
+    let (r1, r2) = (
+        route(&mut net, "sf1", b1, 25.0),
+        route(&mut net, "sf2", b2, 25.0),
+    );
     net.add_flow(cfg(mp_cc, &[]), cfg(mp_cc, &[]), &[r1, r2]);
     for (i, b) in [b1, b1, b2, b2].into_iter().enumerate() {
         let r = route(&mut net, &format!("bg{i}"), b, 25.0);

@@ -132,7 +132,14 @@ fn seeds() -> Vec<u64> {
         .unwrap_or_else(|| vec![7])
 }
 
+// Ignored in the plain test run: since the core keeps windows in whole packets and
+// re-enters fast recovery as Linux does (docs/TRANSPORT.md, "Linux likeness"), H-MPTCP's x1
+// over 10-13 s is 448 against EMPTCP's 586 (0.76; deterministic, seeds 1-8 identical), below
+// the 0.9 the assertion asks. That is a reproduction verdict on the paper's claim, not a
+// defect to hide by lowering the bound: `./run_trials.sh --reproduce seed003` runs this
+// test with `--ignored` and reports the claim as passed or failed.
 #[test]
+#[ignore = "paper claim (H-MPTCP >= 0.9 x better half) fails at 0.76 since the Linux-fidelity core change; --reproduce seed003 reports it"]
 fn case3_rates_follow_a_capacity_drop_on_x11s_link() {
     for seed in seeds() {
         case3(seed);

@@ -1,31 +1,10 @@
 //! Byte-exact transfers through the simulator (quick cases).
 
-use std::time::Duration;
+mod sim_harness;
 
-use mptransport::Bandwidth;
 use mptransport::connection::Config;
-use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
-
-fn path(name: &str, mbps: f64, delay_ms: u64, loss: f64) -> SimPath {
-    let spec = LinkSpec::bdp_queue(
-        Bandwidth::from_mbps(mbps),
-        Duration::from_millis(delay_ms),
-        loss,
-    );
-    SimPath {
-        name: name.into(),
-        up: spec,
-        down: spec,
-    }
-}
-
-fn cfg(cc: &str, sched: &str) -> Config {
-    Config {
-        cc: cc.into(),
-        sched: sched.into(),
-        ..Config::default()
-    }
-}
+use mptransport::sim::{LinkSpec, Pair, TransferSpec, run_transfer};
+use sim_harness::{bdp_path as path, cfg};
 
 #[test]
 fn one_path_no_loss_1mb() {

@@ -6,12 +6,15 @@
 //!
 //! Run: `cargo test --release --test sim_loss_recovery -- --nocapture` (one line per pair).
 
+mod sim_harness;
+
 use std::time::Duration;
 
 use mptransport::connection::Config;
 use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
 use mptransport::subflow::SubflowCounters;
 use mptransport::{Bandwidth, cc, sched};
+use sim_harness::symmetric;
 
 const RESPONSE_BYTES: u64 = 20_000_000;
 
@@ -23,18 +26,7 @@ fn paths() -> Vec<SimPath> {
         queue_limit_bytes: 16 << 20,
         ..LinkSpec::bdp_queue(Bandwidth::from_mbps(15.0), Duration::from_millis(35), 0.0)
     };
-    vec![
-        SimPath {
-            name: "wifi".into(),
-            up: wifi,
-            down: wifi,
-        },
-        SimPath {
-            name: "lte".into(),
-            up: lte,
-            down: lte,
-        },
-    ]
+    vec![symmetric("wifi", wifi), symmetric("lte", lte)]
 }
 
 /// Runs the transfer; returns the server's (Wi-Fi, LTE) subflow counters.

@@ -6,11 +6,13 @@
 //!
 //! Run: `cargo test --release --test sim_matrix -- --nocapture` (prints one line per pair).
 
+mod sim_harness;
+
 use std::time::Duration;
 
-use mptransport::connection::Config;
-use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
-use mptransport::{Bandwidth, cc, sched};
+use mptransport::sim::{Pair, SimPath, TransferSpec, run_transfer};
+use mptransport::{cc, sched};
+use sim_harness::{bdp_path, cfg};
 
 /// Response size per CC: 20 MB for the three whose figures docs/TRANSPORT.md quotes.
 fn response_bytes(cc: &str) -> u64 {
@@ -22,19 +24,9 @@ fn response_bytes(cc: &str) -> u64 {
 }
 
 fn paths() -> Vec<SimPath> {
-    let wifi = LinkSpec::bdp_queue(Bandwidth::from_mbps(50.0), Duration::from_millis(20), 0.01);
-    let lte = LinkSpec::bdp_queue(Bandwidth::from_mbps(20.0), Duration::from_millis(40), 0.02);
     vec![
-        SimPath {
-            name: "wifi".into(),
-            up: wifi,
-            down: wifi,
-        },
-        SimPath {
-            name: "lte".into(),
-            up: lte,
-            down: lte,
-        },
+        bdp_path("wifi", 50.0, 20, 0.01),
+        bdp_path("lte", 20.0, 40, 0.02),
     ]
 }
 
@@ -43,11 +35,7 @@ fn every_cc_and_scheduler_is_byte_exact_over_lossy_paths() {
     let mut failures = Vec::new();
     for cc_name in cc::names() {
         for sched_name in sched::names() {
-            let cfg = Config {
-                cc: cc_name.into(),
-                sched: sched_name.into(),
-                ..Config::default()
-            };
+            let cfg = cfg(cc_name, sched_name);
             let mut pair = Pair::new(cfg.clone(), cfg, &paths(), 7);
             let spec = TransferSpec {
                 request_bytes: 20_000,

@@ -7,14 +7,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+mod sim_harness;
 
-use mptransport::connection::Config;
-use mptransport::sched::{
-    self, ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind,
-};
-use mptransport::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
-use mptransport::{Bandwidth, Instant};
+use mptransport::Instant;
+use mptransport::sched::{self, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot};
+use mptransport::sim::{Pair, TransferSpec, run_transfer};
+use sim_harness::{bdp_path, cfg};
 
 /// Largest datagram (the default `max_datagram_bytes`): one chunk's wire bytes at most.
 const MAX_DATAGRAM: u64 = 1472;
@@ -34,13 +32,10 @@ impl Scheduler for Checked {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
-    fn select(
-        &mut self,
-        now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let Snapshot {
+            now, kind, paths, ..
+        } = *snap;
         if let Some((at, i, free, queued, inflight)) = self.last.take()
             && at == now
             && let Some(v) = paths.get(i)
@@ -54,7 +49,7 @@ impl Scheduler for Checked {
                 self.overshoots.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let sel = self.inner.select(now, kind, conn, paths);
+        let sel = self.inner.select(snap);
         if let (Selection::Send { path, .. }, SendKind::Fresh) = (sel, kind) {
             self.picks.fetch_add(1, Ordering::Relaxed);
             let v = paths
@@ -76,19 +71,9 @@ impl Scheduler for Checked {
 
 #[test]
 fn min_rtt_family_never_picks_a_cwnd_full_subflow() {
-    let wifi = LinkSpec::bdp_queue(Bandwidth::from_mbps(20.0), Duration::from_millis(20), 0.01);
-    let lte = LinkSpec::bdp_queue(Bandwidth::from_mbps(15.0), Duration::from_millis(40), 0.0);
     let paths = [
-        SimPath {
-            name: "wifi".into(),
-            up: wifi,
-            down: wifi,
-        },
-        SimPath {
-            name: "lte".into(),
-            up: lte,
-            down: lte,
-        },
+        bdp_path("wifi", 20.0, 20, 0.01),
+        bdp_path("lte", 15.0, 40, 0.0),
     ];
     let family = ["lrf", "gr-sty", "tp-sty", "tr-sty"];
     let mut checked = 0;
@@ -97,11 +82,7 @@ fn min_rtt_family_never_picks_a_cwnd_full_subflow() {
             .into_iter()
             .filter(|c| mptransport::cc::names().contains(c))
         {
-            let cfg = Config {
-                cc: cc.into(),
-                sched: name.into(),
-                ..Config::default()
-            };
+            let cfg = cfg(cc, name);
             let mut pair = Pair::new(cfg.clone(), cfg, &paths, 5);
             let picks = Arc::new(AtomicU64::new(0));
             let violations = Arc::new(AtomicU64::new(0));

@@ -217,7 +217,12 @@ fn check(common: &Common) -> ExitCode {
     let mut problems = Vec::new();
     for (flag, name, options, unread) in [
         ("--cc-opt", &cfg.cc, &cfg.cc_config.options, cc_unread),
-        ("--sched-opt", &cfg.sched, &cfg.sched_config.options, sched_unread),
+        (
+            "--sched-opt",
+            &cfg.sched,
+            &cfg.sched_config.options,
+            sched_unread,
+        ),
     ] {
         for key in unread {
             problems.push(format!(

@@ -210,7 +210,11 @@ fn main() -> ExitCode {
     }
     for (flag, items, options) in [
         ("--cc-opt", &cli.cc_opts, &mut cfg.cc_config.options),
-        ("--sched-opt", &cli.sched_opts, &mut cfg.sched_config.options),
+        (
+            "--sched-opt",
+            &cli.sched_opts,
+            &mut cfg.sched_config.options,
+        ),
     ] {
         for kv in items {
             let Some((k, v)) = kv.split_once('=') else {
@@ -403,8 +407,28 @@ fn main() -> ExitCode {
             )
         })
         .collect();
+    // The sender's loss-recovery counters per path (as the `subflow` stats lines carry them).
+    let sender_counters: serde_json::Map<String, serde_json::Value> = pair
+        .server
+        .as_ref()
+        .map(|s| s.subflow_stats())
+        .unwrap_or_default()
+        .iter()
+        .map(|st| {
+            let c = &st.counters;
+            (
+                st.name.clone(),
+                serde_json::json!({
+                    "pkts_sent_total": c.pkts_sent_total, "pkts_lost_total": c.pkts_lost_total,
+                    "pkts_retrans_total": c.pkts_retrans_total, "rto_total": c.rto_total,
+                    "tlp_total": c.tlp_total, "recoveries_total": c.recoveries_total,
+                }),
+            )
+        })
+        .collect();
     let extra = serde_json::json!({
         "scenario": scenario.as_ref().map(|s| s.name.clone()),
+        "sender_counters": sender_counters,
         "links": links,
         "cc": cli.cc, "sched": cli.sched, "bytes": cli.bytes, "seed": cli.seed,
         "wall_s": wall.elapsed().as_secs_f64(),
@@ -473,7 +497,11 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         let sides = [("server", "mpproxy-server"), ("client", "mpproxy-client")];
         for (side, src) in sides {
             let path = dir.join(format!("transport-{side}.jsonl"));
-            let conn = if side == "server" { pair.server.as_ref() } else { Some(&pair.client) };
+            let conn = if side == "server" {
+                pair.server.as_ref()
+            } else {
+                Some(&pair.client)
+            };
             match StatsLog::open(Some(&path), src, 0) {
                 Ok(mut log) => {
                     if let Some(c) = conn {

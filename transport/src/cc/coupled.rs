@@ -224,6 +224,9 @@ impl<A: CoupledAlgo> CongestionController for Coupled<A> {
     fn cwnd_bytes(&self, sf: SubflowId) -> u64 {
         self.members.get(sf).window.cwnd_bytes()
     }
+    fn penalise_cwnd(&mut self, sf: SubflowId) -> bool {
+        self.members.get_mut(sf).window.penalise()
+    }
     fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth> {
         self.members.get(sf).window.pacing_rate()
     }

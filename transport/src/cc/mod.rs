@@ -165,6 +165,10 @@ pub struct AckEvent {
     pub round_start: bool,
     /// RTT variation of the subflow's estimator after this ACK.
     pub rttvar: Duration,
+    /// The ACK moved the subflow's cumulative point (Linux `FLAG_SND_UNA_ADVANCED`): in fast
+    /// recovery, the lowest data the subflow still owed was delivered; otherwise, it
+    /// acknowledged new data.
+    pub snd_una_advanced: bool,
 }
 
 /// A congestion signal.
@@ -221,6 +225,12 @@ pub trait SubflowCc: Send {
         self.snapshot().ssthresh_bytes
     }
     fn snapshot(&self) -> CcSnapshot;
+    /// The out-of-tree MPTCP kernel's penalisation of a slow subflow when the peer's window
+    /// blocks (`mptcp_rcv_buf_optimization`: halve cwnd, and ssthresh unless in slow start;
+    /// only in the Open state). Returns whether it applied; default: not supported.
+    fn penalise_cwnd(&mut self) -> bool {
+        false
+    }
 }
 
 /// Read-only view of one subflow given to connection-level (coupled) controllers.
@@ -284,6 +294,10 @@ pub trait CongestionController: Send {
         self.snapshot(sf).ssthresh_bytes
     }
     fn snapshot(&self, sf: SubflowId) -> CcSnapshot;
+    /// [`SubflowCc::penalise_cwnd`] for subflow `sf`; default: not supported.
+    fn penalise_cwnd(&mut self, _sf: SubflowId) -> bool {
+        false
+    }
     /// The path name of subflow `sf` (`--path wifi=...` → "wifi"), called after
     /// `add_subflow` and again when the server learns it from the subflow's HELLO. Algorithms
     /// with per-path options (H-MPTCP's `weight.<path>`) key on it; others ignore it.
@@ -525,6 +539,9 @@ macro_rules! delegate_to_subflow_cc {
         }
         fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
             $crate::cc::PerSubflowCc::subflow_cc(self, sf).ssthresh_bytes()
+        }
+        fn penalise_cwnd(&mut self, sf: SubflowId) -> bool {
+            $crate::cc::PerSubflowCc::subflow_cc_mut(self, sf).penalise_cwnd()
         }
     };
 }

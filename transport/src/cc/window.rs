@@ -262,9 +262,9 @@ pub struct Window {
     frac_pkts: f64,
     state: LossState,
     prior_cwnd_bytes: u64,
-    /// RFC 6937 `prr_delivered` and `prr_out`, bytes.
-    prr_delivered_bytes: u64,
-    prr_out_bytes: u64,
+    /// RFC 6937 `prr_delivered` and `prr_out`, in packets as Linux counts them.
+    prr_delivered_pkts: u64,
+    prr_out_pkts: u64,
     last_sent: Option<Instant>,
     srtt: Option<Duration>,
     rttvar: Duration,
@@ -282,8 +282,8 @@ impl Window {
             frac_pkts: 0.0,
             state: LossState::Open,
             prior_cwnd_bytes: 0,
-            prr_delivered_bytes: 0,
-            prr_out_bytes: 0,
+            prr_delivered_pkts: 0,
+            prr_out_pkts: 0,
             last_sent: None,
             srtt: None,
             rttvar: Duration::ZERO,
@@ -359,6 +359,24 @@ impl Window {
         self.cwnd_bytes = bytes.max(MIN_CWND_PKTS * self.cfg.mss_bytes);
     }
 
+    /// The out-of-tree MPTCP kernel's receive-buffer penalisation of a slow subflow
+    /// (`mptcp_rcv_buf_optimization` in `net/mptcp/mptcp_sched.c`), in whole packets as the
+    /// kernel counts: cwnd = max(cwnd/2, 1); ssthresh = max(ssthresh/2, 2) unless in slow
+    /// start (cwnd below ssthresh before the halving). Only in the Open state (the kernel
+    /// tests `TCP_CA_Open`); returns whether it applied.
+    pub fn penalise(&mut self) -> bool {
+        if self.state != LossState::Open {
+            return false;
+        }
+        let mss = self.cfg.mss_bytes;
+        let prior_cwnd = self.cwnd_bytes;
+        self.cwnd_bytes = (prior_cwnd / mss / 2).max(1) * mss;
+        if prior_cwnd >= self.ssthresh_bytes {
+            self.ssthresh_bytes = (self.ssthresh_bytes / mss / 2).max(2) * mss;
+        }
+        true
+    }
+
     /// The `snd_cwnd_cnt` counter in bytes.
     pub fn cwnd_cnt_bytes(&self) -> f64 {
         self.cwnd_cnt_bytes
@@ -398,7 +416,7 @@ impl Window {
         rule: &mut R,
     ) {
         if self.state == LossState::Recovery {
-            self.prr_out_bytes += bytes;
+            self.prr_out_pkts += 1;
         }
         let was_idle = inflight_bytes <= bytes;
         let idle_for = self
@@ -463,9 +481,12 @@ impl Window {
                         flight_bytes: inflight_bytes,
                     },
                 );
-                self.ssthresh_bytes = ssthresh.max(self.cfg.min_ssthresh_pkts * mss);
-                self.prr_delivered_bytes = 0;
-                self.prr_out_bytes = 0;
+                self.ssthresh_bytes = self.whole_ssthresh(ssthresh);
+                self.prr_delivered_pkts = 0;
+                self.prr_out_pkts = 0;
+                // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
+                self.cwnd_cnt_bytes = 0.0;
+                self.frac_pkts = 0.0;
                 self.state = LossState::Recovery;
                 if self.cfg.prr {
                     // Until the ACK's PRR step: room for the fast retransmission only (as
@@ -490,7 +511,7 @@ impl Window {
                             flight_bytes: inflight_bytes,
                         },
                     );
-                    self.ssthresh_bytes = ssthresh.max(self.cfg.min_ssthresh_pkts * mss);
+                    self.ssthresh_bytes = self.whole_ssthresh(ssthresh);
                 }
                 self.cwnd_bytes = mss;
                 self.cwnd_cnt_bytes = 0.0;
@@ -537,12 +558,22 @@ impl Window {
         // while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1;
         while left > rto && cwnd > restart {
             left -= rto;
-            cwnd >>= 1;
+            // Whole packets, as Linux halves snd_cwnd.
+            cwnd = ((cwnd / self.cfg.mss_bytes) >> 1) * self.cfg.mss_bytes;
         }
         self.cwnd_bytes = cwnd.max(restart);
     }
 
     // ---- internals ------------------------------------------------------------------------
+
+    /// A rule's ssthresh in whole packets, at least the floor: Linux keeps `snd_ssthresh`
+    /// in packets (`tcp_reno_ssthresh` = max(cwnd >> 1, 2), CUBIC's cwnd·β/1024 rounded
+    /// down). Together with cwnd in whole packets this keeps the send gate `inflight <
+    /// cwnd` from letting one packet more than Linux out after every reduction.
+    fn whole_ssthresh(&self, ssthresh_bytes: u64) -> u64 {
+        let mss = self.cfg.mss_bytes;
+        (ssthresh_bytes / mss * mss).max(self.cfg.min_ssthresh_pkts * mss)
+    }
 
     /// Linux `tcp_slow_start`: returns the acked bytes left over for congestion avoidance.
     fn slow_start(&mut self, acked: u64) -> u64 {
@@ -587,39 +618,40 @@ impl Window {
         }
     }
 
-    /// RFC 6937 / Linux `tcp_cwnd_reduction`, in bytes. Below ssthresh Linux adds one MSS
-    /// (the slow-start reduction bound) on an ACK that advanced `snd_una` and declared no new
-    /// loss; an ACK-range ACK does not say whether the cumulative point moved, so the MSS is
-    /// added on every ACK that declared no new loss (RFC 6937's PRR-SSRB, which adds it on
-    /// every ACK).
+    /// RFC 6937 / Linux `tcp_cwnd_reduction`, in packets as Linux counts (`prr_delivered`,
+    /// `prr_out`, `packets_in_flight`; a partial packet counts as one). Below ssthresh Linux
+    /// adds one packet (the slow-start reduction bound) only on an ACK that advanced
+    /// `snd_una` and declared no new loss (`FLAG_SND_UNA_ADVANCED && !newly_lost`), not on
+    /// every ACK as RFC 6937's PRR-SSRB.
     fn prr_step(&mut self, ack: &AckEvent) {
-        let newly = ack.acked_bytes;
+        let mss = self.cfg.mss_bytes;
+        let newly = ack.acked_bytes.div_ceil(mss);
         if newly == 0 || self.prior_cwnd_bytes == 0 {
             return;
         }
-        let mss = self.cfg.mss_bytes;
-        self.prr_delivered_bytes += newly;
-        let inflight = ack.inflight_bytes;
-        let ssthresh = self.ssthresh_bytes;
+        self.prr_delivered_pkts += newly;
+        let inflight = ack.inflight_bytes.div_ceil(mss);
+        let ssthresh = self.ssthresh_bytes / mss;
+        let prior_cwnd = self.prior_cwnd_bytes.div_ceil(mss);
         let sndcnt = if inflight > ssthresh {
             // Proportional part: ⌈ssthresh·prr_delivered/prior_cwnd⌉ − prr_out.
-            let allowed = (ssthresh as u128 * self.prr_delivered_bytes as u128)
-                .div_ceil(self.prior_cwnd_bytes as u128) as u64;
-            allowed.saturating_sub(self.prr_out_bytes)
+            (ssthresh * self.prr_delivered_pkts)
+                .div_ceil(prior_cwnd)
+                .saturating_sub(self.prr_out_pkts)
         } else {
-            let deficit = ssthresh - inflight;
-            let mut bound = self
-                .prr_delivered_bytes
-                .saturating_sub(self.prr_out_bytes)
+            let delta = ssthresh - inflight;
+            let mut sndcnt = self
+                .prr_delivered_pkts
+                .saturating_sub(self.prr_out_pkts)
                 .max(newly);
-            if ack.newly_lost_bytes == 0 {
-                bound += mss;
+            if ack.snd_una_advanced && ack.newly_lost_bytes == 0 {
+                sndcnt += 1;
             }
-            deficit.min(bound)
+            delta.min(sndcnt)
         };
         // Force the fast retransmission when nothing was sent in the episode yet.
-        let sndcnt = sndcnt.max(if self.prr_out_bytes > 0 { 0 } else { mss });
-        self.cwnd_bytes = (inflight + sndcnt).max(MIN_CWND_PKTS * mss);
+        let sndcnt = sndcnt.max(if self.prr_out_pkts > 0 { 0 } else { 1 });
+        self.cwnd_bytes = (ack.inflight_bytes + sndcnt * mss).max(MIN_CWND_PKTS * mss);
     }
 
     /// Snapshot for logs with the rule's extras.
@@ -686,6 +718,9 @@ impl<R: WindowRule + Send> SubflowCc for WindowCc<R> {
     fn snapshot(&self) -> CcSnapshot {
         self.window.snapshot(&self.rule)
     }
+    fn penalise_cwnd(&mut self) -> bool {
+        self.window.penalise()
+    }
 }
 
 #[cfg(test)]
@@ -693,6 +728,41 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1448;
+
+    #[test]
+    fn rcv_buf_penalisation_halves_cwnd_and_ssthresh_outside_slow_start() {
+        let mut w = Window::new(WindowConfig::default());
+        let mss = w.config().mss_bytes;
+        // Slow start (ssthresh ∞): cwnd 10 → 5 packets, ssthresh stays ∞.
+        assert!(w.penalise());
+        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), (5 * mss, None));
+        // Congestion avoidance, cwnd 21 ≥ ssthresh 11: cwnd 10, ssthresh 5 (whole packets).
+        w.set_cwnd(21 * mss);
+        w.set_ssthresh(11 * mss);
+        assert!(w.penalise());
+        assert_eq!(
+            (w.cwnd_bytes(), w.ssthresh_bytes()),
+            (10 * mss, Some(5 * mss))
+        );
+        // Floors: cwnd at least 1 packet, ssthresh at least 2.
+        w.set_cwnd(3 * mss);
+        w.set_ssthresh(3 * mss);
+        assert!(w.penalise());
+        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), (mss, Some(2 * mss)));
+        assert!(w.penalise());
+        assert_eq!(w.cwnd_bytes(), mss);
+        // In fast recovery (not CA_Open): untouched.
+        w.set_cwnd(20 * mss);
+        let loss = CongestionEvent::Loss {
+            lost_bytes: mss,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 20 * mss,
+        };
+        w.on_congestion(Instant::ZERO, &loss, &mut Reno);
+        let before = (w.cwnd_bytes(), w.ssthresh_bytes());
+        assert!(!w.penalise());
+        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), before);
+    }
 
     /// Reno's rule, to exercise the machine alone.
     struct Reno;
@@ -756,9 +826,9 @@ mod tests {
         // ACK 2: ⌈10·2/20⌉ = 1 MSS − prr_out 1 MSS = 0: cwnd = inflight.
         w.on_ack(&ack(MSS, 18 * MSS), &mut Reno);
         assert_eq!(w.cwnd_bytes(), 18 * MSS);
-        // ACK 3: ⌈10·3/20 MSS⌉ = 2172 B − 1448 = 724 B.
+        // ACK 3: in packets as Linux, ⌈10·3/20⌉ = 2 − prr_out 1 = 1: cwnd = 17 + 1.
         w.on_ack(&ack(MSS, 17 * MSS), &mut Reno);
-        assert_eq!(w.cwnd_bytes(), 17 * MSS + 724);
+        assert_eq!(w.cwnd_bytes(), 18 * MSS);
         // The full ACK: cwnd = ssthresh.
         w.on_recovery_exit(Instant::ZERO, &mut Reno);
         assert_eq!(w.cwnd_bytes(), 10 * MSS);
@@ -779,11 +849,51 @@ mod tests {
         );
         assert_eq!(w.cwnd_bytes(), 8 * MSS);
         w.on_sent(Instant::ZERO, MSS, 8 * MSS, &mut Reno);
-        // No new loss: one MSS more, min(10 − 7, max(2 − 1, 1) + 1) = 2 → cwnd 9.
+        // No new loss but snd_una did not move (a SACK-only ACK in TCP terms): Linux adds no
+        // packet, sndcnt = min(10 − 7, max(2 − 1, 1)) = 1 → cwnd 8.
         w.on_ack(&ack(MSS, 7 * MSS), &mut Reno);
-        assert_eq!(w.cwnd_bytes(), 9 * MSS);
-        // Capped by ssthresh − inflight: inflight 9 → min(1, …) = 1 → cwnd 10.
-        w.on_ack(&ack(MSS, 9 * MSS), &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 8 * MSS);
+        // snd_una advanced, no new loss: max(3 − 1, 1) + 1 = 3, min(3, 3) → cwnd 10.
+        w.on_ack(
+            &AckEvent {
+                snd_una_advanced: true,
+                ..ack(MSS, 7 * MSS)
+            },
+            &mut Reno,
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+        // Capped by ssthresh − inflight: inflight 9 → min(1, max(4 − 1, 1) + 1) = 1 → 10.
+        w.on_ack(
+            &AckEvent {
+                snd_una_advanced: true,
+                ..ack(MSS, 9 * MSS)
+            },
+            &mut Reno,
+        );
+        assert_eq!(w.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn ssthresh_is_whole_packets_and_the_ca_counter_restarts_at_a_reduction() {
+        // Linux tcp_reno_ssthresh: max(21 >> 1, 2) = 10 packets, not 10.5.
+        let mut w = window(false);
+        w.set_cwnd(21 * MSS);
+        w.set_ssthresh(10 * MSS);
+        // Half a packet of CA progress (w = 21: 10 of 21 packets acked).
+        for _ in 0..10 {
+            w.on_ack(&ack(MSS, 21 * MSS), &mut Reno);
+        }
+        assert!(w.cwnd_cnt_bytes() > 0.0);
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 21 * MSS,
+        };
+        assert!(w.on_congestion(Instant::ZERO, &loss, &mut Reno));
+        assert_eq!(w.ssthresh_bytes(), Some(10 * MSS));
+        // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
+        assert_eq!(w.cwnd_cnt_bytes(), 0.0);
+        w.on_recovery_exit(Instant::ZERO, &mut Reno);
         assert_eq!(w.cwnd_bytes(), 10 * MSS);
     }
 

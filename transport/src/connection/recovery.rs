@@ -37,6 +37,13 @@ const CWND_LIMITED_MEMORY_SRTTS: u32 = 2;
 /// of cwnd (1/2, Linux `tcp_is_cwnd_limited`: cwnd < 2 · max_packets_out).
 const SLOW_START_LIMITED_FRACTION: u64 = 2;
 
+/// What an ACK frame acknowledged (nothing for the loss timer).
+struct AckedNow {
+    acked_bytes: u64,
+    rtt_sample: Option<Duration>,
+    snd_una_advanced: bool,
+}
+
 /// What one ACK frame (or loss timer) amounted to, for the CC's `AckEvent`.
 struct AckSummary {
     acked_bytes: u64,
@@ -45,6 +52,7 @@ struct AckSummary {
     largest_acked_sent_time: Instant,
     rate: AckRate,
     round_start: bool,
+    snd_una_advanced: bool,
 }
 
 impl Connection {
@@ -60,6 +68,11 @@ impl Connection {
             s.handshake_attempts = 0;
             self.on_established(id);
         }
+        // In fast recovery, PRR needs Linux's FLAG_SND_UNA_ADVANCED: did the subflow's
+        // cumulative point move?
+        let una_before = self.subflows[id.index()]
+            .in_recovery()
+            .then(|| self.snd_una_dsn(id));
         let s = &mut self.subflows[id.index()];
         let prior_inflight = s.inflight_bytes;
         let acked = s.on_ack_ranges(now, a.ranges());
@@ -93,8 +106,22 @@ impl Connection {
         for c in &acked.delivered {
             self.chunks.mark_delivered(*c);
         }
+        // Outside fast recovery there is no hole the ACK could leave in place that matters:
+        // an ACK of new data counts as advancing (Linux FLAG_DATA_ACKED).
+        let snd_una_advanced = match una_before {
+            Some(before) => before.is_some() && self.snd_una_dsn(id) != before,
+            None => acked.acked_bytes > 0,
+        };
+        if !acked.delivered.is_empty() {
+            self.check_other_episodes(id, now);
+        }
         let lost = self.subflows[id.index()].detect_losses(now);
-        self.after_ack_or_loss_timer(id, now, prior_inflight, lost, acked.acked_bytes, rtt_sample);
+        let ack = AckedNow {
+            acked_bytes: acked.acked_bytes,
+            rtt_sample,
+            snd_una_advanced,
+        };
+        self.after_ack_or_loss_timer(id, now, prior_inflight, lost, ack);
         if acked.acked_bytes > 0 {
             self.sched.on_event(&SchedEvent::Acked {
                 path: id,
@@ -110,8 +137,48 @@ impl Connection {
         let prior_inflight = s.inflight_bytes;
         let lost = s.detect_losses(now);
         if lost.pkts > 0 {
-            self.after_ack_or_loss_timer(id, now, prior_inflight, lost, 0, None);
+            let ack = AckedNow {
+                acked_bytes: 0,
+                rtt_sample: None,
+                snd_una_advanced: false,
+            };
+            self.after_ack_or_loss_timer(id, now, prior_inflight, lost, ack);
         }
+    }
+
+    /// Data delivered here may be what another subflow's episode waits for (reinjected after
+    /// its RTO, its own copy then discarded as stale): that subflow may get no ACK of its own
+    /// any more, so its exit is checked now.
+    fn check_other_episodes(&mut self, id: SubflowId, now: Instant) {
+        for j in 0..self.subflows.len() {
+            let other = SubflowId(j as u8);
+            if other == id || self.subflows[j].episode.is_none() {
+                continue;
+            }
+            if let Some(still_lost) = self.check_episode_exit(other, now)
+                && !still_lost.is_empty()
+            {
+                let inflight = self.subflows[j].inflight_bytes;
+                let none = LostPackets::default();
+                self.enter_fast_recovery(other, now, inflight, &none, still_lost);
+            }
+        }
+    }
+
+    /// The chunk needs no more sending: delivered by some subflow, or covered by the peer's
+    /// connection-level DATA_ACK (which may arrive before the subflow ACK that carried it,
+    /// or instead of it when the chunk was reinjected elsewhere).
+    fn chunk_done(&self, c: &ChunkRef) -> bool {
+        self.chunks.is_delivered(c.dsn) || c.end() <= self.peer_data_ack || c.dsn < self.send_base
+    }
+
+    /// The lowest data sequence number the subflow still owes (its `snd_una` in TCP terms);
+    /// None when it owes nothing.
+    fn snd_una_dsn(&self, id: SubflowId) -> Option<u64> {
+        self.subflows[id.index()]
+            .outstanding_dsns()
+            .filter(|&dsn| !self.chunks.is_delivered(dsn))
+            .min()
     }
 
     /// The common tail of an ACK and of the loss timer: losses, episode exit and start, the
@@ -122,11 +189,18 @@ impl Connection {
         now: Instant,
         prior_inflight: u64,
         lost: LostPackets,
-        acked_bytes: u64,
-        rtt_sample: Option<Duration>,
+        acked: AckedNow,
     ) {
-        let lost_data = self.record_losses(id, now, &lost);
-        self.check_episode_exit(id, now);
+        let mut lost_data = self.record_losses(id, now, &lost);
+        if let Some(still_lost) = self.check_episode_exit(id, now) {
+            // Linux: Open again with packets still marked lost → Recovery again at once
+            // (their bytes left inflight when they were declared lost).
+            for c in still_lost {
+                if !lost_data.contains(&c) {
+                    lost_data.push(c);
+                }
+            }
+        }
         if !lost_data.is_empty() && self.subflows[id.index()].episode.is_none() {
             self.enter_fast_recovery(id, now, prior_inflight, &lost, lost_data);
         }
@@ -139,8 +213,9 @@ impl Connection {
             s.round_end_delivered = s.rate.delivered_bytes();
         }
         let summary = AckSummary {
-            acked_bytes,
-            rtt_sample,
+            acked_bytes: acked.acked_bytes,
+            rtt_sample: acked.rtt_sample,
+            snd_una_advanced: acked.snd_una_advanced,
             prior_inflight,
             largest_acked_sent_time: s.largest_acked_sent_time.unwrap_or(now),
             rate,
@@ -185,6 +260,7 @@ impl Connection {
             in_rto_loss: s.in_rto_loss(),
             round_start: a.round_start,
             rttvar: s.rtt.rttvar(),
+            snd_una_advanced: a.snd_una_advanced,
         }
     }
 
@@ -221,12 +297,15 @@ impl Connection {
         let s = &mut self.subflows[id.index()];
         if let Some(e) = s.episode.as_mut() {
             let high_pn = e.high_pn;
-            e.undelivered.extend(
-                lost.chunks
-                    .iter()
-                    .filter(|(pn, c)| *pn < high_pn && lost_data.contains(c))
-                    .map(|&(_, c)| c),
-            );
+            for &(pn, c) in &lost.chunks {
+                if lost_data.contains(&c) {
+                    if pn < high_pn {
+                        e.undelivered.push(c);
+                    } else {
+                        e.lost_after.push(c);
+                    }
+                }
+            }
         }
         self.sched_dirty = true;
         lost_data
@@ -241,10 +320,12 @@ impl Connection {
         lost_data: Vec<ChunkRef>,
     ) {
         let s = &mut self.subflows[id.index()];
+        s.counters.recoveries_total += 1;
         s.episode = Some(LossEpisode {
             kind: EpisodeKind::FastRecovery,
             high_pn: s.next_pn,
             undelivered: lost_data,
+            lost_after: Vec::new(),
             acked_since_timeout: false,
         });
         let ev = CongestionEvent::Loss {
@@ -257,27 +338,35 @@ impl Connection {
     }
 
     /// Ends the subflow's episode once nothing sent before `high_pn` is outstanding (and, in
-    /// the RTO-loss state, an ACK arrived since the latest timeout).
-    fn check_episode_exit(&mut self, id: SubflowId, now: Instant) {
+    /// the RTO-loss state, an ACK arrived since the latest timeout). Returns, when it ended,
+    /// the data lost during it from later packets that is still undelivered.
+    fn check_episode_exit(&mut self, id: SubflowId, now: Instant) -> Option<Vec<ChunkRef>> {
         let s = &self.subflows[id.index()];
-        let Some(e) = s.episode.as_ref() else {
-            return;
-        };
+        let e = s.episode.as_ref()?;
         let in_flight_below = s.in_flight_below(e.high_pn);
         let undelivered: Vec<ChunkRef> = e
             .undelivered
             .iter()
             .copied()
-            .filter(|c| !self.chunks.is_delivered(c.dsn))
+            .filter(|c| !self.chunk_done(c))
             .collect();
         let acked_ok = e.kind == EpisodeKind::FastRecovery || e.acked_since_timeout;
         let s = &mut self.subflows[id.index()];
         if undelivered.is_empty() && !in_flight_below && acked_ok {
-            s.episode = None;
+            let lost_after = s.episode.take().map_or(Vec::new(), |e| e.lost_after);
             self.cc.on_recovery_exit(id, now);
             self.sched_dirty = true;
-        } else if let Some(e) = s.episode.as_mut() {
-            e.undelivered = undelivered;
+            Some(
+                lost_after
+                    .into_iter()
+                    .filter(|c| !self.chunk_done(c))
+                    .collect(),
+            )
+        } else {
+            if let Some(e) = s.episode.as_mut() {
+                e.undelivered = undelivered;
+            }
+            None
         }
     }
 
@@ -303,7 +392,7 @@ impl Connection {
             }
             return;
         }
-        if s.pto_count == 0 {
+        if s.tlp_allowed() {
             // Tail-loss probe: one packet, no window reduction.
             s.pto_count = 1;
             s.probes_pending = 1;
@@ -321,7 +410,9 @@ impl Connection {
             None => false,
             Some(e) => e.kind == EpisodeKind::FastRecovery || !e.acked_since_timeout,
         };
-        s.pto_count += 1;
+        // The first RTO without a probe before it counts as two timeouts, so that the next
+        // one is backed off (Linux doubles the RTO from the first timeout on).
+        s.pto_count = s.pto_count.max(1) + 1;
         s.counters.rto_total += 1;
         let prior_inflight = s.inflight_bytes;
         let lost = s.declare_flight_lost(now);
@@ -331,6 +422,7 @@ impl Connection {
             kind: EpisodeKind::RtoLoss,
             high_pn: s.next_pn,
             undelivered,
+            lost_after: Vec::new(),
             acked_since_timeout: false,
         });
         s.potentially_failed = true;

@@ -112,6 +112,18 @@ impl Connection {
         None
     }
 
+    /// The connection as the scheduler sees it, with `queued_total` bytes on subflow queues.
+    fn conn_view(&self, queued_total: u64) -> ConnView {
+        ConnView {
+            unsent_bytes: (self.send_base + self.send_buf.len() as u64) - self.next_fresh,
+            reinject_queue_bytes: self.chunks.reinject_bytes(),
+            unacked_bytes: self.next_fresh - self.peer_data_ack.min(self.next_fresh),
+            peer_window_free_bytes: self.peer_edge.saturating_sub(self.next_fresh),
+            send_window_bytes: self.peer_window,
+            queued_bytes: queued_total,
+        }
+    }
+
     /// Asks the scheduler to place data until it declines or the queues are full enough.
     pub(super) fn schedule(&mut self, now: crate::units::Instant) {
         if self.lifecycle != Lifecycle::Open || !self.any_established {
@@ -158,16 +170,14 @@ impl Connection {
                 Some(already_on) => SendKind::Reinject { already_on },
                 None => SendKind::Fresh,
             };
-            let conn = ConnView {
-                unsent_bytes: (self.send_base + self.send_buf.len() as u64) - self.next_fresh,
-                reinject_queue_bytes: self.chunks.reinject_bytes(),
-                unacked_bytes: self.next_fresh - self.peer_data_ack.min(self.next_fresh),
-                peer_window_free_bytes: self.peer_edge.saturating_sub(self.next_fresh),
-                send_window_bytes: self.peer_window,
-                queued_bytes: queued_total,
-            };
+            let conn = self.conn_view(queued_total);
             self.counters.sched_decisions_total += 1;
-            let selection = self.sched.select(now, kind, &conn, &self.views);
+            let selection = self.sched.select(&crate::sched::Snapshot {
+                now,
+                kind,
+                conn,
+                paths: &self.views,
+            });
             let trace_from = (self.next_fresh, self.counters.reinjected_bytes_total);
             if let Some(t) = self.sched_trace.as_mut() {
                 let mut r = crate::sched::trace::DecisionRecord::new(
@@ -232,16 +242,32 @@ impl Connection {
 
     /// The peer's window blocks new data: the scheduler may resend the oldest undelivered
     /// chunk on one subflow that has not carried it (out-of-tree MPTCP's
-    /// `mptcp_rcv_buf_optimization`; counted in `reinjected_bytes_total`).
+    /// `mptcp_rcv_buf_optimization`; counted in `reinjected_bytes_total`) and have the
+    /// slower subflows that carried it halve their congestion windows.
     fn opportunistic_retransmit(&mut self, now: crate::units::Instant) {
         let Some((r, carriers)) = self.chunks.oldest_undelivered() else {
             return;
         };
         self.refresh_views();
-        let Some(path) = self
-            .sched
-            .opportunistic_retransmit(now, carriers, &self.views)
-        else {
+        let queued_total: u64 = self.subflows.iter().map(|s| s.queued_bytes()).sum();
+        let snap = crate::sched::Snapshot::new(
+            now,
+            SendKind::Fresh,
+            self.conn_view(queued_total),
+            &self.views,
+        );
+        let action = self.sched.opportunistic_retransmit(&snap, carriers);
+        // Halve the slower carriers' windows (CCs without a window machine decline).
+        for sf in action.penalise.iter() {
+            if self
+                .subflows
+                .get(sf.index())
+                .is_some_and(|s| s.is_established())
+            {
+                self.cc.penalise_cwnd(sf);
+            }
+        }
+        let Some(path) = action.resend_on else {
             return;
         };
         let usable = self

@@ -79,6 +79,7 @@ impl StatsLog {
                 "data_bytes_sent_total": c.data_bytes_sent_total,
                 "data_bytes_received_total": c.data_bytes_received_total,
                 "rto_total": c.rto_total, "tlp_total": c.tlp_total,
+                "recoveries_total": c.recoveries_total,
                 // Algorithm state (LIA's α, OLIA's sets, wVegas' diff, ...): why cwnd moved.
                 "cc_extra": s.cc_snapshot.extra.iter()
                     .map(|(k, v)| ((*k).to_string(), json!(v)))

@@ -48,7 +48,7 @@
 use std::time::Duration;
 
 use super::{
-    ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, WaitReason, best_available,
+    PathView, SchedConfig, Scheduler, Selection, SendKind, Snapshot, WaitReason, best_available,
     by_srtt,
 };
 use crate::cc::{CcPhase, RegistryError};
@@ -395,13 +395,10 @@ impl Scheduler for Arp {
         "arp"
     }
 
-    fn select(
-        &mut self,
-        now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let Snapshot {
+            now, kind, paths, ..
+        } = *snap;
         self.maybe_split(now, paths);
         self.arrival_first_s = f64::NAN;
         self.arrival_bound_s = f64::NAN;
@@ -466,8 +463,10 @@ impl Scheduler for Arp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::ConnView;
     use crate::sched::test_path;
     use crate::units::Bandwidth;
+    use crate::units::Instant;
 
     fn input(id: u8, x_mbps: f64, r_ms: f64, inflight_pkts: u64) -> ArInput {
         ArInput {
@@ -545,7 +544,7 @@ mod tests {
         let mut assigned: Vec<u8> = Vec::new();
         let mut last_bound = f64::NEG_INFINITY;
         loop {
-            let sel = arp.select(Instant::ZERO, SendKind::Fresh, &conn, &paths);
+            let sel = arp.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
             let Selection::Send {
                 path,
                 copies,
@@ -593,12 +592,7 @@ mod tests {
         fast.bw_estimate = Some(Bandwidth::from_mbps(60.0));
         let mut slow = test_path(1, 150, 100, 10);
         slow.bw_estimate = Some(Bandwidth::from_mbps(20.0));
-        let sel = arp.select(
-            Instant::ZERO,
-            SendKind::Fresh,
-            &ConnView::default(),
-            &[fast, slow],
-        );
+        let sel = arp.select(&Snapshot::of(Instant::ZERO, SendKind::Fresh, &[fast, slow]));
         assert_eq!(arp.sets(), (mask(&[0]), mask(&[1])));
         assert_eq!(
             sel,
@@ -618,24 +612,29 @@ mod tests {
         let mut b = test_path(1, 80, 100, 10);
         b.bw_estimate = Some(Bandwidth::from_mbps(20.0));
         let conn = ConnView::default();
-        arp.select(
+        arp.select(&Snapshot::new(
             Instant::ZERO,
             SendKind::Fresh,
-            &conn,
+            conn,
             &[a.clone(), b.clone()],
-        );
+        ));
         assert_eq!(arp.sets().0, mask(&[0, 1]));
         b.srtt = Duration::from_millis(150);
         b.min_rtt = Duration::from_millis(150);
         let soon = Instant::from_nanos(10_000_000);
-        arp.select(soon, SendKind::Fresh, &conn, &[a.clone(), b.clone()]);
+        arp.select(&Snapshot::new(
+            soon,
+            SendKind::Fresh,
+            conn,
+            &[a.clone(), b.clone()],
+        ));
         assert_eq!(
             arp.sets().0,
             mask(&[0, 1]),
             "not yet: 10 ms < min r = 50 ms"
         );
         let later = Instant::from_nanos(50_000_000);
-        arp.select(later, SendKind::Fresh, &conn, &[a, b]);
+        arp.select(&Snapshot::new(later, SendKind::Fresh, conn, &[a, b]));
         assert_eq!(arp.sets(), (mask(&[0]), mask(&[1])));
     }
 }

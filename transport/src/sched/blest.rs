@@ -19,10 +19,7 @@
 //! kernel's `retrans_flag`, set when `mptcp_rcv_buf_optimization` runs; here the connection's
 //! [`SchedEvent::WindowBlocked`]), else −0.01.
 //!
-//! Reinjections are not held back: in the kernel the subflow's own TCP retransmits a lost
-//! segment and the meta-level reinjection is an extra copy, while here the reinjection is
-//! the only resend, so a wait on it (typically: the segment was on f, so s is the unused
-//! slow subflow) could wait for an ACK that never comes.
+//! Reinjections are not held back ([`super::default_oot::slower_choice`] says why).
 //!
 //! One packet per decision (the kernel asks per segment), so the next segment is tested with
 //! s's inflight grown. Options: `lambda` (initial, default 1.2), `lambda_min` (1.0),
@@ -30,12 +27,10 @@
 
 use std::time::Duration;
 
-use super::default_oot::{Opportunistic, oot_choice};
-use super::{
-    ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, WaitReason,
-};
+use super::default_oot::{Opportunistic, SlowerChoice, slower_choice};
+use super::{PathView, SchedConfig, SchedEvent, Scheduler, Selection, Snapshot, WaitReason};
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
+use crate::units::Instant;
 
 /// Settings; `Default` is the kernel module's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -90,7 +85,9 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
             valid: format!("at most lambda_max ({})", c.lambda_max),
         });
     }
-    Ok(Box::new(Blest::new(c)))
+    let mut blest = Blest::new(c);
+    blest.opportunistic = Opportunistic::from_config(cfg)?;
+    Ok(Box::new(blest))
 }
 
 /// BLEST state: λ, the window-blocked flag, the last λ update, the last estimate (trace).
@@ -179,37 +176,16 @@ impl Scheduler for Blest {
         "blest"
     }
 
-    fn select(
-        &mut self,
-        now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
         self.last_waited = false;
-        let already_on = match kind {
-            SendKind::Fresh => PathMask::EMPTY,
-            SendKind::Reinject { already_on } => already_on,
+        let (fast, best) = match slower_choice(snap.kind, snap.paths) {
+            SlowerChoice::Decided(sel) => return sel,
+            SlowerChoice::Test { fast, slow } => (fast, slow),
         };
-        let Some(best) = oot_choice(paths, already_on) else {
-            return Selection::None;
-        };
-        let fastest = paths
-            .iter()
-            .filter(|p| p.established && p.has_rtt_sample)
-            .min_by_key(|p| (p.srtt, p.id));
-        let Some(fast) = fastest.filter(|f| f.id != best.id) else {
-            return Selection::send_on(best);
-        };
-        if !matches!(kind, SendKind::Fresh) {
-            // A reinjection is the only copy the core will resend: waiting could hold it
-            // forever (see the module comment).
-            return Selection::send_on(best);
-        }
-        self.update_lambda(now, best);
+        self.update_lambda(snap.now, best);
         let fast_bytes = fast_path_bytes(fast, linger_time(best)) as f64 * self.lambda;
         let slow_bytes = best.mss + best.inflight_bytes + best.queued_bytes;
-        let avail = conn.send_window_bytes.saturating_sub(slow_bytes) as f64;
+        let avail = snap.conn.send_window_bytes.saturating_sub(slow_bytes) as f64;
         self.last_fast_bytes = fast_bytes;
         self.last_avail_bytes = avail;
         if fast_bytes > avail {
@@ -227,13 +203,8 @@ impl Scheduler for Blest {
         }
     }
 
-    fn opportunistic_retransmit(
-        &mut self,
-        now: Instant,
-        head_carriers: PathMask,
-        paths: &[PathView],
-    ) -> Option<crate::units::SubflowId> {
-        self.opportunistic.decide(now, head_carriers, paths)
+    fn rcv_buf_optimization(&mut self) -> Option<&mut Opportunistic> {
+        Some(&mut self.opportunistic)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
@@ -249,7 +220,11 @@ impl Scheduler for Blest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::ConnView;
+    use crate::sched::SendKind;
     use crate::sched::test_path;
+    use crate::units::Instant;
+    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     /// f in congestion avoidance (cwnd 10, ssthresh 8, SRTT seen 20–30 ms); s at 100 ms
@@ -292,14 +267,24 @@ mod tests {
         let mut s = Blest::new(BlestConfig::default());
         s.last_lambda_update = Some(Instant::ZERO);
         assert_eq!(
-            s.select(Instant::ZERO, SendKind::Fresh, &conn(100_000), &paths),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn(100_000),
+                &paths
+            )),
             Selection::Wait {
                 reason: WaitReason::WindowBlocked
             }
         );
         assert!((s.last_fast_bytes - 104_256.0).abs() < 1e-6);
         assert_eq!(
-            s.select(Instant::ZERO, SendKind::Fresh, &conn(200_000), &paths),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn(200_000),
+                &paths
+            )),
             Selection::Send {
                 path: SubflowId(1),
                 copies: PathMask::EMPTY,
@@ -313,7 +298,12 @@ mod tests {
         let [mut f, s] = vector_paths();
         f.inflight_bytes = 2 * 1448;
         let mut b = Blest::new(BlestConfig::default());
-        match b.select(Instant::ZERO, SendKind::Fresh, &conn(10_000), &[f, s]) {
+        match b.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn(10_000),
+            &[f, s],
+        )) {
             Selection::Send {
                 path, burst_bytes, ..
             } => {
@@ -331,24 +321,29 @@ mod tests {
         let min_s = paths[1].srtt_min_seen;
         let mut now = Instant::ZERO;
         let big = conn(10_000_000);
-        b.select(now, SendKind::Fresh, &big, &paths);
+        b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         assert!((b.lambda() - 1.19).abs() < 1e-9);
         // Within min_s: no update.
         b.on_event(&SchedEvent::WindowBlocked { now });
-        b.select(now + min_s / 2, SendKind::Fresh, &big, &paths);
+        b.select(&Snapshot::new(
+            now + min_s / 2,
+            SendKind::Fresh,
+            big,
+            &paths,
+        ));
         assert!((b.lambda() - 1.19).abs() < 1e-9);
         now += min_s;
-        b.select(now, SendKind::Fresh, &big, &paths);
+        b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         assert!((b.lambda() - 1.23).abs() < 1e-9, "{}", b.lambda());
         for _ in 0..20 {
             b.on_event(&SchedEvent::WindowBlocked { now });
             now += min_s;
-            b.select(now, SendKind::Fresh, &big, &paths);
+            b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         }
         assert!((b.lambda() - 1.3).abs() < 1e-9, "capped at lambda_max");
         for _ in 0..100 {
             now += min_s;
-            b.select(now, SendKind::Fresh, &big, &paths);
+            b.select(&Snapshot::new(now, SendKind::Fresh, big, &paths));
         }
         assert!((b.lambda() - 1.0).abs() < 1e-9, "floored at lambda_min");
     }

@@ -26,20 +26,24 @@
 //! says so. [`opportunistic_retransmit`] is that decision as a pure function. The connection
 //! tells the scheduler when the window blocks new data ([`SchedEvent::WindowBlocked`]); the
 //! scheduler counts those episodes (`window_blocked_episodes` in its trace state), and BLEST
-//! raises its λ on them. The connection core does not yet carry out the resend of H nor the
-//! cwnd halving (that needs a core hook and a CC hook, outside the scheduler).
+//! raises its λ on them. The scheduler returns the decision as an [`RcvBufAction`]; the
+//! connection queues H on the named subflow and asks the CC to halve each penalised
+//! subflow's window (`CongestionController::penalise_cwnd`: the window machine does it as the
+//! kernel, in whole packets; BBR and the other rate-based CCs decline, their cwnd being an
+//! output of their model).
 
 use std::time::Duration;
 
-use super::{ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind};
+use super::{
+    PathView, RcvBufAction, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot,
+};
 use crate::cc::{CcPhase, RegistryError};
 use crate::units::{Instant, PathMask, SubflowId};
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    let _ = cfg;
     Ok(Box::new(DefaultOot {
         window_blocked_episodes: 0,
-        opportunistic: Opportunistic::default(),
+        opportunistic: Opportunistic::from_config(cfg)?,
     }))
 }
 
@@ -99,23 +103,45 @@ pub fn oot_choice(paths: &[PathView], already_on: PathMask) -> Option<&PathView>
     }
 }
 
+/// Where BLEST and ECF, both built on the out-of-tree default, stand before their own test.
+pub enum SlowerChoice<'a> {
+    /// Nothing to test: send nothing, or send on the default's choice.
+    Decided(Selection),
+    /// Fresh data for which the default chose `slow`, which is not the lowest-SRTT
+    /// established subflow `fast` (whose cwnd is ignored): the scheduler may skip `slow`.
+    Test {
+        fast: &'a PathView,
+        slow: &'a PathView,
+    },
+}
+
+/// The first step of BLEST and ECF (`blest_get_available_subflow`, `ecf_get_available_subflow`):
+/// the default's choice, and the fastest subflow to compare it with. A reinjection is never
+/// held back: in the kernel the subflow's own TCP retransmits a lost segment and the
+/// meta-level reinjection is an extra copy, while here the reinjection is the only resend, so
+/// a wait on it (typically: the segment was on `fast`, so `slow` is the unused slow subflow)
+/// could wait for an ACK that never comes.
+pub fn slower_choice(kind: SendKind, paths: &[PathView]) -> SlowerChoice<'_> {
+    let Some(best) = oot_choice(paths, kind.carriers()) else {
+        return SlowerChoice::Decided(Selection::None);
+    };
+    let fastest = paths
+        .iter()
+        .filter(|p| p.established && p.has_rtt_sample)
+        .min_by_key(|p| (p.srtt, p.id));
+    match fastest.filter(|f| f.id != best.id) {
+        Some(fast) if kind.is_fresh() => SlowerChoice::Test { fast, slow: best },
+        _ => SlowerChoice::Decided(Selection::send_on(best)),
+    }
+}
+
 impl Scheduler for DefaultOot {
     fn name(&self) -> &'static str {
         "default-oot"
     }
 
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        let already_on = match kind {
-            SendKind::Fresh => PathMask::EMPTY,
-            SendKind::Reinject { already_on } => already_on,
-        };
-        oot_choice(paths, already_on).map_or(Selection::None, Selection::send_on)
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        oot_choice(snap.paths, snap.kind.carriers()).map_or(Selection::None, Selection::send_on)
     }
 
     fn on_event(&mut self, ev: &SchedEvent) {
@@ -124,13 +150,8 @@ impl Scheduler for DefaultOot {
         }
     }
 
-    fn opportunistic_retransmit(
-        &mut self,
-        now: Instant,
-        head_carriers: PathMask,
-        paths: &[PathView],
-    ) -> Option<SubflowId> {
-        self.opportunistic.decide(now, head_carriers, paths)
+    fn rcv_buf_optimization(&mut self) -> Option<&mut Opportunistic> {
+        Some(&mut self.opportunistic)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
@@ -208,37 +229,53 @@ pub fn opportunistic_retransmit(
 
 /// State of the opportunistic retransmission shared by the out-of-tree family (default,
 /// BLEST and ECF run the same `mptcp_rcv_buf_optimization`): when each subflow last
-/// penalised, and counters for the trace. The penalties are decided and counted but not
-/// applied (the CC interface has no way to halve another subflow's cwnd).
+/// penalised, and counters for the trace.
 #[derive(Clone, Debug, Default)]
 pub struct Opportunistic {
+    /// Option `rcv_buf_penalty=off`: decide the resend only, never a penalty (default on, as
+    /// the kernel).
+    no_penalty: bool,
     last_penalty: [Option<Instant>; crate::units::MAX_SUBFLOWS],
     pub resends: u64,
     pub penalties_decided: u64,
 }
 
 impl Opportunistic {
-    /// The subflow to resend the oldest undelivered chunk on, if any: the subflow the
-    /// default would pick for new data, when [`opportunistic_retransmit`] says so.
+    /// The state with the scheduler's `rcv_buf_penalty` option (default on).
+    pub fn from_config(cfg: &SchedConfig) -> Result<Opportunistic, RegistryError> {
+        Ok(Opportunistic {
+            no_penalty: !cfg.flag("rcv_buf_penalty", true)?,
+            ..Opportunistic::default()
+        })
+    }
+
+    /// The action for the oldest undelivered chunk: resend it on `current` (the subflow the
+    /// scheduler picked for the blocked new data) and penalise its slower carriers, when
+    /// [`opportunistic_retransmit`] says so.
     pub fn decide(
         &mut self,
         now: Instant,
+        current: &PathView,
         head_carriers: PathMask,
         paths: &[PathView],
-    ) -> Option<SubflowId> {
-        let current = oot_choice(paths, PathMask::EMPTY)?;
+    ) -> RcvBufAction {
         let slot = &mut self.last_penalty[current.id.index()];
         let since = slot.map(|t| now.saturating_duration_since(t));
-        let d = opportunistic_retransmit(current, paths, head_carriers, since);
+        let mut d = opportunistic_retransmit(current, paths, head_carriers, since);
+        if self.no_penalty {
+            d.penalise = PathMask::EMPTY;
+        }
         if !d.penalise.is_empty() {
             *slot = Some(now);
             self.penalties_decided += 1;
         }
         if d.resend_on_current {
             self.resends += 1;
-            return Some(current.id);
         }
-        None
+        RcvBufAction {
+            resend_on: d.resend_on_current.then_some(current.id),
+            penalise: d.penalise,
+        }
     }
 }
 
@@ -251,10 +288,11 @@ pub fn ids(mask: PathMask) -> Vec<SubflowId> {
 mod tests {
     use super::*;
     use crate::sched::test_path;
+    use crate::units::Instant;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
         let mut s = build(&SchedConfig::default()).unwrap();
-        match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+        match s.select(&Snapshot::of(Instant::ZERO, kind, paths)) {
             Selection::Send { path, copies, .. } => {
                 assert!(copies.is_empty());
                 Some(path.0)
@@ -312,15 +350,33 @@ mod tests {
         let on_slow = PathMask::single(SubflowId(1));
         let mut o = Opportunistic::default();
         let t0 = Instant::from_nanos(1_000_000_000);
-        assert_eq!(o.decide(t0, on_slow, &paths), Some(SubflowId(0)));
+        let resend_and_penalise = RcvBufAction {
+            resend_on: Some(SubflowId(0)),
+            penalise: on_slow,
+        };
+        assert_eq!(
+            o.decide(t0, &paths[0], on_slow, &paths),
+            resend_and_penalise
+        );
         assert_eq!((o.resends, o.penalties_decided), (1, 1));
         // 10 ms later, within the fast subflow's 20 ms SRTT: resend again, no new penalty.
         let t1 = Instant::from_nanos(1_010_000_000);
-        assert_eq!(o.decide(t1, on_slow, &paths), Some(SubflowId(0)));
+        let resend_only = RcvBufAction {
+            resend_on: Some(SubflowId(0)),
+            penalise: PathMask::EMPTY,
+        };
+        assert_eq!(o.decide(t1, &paths[0], on_slow, &paths), resend_only);
         assert_eq!(o.penalties_decided, 1);
         // Already on the fast one: nothing.
         let t2 = Instant::from_nanos(1_050_000_000);
-        assert_eq!(o.decide(t2, on_slow.with(SubflowId(0)), &paths), None);
+        let penalise_only = RcvBufAction {
+            resend_on: None,
+            penalise: on_slow,
+        };
+        assert_eq!(
+            o.decide(t2, &paths[0], on_slow.with(SubflowId(0)), &paths),
+            penalise_only
+        );
         assert_eq!(o.penalties_decided, 2, "a penalty again after one SRTT");
     }
 

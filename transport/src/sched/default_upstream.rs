@@ -33,10 +33,10 @@
 
 use std::time::Duration;
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind};
+use super::{PathView, SchedConfig, Scheduler, Selection, SendKind, Snapshot};
 use crate::cc::RegistryError;
 use crate::pacer::window_pacing_rate;
-use crate::units::{Bandwidth, Instant, MAX_SUBFLOWS};
+use crate::units::{Bandwidth, MAX_SUBFLOWS};
 
 /// Linux's MPTCP_SEND_BURST_SIZE.
 pub const SEND_BURST_BYTES: u64 = 65_428;
@@ -160,13 +160,10 @@ impl Scheduler for DefaultUpstream {
         "default-upstream"
     }
 
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let Snapshot {
+            kind, conn, paths, ..
+        } = *snap;
         if let SendKind::Reinject { .. } = kind {
             // The kernel's retransmission pick; when every subflow is busy, the subflow new
             // data would take (see "Retransmission" above).
@@ -229,7 +226,9 @@ impl Scheduler for DefaultUpstream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::ConnView;
     use crate::sched::test_path;
+    use crate::units::Instant;
     use crate::units::{PathMask, SubflowId};
 
     fn upstream() -> DefaultUpstream {
@@ -258,7 +257,12 @@ mod tests {
         b.queued_bytes = 16_384;
         b.pacing_rate = Some(Bandwidth::from_mbps(10.0));
         let mut s = upstream();
-        match s.select(Instant::ZERO, SendKind::Fresh, &conn(), &[a, b]) {
+        match s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn(),
+            &[a, b],
+        )) {
             Selection::Send {
                 path, burst_bytes, ..
             } => {
@@ -283,17 +287,22 @@ mod tests {
         full_cwnd.pacing_rate = Some(Bandwidth::from_mbps(10.0));
         let mut s = upstream();
         assert!(matches!(
-            s.select(
+            s.select(&Snapshot::new(
                 Instant::ZERO,
                 SendKind::Fresh,
-                &conn(),
+                conn(),
                 &[full_cwnd.clone()]
-            ),
+            )),
             Selection::Send { .. }
         ));
         full_cwnd.queued_bytes = full_cwnd.cwnd_bytes; // wmem = 2 × cwnd
         assert_eq!(
-            s.select(Instant::ZERO, SendKind::Fresh, &conn(), &[full_cwnd]),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn(),
+                &[full_cwnd]
+            )),
             Selection::None
         );
     }
@@ -318,63 +327,37 @@ mod tests {
         let mut a = test_path(0, 50, 10, 5);
         a.pacing_rate = Some(Bandwidth::from_mbps(1.0));
         let mut s = upstream();
-        let sel = s.select(
+        let sel = s.select(&Snapshot::new(
             Instant::ZERO,
             SendKind::Fresh,
-            &conn(),
+            conn(),
             &[a.clone(), bk.clone()],
-        );
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        ));
+        assert_eq!(crate::sched::sent_on(sel), Some(0), "{sel:?}");
         let re = SendKind::Reinject {
             already_on: PathMask::single(SubflowId(0)),
         };
         // The active subflow is busy and not stale: not the idle backup; where new data goes.
-        let sel = s.select(Instant::ZERO, re, &conn(), &[a.clone(), bk.clone()]);
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        let sel = s.select(&Snapshot::new(
+            Instant::ZERO,
+            re,
+            conn(),
+            &[a.clone(), bk.clone()],
+        ));
+        assert_eq!(crate::sched::sent_on(sel), Some(0), "{sel:?}");
         // Stale for more than one check: the backup takes it.
         a.potentially_failed = true;
         a.in_rto_loss = true;
-        let sel = s.select(Instant::ZERO, re, &conn(), &[a.clone(), bk.clone()]);
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(1),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        let sel = s.select(&Snapshot::new(
+            Instant::ZERO,
+            re,
+            conn(),
+            &[a.clone(), bk.clone()],
+        ));
+        assert_eq!(crate::sched::sent_on(sel), Some(1), "{sel:?}");
         // An idle active subflow takes it first.
         let idle = test_path(2, 90, 10, 0);
-        let sel = s.select(Instant::ZERO, re, &conn(), &[a, bk, idle]);
-        assert!(
-            matches!(
-                sel,
-                Selection::Send {
-                    path: SubflowId(2),
-                    ..
-                }
-            ),
-            "{sel:?}"
-        );
+        let sel = s.select(&Snapshot::new(Instant::ZERO, re, conn(), &[a, bk, idle]));
+        assert_eq!(crate::sched::sent_on(sel), Some(2), "{sel:?}");
     }
 }

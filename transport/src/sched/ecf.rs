@@ -21,19 +21,15 @@
 //! times the mean deviation and never below the 200 ms minimum RTO's share, so the kernel's δ
 //! is at least about 100 ms and ECF waits far more often than the paper's rule.
 //!
-//! Reinjections are not held back: in the kernel the subflow's own TCP retransmits a lost
-//! segment and the meta-level reinjection is an extra copy, while here the reinjection is
-//! the only resend, so a wait on it (typically: the segment was on f, so s is the unused
-//! slow subflow) could wait for an ACK that never comes.
+//! Reinjections are not held back ([`super::default_oot::slower_choice`] says why).
 //!
 //! One packet per decision, as the kernel asks per segment.
 
 use std::time::Duration;
 
-use super::default_oot::{Opportunistic, oot_choice};
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, WaitReason};
+use super::default_oot::{Opportunistic, SlowerChoice, slower_choice};
+use super::{PathView, SchedConfig, Scheduler, Selection, Snapshot, WaitReason};
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
 
 /// Which RTT variation feeds δ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +45,9 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
         "kernel" => DeltaSource::Kernel,
         _ => DeltaSource::Paper,
     };
-    Ok(Box::new(Ecf::new(delta)))
+    let mut ecf = Ecf::new(delta);
+    ecf.opportunistic = Opportunistic::from_config(cfg)?;
+    Ok(Box::new(ecf))
 }
 
 /// ECF state: the waiting bit (the kernel's `switching_margin`).
@@ -127,35 +125,14 @@ impl Scheduler for Ecf {
         "ecf"
     }
 
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        let already_on = match kind {
-            SendKind::Fresh => PathMask::EMPTY,
-            SendKind::Reinject { already_on } => already_on,
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let (fast, best) = match slower_choice(snap.kind, snap.paths) {
+            SlowerChoice::Decided(sel) => return sel,
+            SlowerChoice::Test { fast, slow } => (fast, slow),
         };
-        let Some(best) = oot_choice(paths, already_on) else {
-            return Selection::None;
-        };
-        let fastest = paths
-            .iter()
-            .filter(|p| p.established && p.has_rtt_sample)
-            .min_by_key(|p| (p.srtt, p.id));
-        let Some(fast) = fastest.filter(|f| f.id != best.id) else {
-            return Selection::send_on(best);
-        };
-        if !matches!(kind, SendKind::Fresh) {
-            // A reinjection is the only copy the core will resend: waiting could hold it
-            // forever (see the module comment).
-            return Selection::send_on(best);
-        }
         let delta = self.sigma(fast).max(self.sigma(best));
         self.last_delta = delta;
-        if ecf_wait(fast, best, conn.unsent_bytes, delta, &mut self.waiting) {
+        if ecf_wait(fast, best, snap.conn.unsent_bytes, delta, &mut self.waiting) {
             return Selection::Wait {
                 reason: WaitReason::FasterPathSoon,
             };
@@ -163,13 +140,8 @@ impl Scheduler for Ecf {
         Selection::send_on(best)
     }
 
-    fn opportunistic_retransmit(
-        &mut self,
-        now: Instant,
-        head_carriers: PathMask,
-        paths: &[PathView],
-    ) -> Option<crate::units::SubflowId> {
-        self.opportunistic.decide(now, head_carriers, paths)
+    fn rcv_buf_optimization(&mut self) -> Option<&mut Opportunistic> {
+        Some(&mut self.opportunistic)
     }
 
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
@@ -183,7 +155,11 @@ impl Scheduler for Ecf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::ConnView;
+    use crate::sched::SendKind;
     use crate::sched::test_path;
+    use crate::units::Instant;
+    use crate::units::PathMask;
     use crate::units::SubflowId;
 
     const MSS: u64 = 1448;
@@ -204,7 +180,12 @@ mod tests {
             unsent_bytes: k_pkts * MSS,
             ..ConnView::default()
         };
-        let sel = e.select(Instant::ZERO, SendKind::Fresh, &conn, &vector_paths());
+        let sel = e.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn,
+            &vector_paths(),
+        ));
         (sel, e.waiting())
     }
 
@@ -253,12 +234,12 @@ mod tests {
         };
         // δ = 200 ms / 2 = 100 ms: 20·(60 + 10) = 1400 < 10·(100 + 100) = 2000 and
         // 100·60 ≥ 10·(40 + 100): wait, where δ = 5 ms sends on the slow path (1400 ≥ 1050).
-        let sel = e.select(Instant::ZERO, SendKind::Fresh, &conn, &paths);
+        let sel = e.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         assert!(matches!(sel, Selection::Wait { .. }), "{sel:?}");
         assert_eq!(e.last_delta, Duration::from_millis(100));
         let mut p = Ecf::new(DeltaSource::Paper);
         assert_eq!(
-            p.select(Instant::ZERO, SendKind::Fresh, &conn, &paths),
+            p.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths)),
             slow()
         );
     }
@@ -268,12 +249,7 @@ mod tests {
         let [mut f, s] = vector_paths();
         f.inflight_bytes = 0;
         let mut e = Ecf::new(DeltaSource::Paper);
-        let sel = e.select(
-            Instant::ZERO,
-            SendKind::Fresh,
-            &ConnView::default(),
-            &[f, s],
-        );
+        let sel = e.select(&Snapshot::of(Instant::ZERO, SendKind::Fresh, &[f, s]));
         assert!(matches!(
             sel,
             Selection::Send {

@@ -28,11 +28,11 @@
 //! One packet per decision (the out-of-tree kernel decides per segment).
 
 use super::{
-    ConnView, PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, WaitReason,
+    PathView, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot, WaitReason,
     best_available, by_srtt, lowest_srtt,
 };
 use crate::cc::{CcPhase, RegistryError};
-use crate::units::{Instant, SubflowId};
+use crate::units::SubflowId;
 
 /// When the switch rule is evaluated (open in the paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,13 +150,8 @@ impl<R: SwitchRule + 'static> Scheduler for Sticky<R> {
         R::NAME
     }
 
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let Snapshot { kind, paths, .. } = *snap;
         if let SendKind::Reinject { .. } = kind {
             return best_available(paths, kind, by_srtt)
                 .map_or(Selection::None, |p| self.send_on(p));
@@ -213,7 +208,9 @@ impl<R: SwitchRule + 'static> Scheduler for Sticky<R> {
 #[cfg(test)]
 pub(crate) mod sticky_tests {
     use super::*;
+    use crate::sched::ConnView;
     use crate::sched::test_path;
+    use crate::units::Instant;
 
     /// cur = Wi-Fi (10 pkts, 40 ms → 250 pkt/s) and full; LTE (30 pkts, 80 ms → 375 pkt/s).
     pub fn b7_decision(s: &mut dyn Scheduler) -> Selection {
@@ -221,58 +218,40 @@ pub(crate) mod sticky_tests {
         let wifi = test_path(0, 40, 10, 0);
         let lte = test_path(1, 80, 30, 0);
         // First decision: LRF choice = Wi-Fi.
-        let first = s.select(
+        let first = s.select(&Snapshot::new(
             Instant::ZERO,
             SendKind::Fresh,
-            &conn,
+            conn,
             &[wifi.clone(), lte.clone()],
-        );
-        assert!(
-            matches!(
-                first,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{first:?}"
-        );
+        ));
+        assert_eq!(crate::sched::sent_on(first), Some(0), "{first:?}");
         // While Wi-Fi has room, stay on it even though LTE is free.
         let wifi_half = test_path(0, 40, 10, 5);
-        let stay = s.select(
+        let stay = s.select(&Snapshot::new(
             Instant::ZERO,
             SendKind::Fresh,
-            &conn,
+            conn,
             &[wifi_half, lte.clone()],
-        );
-        assert!(
-            matches!(
-                stay,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{stay:?}"
-        );
+        ));
+        assert_eq!(crate::sched::sent_on(stay), Some(0), "{stay:?}");
         let wifi_full = test_path(0, 40, 10, 10);
-        s.select(Instant::ZERO, SendKind::Fresh, &conn, &[wifi_full, lte])
+        s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn,
+            &[wifi_full, lte],
+        ))
     }
 
-    pub fn sent_on(sel: Selection) -> Option<u8> {
-        match sel {
-            Selection::Send { path, .. } => Some(path.0),
-            _ => None,
-        }
-    }
+    pub use crate::sched::sent_on;
 }
 
 #[cfg(test)]
 mod tests {
     use super::sticky_tests::{b7_decision, sent_on};
     use super::*;
-    use crate::sched::test_path;
-    use crate::units::PathMask;
+    use crate::sched::{ConnView, test_path};
+    use crate::units::{Instant, PathMask};
 
     fn gr(opts: &[(&str, &str)]) -> Box<dyn Scheduler> {
         let mut cfg = SchedConfig::default();
@@ -290,7 +269,7 @@ mod tests {
         let conn = ConnView::default();
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 3)];
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, SendKind::Fresh, &conn, &paths)),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths))),
             Some(1)
         );
     }
@@ -303,11 +282,11 @@ mod tests {
         let conn = ConnView::default();
         let full = [test_path(0, 40, 10, 10), test_path(1, 80, 10, 10)];
         assert_eq!(
-            s.select(Instant::ZERO, SendKind::Fresh, &conn, &full),
+            s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &full)),
             Selection::None
         );
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 10, 0)];
-        s.select(Instant::ZERO, SendKind::Fresh, &conn, &paths);
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         assert_eq!(s.current(), Some(SubflowId(0)));
         s.on_event(&SchedEvent::PathDown {
             path: SubflowId(0),
@@ -315,7 +294,12 @@ mod tests {
         });
         assert_eq!(s.current(), None);
         let only_lte = [test_path(1, 80, 10, 0)];
-        s.select(Instant::ZERO, SendKind::Fresh, &conn, &only_lte);
+        s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn,
+            &only_lte,
+        ));
         assert_eq!(s.current(), Some(SubflowId(1)));
     }
 
@@ -325,12 +309,22 @@ mod tests {
         let mut s = gr(&[("switch_test", "every_packet")]);
         let lte_first = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 0)];
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, SendKind::Fresh, &conn, &lte_first)),
+            sent_on(s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn,
+                &lte_first
+            ))),
             Some(1)
         );
         let both_free = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 0)];
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, SendKind::Fresh, &conn, &both_free)),
+            sent_on(s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn,
+                &both_free
+            ))),
             Some(0)
         );
     }
@@ -340,10 +334,15 @@ mod tests {
         let conn = ConnView::default();
         let mut s = gr(&[("congestion", "loss_state")]);
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 0)];
-        s.select(Instant::ZERO, SendKind::Fresh, &conn, &paths);
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         let wifi_full = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 0)];
         assert_eq!(
-            s.select(Instant::ZERO, SendKind::Fresh, &conn, &wifi_full),
+            s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn,
+                &wifi_full
+            )),
             Selection::Wait {
                 reason: WaitReason::CurrentPathBusy
             }
@@ -352,7 +351,7 @@ mod tests {
         wifi_recovery.cc_phase = CcPhase::Recovery;
         let paths = [wifi_recovery, test_path(1, 80, 30, 0)];
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, SendKind::Fresh, &conn, &paths)),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths))),
             Some(1)
         );
     }
@@ -373,16 +372,16 @@ mod tests {
         let conn = ConnView::default();
         let mut s = gr(&[]);
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 30, 0)];
-        s.select(Instant::ZERO, SendKind::Fresh, &conn, &paths);
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         let on_wifi = SendKind::Reinject {
             already_on: PathMask::single(SubflowId(0)),
         };
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, on_wifi, &conn, &paths)),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, on_wifi, conn, &paths))),
             Some(1)
         );
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, SendKind::Fresh, &conn, &paths)),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths))),
             Some(0)
         );
     }

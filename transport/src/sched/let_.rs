@@ -12,15 +12,12 @@
 
 use std::cmp::Ordering;
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available};
+use super::{PathView, Ranked, SchedConfig, Scheduler};
 use crate::cc::RegistryError;
-use crate::units::Instant;
 
 pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Let))
+    Ok(Ranked::boxed("let", better))
 }
-
-pub struct Let;
 
 /// Order: higher cwnd/SRTT first, then lower SRTT, then lower id.
 fn better(a: &PathView, b: &PathView) -> Ordering {
@@ -30,28 +27,10 @@ fn better(a: &PathView, b: &PathView) -> Ordering {
         .then(a.id.cmp(&b.id))
 }
 
-impl Scheduler for Let {
-    fn name(&self) -> &'static str {
-        "let"
-    }
-
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        best_available(paths, kind, better).map_or(Selection::None, Selection::send_on)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::test_path;
-    use crate::units::PathMask;
-    use crate::units::SubflowId;
+    use crate::sched::{SendKind, test_path};
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
         crate::sched::test_pick("let", paths, kind)
@@ -70,17 +49,8 @@ mod tests {
     fn b6_lrf_picks_a_in_the_same_vector() {
         let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
         let mut lrf = crate::sched::lrf::build(&SchedConfig::default()).unwrap();
-        let got = lrf.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), &paths);
-        assert!(
-            matches!(
-                got,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{got:?}"
-        );
+        let got = crate::sched::decide(lrf.as_mut(), SendKind::Fresh, &paths);
+        assert_eq!(crate::sched::sent_on(got), Some(0), "{got:?}");
     }
 
     #[test]
@@ -94,14 +64,5 @@ mod tests {
         assert_eq!(pick(&paths, SendKind::Fresh), Some(0));
         let paths = [test_path(0, 40, 100, 100), test_path(1, 40, 10, 10)];
         assert_eq!(pick(&paths, SendKind::Fresh), None);
-    }
-
-    #[test]
-    fn reinjection_prefers_a_subflow_that_did_not_carry_it() {
-        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
-        let on_b = SendKind::Reinject {
-            already_on: PathMask::single(SubflowId(1)),
-        };
-        assert_eq!(pick(&paths, on_b), Some(0));
     }
 }

@@ -11,43 +11,22 @@
 
 use std::cmp::{Ordering, Reverse};
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available};
+use super::{PathView, Ranked, SchedConfig, Scheduler};
 use crate::cc::RegistryError;
-use crate::units::Instant;
 
 pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Lpc))
+    Ok(Ranked::boxed("lpc", more_credits))
 }
-
-pub struct Lpc;
 
 /// Order: more free window first, then lower SRTT, then lower id.
 fn more_credits(a: &PathView, b: &PathView) -> Ordering {
     (Reverse(a.free_bytes()), a.srtt, a.id).cmp(&(Reverse(b.free_bytes()), b.srtt, b.id))
 }
 
-impl Scheduler for Lpc {
-    fn name(&self) -> &'static str {
-        "lpc"
-    }
-
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        best_available(paths, kind, more_credits).map_or(Selection::None, Selection::send_on)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::test_path;
-    use crate::units::PathMask;
-    use crate::units::SubflowId;
+    use crate::sched::{SendKind, test_path};
 
     fn pick(paths: &[PathView], kind: SendKind) -> Option<u8> {
         crate::sched::test_pick("lpc", paths, kind)
@@ -68,16 +47,5 @@ mod tests {
         assert_eq!(pick(&paths, SendKind::Fresh), Some(0));
         let paths = [test_path(0, 40, 10, 10), test_path(1, 40, 1, 1)];
         assert_eq!(pick(&paths, SendKind::Fresh), None);
-    }
-
-    #[test]
-    fn reinjection_prefers_a_subflow_that_did_not_carry_it() {
-        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
-        let on_b = SendKind::Reinject {
-            already_on: PathMask::single(SubflowId(1)),
-        };
-        assert_eq!(pick(&paths, on_b), Some(0));
-        let a_full = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 20)];
-        assert_eq!(pick(&a_full, on_b), Some(1));
     }
 }

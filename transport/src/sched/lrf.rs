@@ -8,51 +8,22 @@
 //!
 //! One packet per decision (the out-of-tree kernel decides per segment).
 
-use super::{
-    ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available, by_srtt,
-};
+use super::{Ranked, SchedConfig, Scheduler, by_srtt};
 use crate::cc::RegistryError;
-use crate::units::Instant;
 
 pub fn build(_cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    Ok(Box::new(Lrf))
-}
-
-pub struct Lrf;
-
-impl Scheduler for Lrf {
-    fn name(&self) -> &'static str {
-        "lrf"
-    }
-
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
-        best_available(paths, kind, by_srtt).map_or(Selection::None, Selection::send_on)
-    }
+    Ok(Ranked::boxed("lrf", by_srtt))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::{SchedConfig, test_path};
-    use crate::units::PathMask;
+    use crate::sched::{PathView, Selection, SendKind, decide, sent_on as path_of, test_path};
     use crate::units::SubflowId;
 
     fn pick(paths: &[PathView], kind: SendKind) -> Selection {
         let mut s = build(&SchedConfig::default()).unwrap();
-        s.select(Instant::ZERO, kind, &ConnView::default(), paths)
-    }
-
-    fn path_of(sel: Selection) -> Option<u8> {
-        match sel {
-            Selection::Send { path, .. } => Some(path.0),
-            _ => None,
-        }
+        decide(s.as_mut(), kind, paths)
     }
 
     #[test]
@@ -91,17 +62,5 @@ mod tests {
             }
             other => panic!("expected send, got {other:?}"),
         }
-    }
-
-    #[test]
-    fn reinjection_prefers_a_path_that_did_not_carry_the_data() {
-        let a = test_path(0, 20, 10, 0);
-        let b = test_path(1, 50, 10, 0);
-        let kind = SendKind::Reinject {
-            already_on: PathMask::single(SubflowId(0)),
-        };
-        assert_eq!(path_of(pick(&[a.clone(), b], kind)), Some(1));
-        let b_full = test_path(1, 50, 10, 10);
-        assert_eq!(path_of(pick(&[a, b_full], kind)), Some(0));
     }
 }

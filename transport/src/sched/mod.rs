@@ -152,6 +152,16 @@ pub enum SendKind {
     },
 }
 
+/// What the connection carries out when the peer's window blocks new data (the out-of-tree
+/// kernel's `mptcp_rcv_buf_optimization`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RcvBufAction {
+    /// Resend the oldest undelivered chunk on this subflow.
+    pub resend_on: Option<SubflowId>,
+    /// Halve the congestion window of these subflows (the slower carriers of that chunk).
+    pub penalise: PathMask,
+}
+
 /// Why a scheduler deliberately sends nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WaitReason {
@@ -214,25 +224,82 @@ pub enum SchedEvent {
     },
 }
 
+/// Everything one decision sees: the time, what is being placed, the connection and one
+/// view per subflow.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot<'a> {
+    pub now: Instant,
+    pub kind: SendKind,
+    pub conn: ConnView,
+    pub paths: &'a [PathView],
+}
+
+impl<'a> Snapshot<'a> {
+    pub fn new(now: Instant, kind: SendKind, conn: ConnView, paths: &'a [PathView]) -> Self {
+        Snapshot {
+            now,
+            kind,
+            conn,
+            paths,
+        }
+    }
+
+    /// A snapshot with an empty [`ConnView`] (tests, and schedulers that ignore it).
+    pub fn of(now: Instant, kind: SendKind, paths: &'a [PathView]) -> Snapshot<'a> {
+        Snapshot {
+            now,
+            kind,
+            conn: ConnView::default(),
+            paths,
+        }
+    }
+}
+
+impl SendKind {
+    /// The subflows that already carried the data (none for fresh data).
+    pub fn carriers(self) -> PathMask {
+        match self {
+            SendKind::Fresh => PathMask::EMPTY,
+            SendKind::Reinject { already_on } => already_on,
+        }
+    }
+
+    pub fn is_fresh(self) -> bool {
+        matches!(self, SendKind::Fresh)
+    }
+}
+
 pub trait Scheduler: Send {
     fn name(&self) -> &'static str;
-    fn select(
-        &mut self,
-        now: Instant,
-        kind: SendKind,
-        conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection;
+    fn select(&mut self, s: &Snapshot<'_>) -> Selection;
     fn on_event(&mut self, _ev: &SchedEvent) {}
-    /// New data is blocked by the peer's window: the oldest undelivered chunk (carried by
-    /// `head_carriers`) may be resent on the subflow returned (the out-of-tree kernel's
-    /// opportunistic retransmission, docs/algorithms/default-schedulers.md). Default: never.
+    /// New data is blocked by the peer's window: what to do about the oldest undelivered
+    /// chunk (carried by `head_carriers`), as the out-of-tree kernel's
+    /// `mptcp_rcv_buf_optimization` decides (docs/algorithms/default-schedulers.md). Default,
+    /// for the schedulers with [`Scheduler::rcv_buf_optimization`]: as the kernel's
+    /// `mptcp_next_segment`, first pick the subflow for the blocked new data with `select`
+    /// (`snap` is a fresh-data snapshot); nothing when it picks none (BLEST or ECF waiting),
+    /// else the optimisation with that subflow as the current one. Nothing without it.
     fn opportunistic_retransmit(
         &mut self,
-        _now: Instant,
-        _head_carriers: PathMask,
-        _paths: &[PathView],
-    ) -> Option<SubflowId> {
+        snap: &Snapshot<'_>,
+        head_carriers: PathMask,
+    ) -> RcvBufAction {
+        if self.rcv_buf_optimization().is_none() {
+            return RcvBufAction::default();
+        }
+        let Selection::Send { path, .. } = self.select(snap) else {
+            return RcvBufAction::default();
+        };
+        let current = snap.paths.iter().find(|p| p.id == path);
+        match (current, self.rcv_buf_optimization()) {
+            (Some(current), Some(o)) => o.decide(snap.now, current, head_carriers, snap.paths),
+            _ => RcvBufAction::default(),
+        }
+    }
+    /// The state of the out-of-tree kernel's receive-buffer optimisation, for the schedulers
+    /// of that kernel that run it (default, BLEST, ECF). Default: none.
+    fn rcv_buf_optimization(&mut self) -> Option<&mut default_oot::Opportunistic> {
         None
     }
     /// The scheduler's own state after its last decision, for the per-decision trace
@@ -442,6 +509,29 @@ pub fn best_available(
     }
 }
 
+/// A scheduler that only ranks subflows (LRF, LPC, LET): one packet on the best available
+/// subflow by its order ([`best_available`]), nothing when none is available.
+pub struct Ranked {
+    name: &'static str,
+    order: fn(&PathView, &PathView) -> Ordering,
+}
+
+impl Ranked {
+    pub fn boxed(name: &'static str, order: fn(&PathView, &PathView) -> Ordering) -> Box<Ranked> {
+        Box::new(Ranked { name, order })
+    }
+}
+
+impl Scheduler for Ranked {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn select(&mut self, s: &Snapshot<'_>) -> Selection {
+        best_available(s.paths, s.kind, self.order).map_or(Selection::None, Selection::send_on)
+    }
+}
+
 /// LRF's order: lower SRTT first, ties to the lower id (a choice: the sources do not say).
 pub fn by_srtt(a: &PathView, b: &PathView) -> Ordering {
     (a.srtt, a.id).cmp(&(b.srtt, b.id))
@@ -484,7 +574,19 @@ pub fn lowest_srtt(paths: &[PathView], keep: impl Fn(&PathView) -> bool) -> Opti
 #[cfg(test)]
 pub fn test_pick(name: &str, paths: &[PathView], kind: SendKind) -> Option<u8> {
     let mut s = build(name, &SchedConfig::default()).unwrap();
-    match s.select(Instant::ZERO, kind, &ConnView::default(), paths) {
+    sent_on(decide(s.as_mut(), kind, paths))
+}
+
+/// Test helper: one decision at time zero with an empty [`ConnView`].
+#[cfg(test)]
+pub fn decide(s: &mut dyn Scheduler, kind: SendKind, paths: &[PathView]) -> Selection {
+    s.select(&Snapshot::of(Instant::ZERO, kind, paths))
+}
+
+/// Test helper: the subflow a decision sends on, None if it sends nothing.
+#[cfg(test)]
+pub fn sent_on(sel: Selection) -> Option<u8> {
+    match sel {
         Selection::Send { path, .. } => Some(path.0),
         _ => None,
     }
@@ -547,6 +649,22 @@ mod tests {
             err.contains("fastest") && err.contains("lrf") && err.contains("minrtt"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn ranked_reinjection_prefers_a_subflow_that_did_not_carry_it() {
+        // A = (40 ms, cwnd 10, inflight 8), B = (80 ms, cwnd 30, inflight 20): both available.
+        let paths = [test_path(0, 40, 10, 8), test_path(1, 80, 30, 20)];
+        let a_full = [test_path(0, 40, 10, 10), test_path(1, 80, 30, 20)];
+        let on = |id| SendKind::Reinject {
+            already_on: PathMask::single(SubflowId(id)),
+        };
+        for name in ["lrf", "lpc", "let"] {
+            assert_eq!(test_pick(name, &paths, on(1)), Some(0), "{name}");
+            assert_eq!(test_pick(name, &paths, on(0)), Some(1), "{name}");
+            // The only available subflow carried it already: it takes it again.
+            assert_eq!(test_pick(name, &a_full, on(1)), Some(1), "{name}");
+        }
     }
 
     #[test]

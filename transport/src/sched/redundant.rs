@@ -22,10 +22,10 @@
 //! goodput stays that of the faster path.
 
 use super::{
-    ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind, best_available, by_srtt,
+    PathView, SchedConfig, Scheduler, Selection, SendKind, Snapshot, best_available, by_srtt,
 };
 use crate::cc::RegistryError;
-use crate::units::{Instant, PathMask};
+use crate::units::PathMask;
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
     Ok(Box::new(Redundant {
@@ -57,13 +57,8 @@ impl Scheduler for Redundant {
         "redundant"
     }
 
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let Snapshot { kind, paths, .. } = *snap;
         if let SendKind::Reinject { .. } = kind {
             return best_available(paths, kind, by_srtt)
                 .map_or(Selection::None, Selection::send_on);
@@ -99,10 +94,11 @@ fn takes_copy(p: &PathView) -> bool {
 mod tests {
     use super::*;
     use crate::sched::test_path;
+    use crate::units::Instant;
     use crate::units::SubflowId;
 
     fn select(s: &mut dyn Scheduler, kind: SendKind, paths: &[PathView]) -> Selection {
-        s.select(Instant::ZERO, kind, &ConnView::default(), paths)
+        s.select(&Snapshot::of(Instant::ZERO, kind, paths))
     }
 
     #[test]

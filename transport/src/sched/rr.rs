@@ -14,9 +14,9 @@
 //! Options: `num_segments` (integer ≥ 1, default 1), `cwnd_limited` (default on; off lets
 //! RR assign to subflows whose cwnd is full — they send when it opens).
 
-use super::{ConnView, PathView, SchedConfig, Scheduler, Selection, SendKind};
+use super::{PathView, SchedConfig, Scheduler, Selection, SendKind, Snapshot};
 use crate::cc::RegistryError;
-use crate::units::{Instant, MAX_SUBFLOWS, PathMask};
+use crate::units::{MAX_SUBFLOWS, PathMask};
 
 /// Settings of round robin; `Default` is the kernel's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,13 +101,8 @@ impl Scheduler for RoundRobin {
         "rr"
     }
 
-    fn select(
-        &mut self,
-        _now: Instant,
-        kind: SendKind,
-        _conn: &ConnView,
-        paths: &[PathView],
-    ) -> Selection {
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let Snapshot { kind, paths, .. } = *snap;
         if let SendKind::Reinject { already_on } = kind {
             let last_usable = |skip: PathMask| {
                 paths
@@ -151,12 +146,13 @@ impl Scheduler for RoundRobin {
 mod tests {
     use super::*;
     use crate::sched::test_path;
+    use crate::units::Instant;
     use crate::units::SubflowId;
 
     fn picks(s: &mut dyn Scheduler, paths: &[PathView], n: usize) -> Vec<Option<u8>> {
         (0..n)
             .map(
-                |_| match s.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), paths) {
+                |_| match s.select(&Snapshot::of(Instant::ZERO, SendKind::Fresh, paths)) {
                     Selection::Send { path, .. } => Some(path.0),
                     _ => None,
                 },
@@ -192,7 +188,7 @@ mod tests {
         cfg.options.insert("num_segments".into(), "3".into());
         let mut rr = build(&cfg).unwrap();
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 10, 0)];
-        match rr.select(Instant::ZERO, SendKind::Fresh, &ConnView::default(), &paths) {
+        match rr.select(&Snapshot::of(Instant::ZERO, SendKind::Fresh, &paths)) {
             Selection::Send {
                 path, burst_bytes, ..
             } => {
@@ -216,31 +212,13 @@ mod tests {
         let on_b = SendKind::Reinject {
             already_on: PathMask::single(SubflowId(1)),
         };
-        let got = rr.select(Instant::ZERO, on_b, &ConnView::default(), &paths);
-        assert!(
-            matches!(
-                got,
-                Selection::Send {
-                    path: SubflowId(0),
-                    ..
-                }
-            ),
-            "{got:?}"
-        );
+        let got = rr.select(&Snapshot::of(Instant::ZERO, on_b, &paths));
+        assert_eq!(crate::sched::sent_on(got), Some(0), "{got:?}");
         let everywhere = SendKind::Reinject {
             already_on: PathMask::single(SubflowId(0)).with(SubflowId(1)),
         };
-        let got = rr.select(Instant::ZERO, everywhere, &ConnView::default(), &paths);
-        assert!(
-            matches!(
-                got,
-                Selection::Send {
-                    path: SubflowId(1),
-                    ..
-                }
-            ),
-            "{got:?}"
-        );
+        let got = rr.select(&Snapshot::of(Instant::ZERO, everywhere, &paths));
+        assert_eq!(crate::sched::sent_on(got), Some(1), "{got:?}");
         // Reinjection does not consume quota: fresh data still starts with B.
         assert_eq!(picks(rr.as_mut(), &paths, 2), vec![Some(1), Some(0)]);
     }

@@ -27,7 +27,7 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
 mod tests {
     use super::*;
     use crate::sched::gr_sty::sticky_tests::{b7_decision, sent_on};
-    use crate::sched::{ConnView, SendKind, test_path};
+    use crate::sched::{ConnView, SendKind, Snapshot, test_path};
     use crate::units::Instant;
 
     #[test]
@@ -41,10 +41,15 @@ mod tests {
         let mut s = build(&SchedConfig::default()).unwrap();
         let conn = ConnView::default();
         let paths = [test_path(0, 40, 10, 0), test_path(1, 80, 10, 0)];
-        s.select(Instant::ZERO, SendKind::Fresh, &conn, &paths);
+        s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
         // Wi-Fi full at 250 pkt/s, LTE free at 125 pkt/s: stay and wait.
         let wifi_full = [test_path(0, 40, 10, 10), test_path(1, 80, 10, 0)];
-        let got = s.select(Instant::ZERO, SendKind::Fresh, &conn, &wifi_full);
+        let got = s.select(&Snapshot::new(
+            Instant::ZERO,
+            SendKind::Fresh,
+            conn,
+            &wifi_full,
+        ));
         assert!(
             matches!(got, crate::sched::Selection::Wait { .. }),
             "{got:?}"

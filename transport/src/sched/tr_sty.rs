@@ -26,7 +26,7 @@ pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
 mod tests {
     use super::*;
     use crate::sched::gr_sty::sticky_tests::{b7_decision, sent_on};
-    use crate::sched::{ConnView, Selection, SendKind, WaitReason, test_path};
+    use crate::sched::{ConnView, Selection, SendKind, Snapshot, WaitReason, test_path};
     use crate::units::Instant;
 
     #[test]
@@ -48,12 +48,17 @@ mod tests {
         // Start on LTE (Wi-Fi full at first), then LTE is full and Wi-Fi is free.
         let first = [test_path(0, 40, 10, 10), test_path(1, 80, 10, 0)];
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, SendKind::Fresh, &conn, &first)),
+            sent_on(s.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &first))),
             Some(1)
         );
         let lte_full = [test_path(0, 40, 10, 0), test_path(1, 80, 10, 10)];
         assert_eq!(
-            sent_on(s.select(Instant::ZERO, SendKind::Fresh, &conn, &lte_full)),
+            sent_on(s.select(&Snapshot::new(
+                Instant::ZERO,
+                SendKind::Fresh,
+                conn,
+                &lte_full
+            ))),
             Some(0)
         );
     }
