@@ -142,12 +142,14 @@ impl Connection {
                 self.opportunistic_retransmit(now);
             }
             if reinject_carriers.is_none() && !self.fresh_available() {
-                // Nothing to send: samples taken now are app-limited.
-                for s in &mut self.subflows {
-                    if !s.has_queued() && s.inflight_bytes < self.cc.cwnd_bytes(s.id) {
-                        s.rate.on_app_limited(s.inflight_bytes);
-                    }
-                }
+                // Nothing to send. The subflows are not marked application-limited, as in
+                // Linux MPTCP: its subflows are fed by the MPTCP layer
+                // (`__subflow_push_pending`, `mptcp_sendmsg_frag`, `tcp_push`), never by
+                // `tcp_sendmsg`, so `tcp_rate_check_app_limited` never runs on them. Marking
+                // them here made every round of a video flow (one segment per round, after
+                // an idle gap) app-limited: BBR then never detected a full pipe and stayed in
+                // STARTUP (gain 2.89), overflowing short bottleneck queues
+                // (tests/bbr_app_limited.rs).
                 return;
             }
             self.refresh_views();
