@@ -154,13 +154,16 @@ fn assert_matches_paper(cc: &str, case: u8, x: [f64; 3]) {
     }
 }
 
+/// Case 2 (C1 = 8, C2 = 1024, seed 7) under EMPTCP, H-MPTCP and WMPTCP, in that order.
+fn case2_runs() -> [[f64; 3]; 3] {
+    ["emptcp", "hmptcp", "wmptcp"].map(|cc| run_case(cc, 8.0, 1024.0, 7))
+}
+
 #[test]
 fn case2_emptcp_and_hmptcp_give_the_papers_rates_within_10_percent() {
-    let e = run_case("emptcp", 8.0, 1024.0, 7);
-    let h = run_case("hmptcp", 8.0, 1024.0, 7);
+    let [e, h, w] = case2_runs();
     assert_matches_paper("emptcp", 2, e);
     assert_matches_paper("hmptcp", 2, h);
-    let w = run_case("wmptcp", 8.0, 1024.0, 7);
     println!(
         "seed003 case2 wmptcp vs paper (synchronised losses): x12 {:+.0} %, x2 {:+.0} %",
         (w[1] / 341.0 - 1.0) * 100.0,
@@ -252,9 +255,7 @@ fn a_path_weight_reaches_the_sending_side() {
 #[test]
 #[ignore = "measures 0.876 < 0.9 since the whole-packet window machine; reported by --reproduce seed003"]
 fn case2_hmptcp_does_at_least_as_well_as_its_better_half() {
-    let e = run_case("emptcp", 8.0, 1024.0, 7);
-    let h = run_case("hmptcp", 8.0, 1024.0, 7);
-    let w = run_case("wmptcp", 8.0, 1024.0, 7);
+    let [e, h, w] = case2_runs();
     let better = (e[0] + e[1]).max(w[0] + w[1]);
     println!(
         "seed003 case2 H-MPTCP x1 {:.1} vs better half {better:.1} ({:.3})",
