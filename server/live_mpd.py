@@ -1,6 +1,6 @@
 """Live DASH: a dynamic MPD over the same encoded ladder as the static one.
 
-`python -m server.live_mpd --content <folder> --out live.mpd [--latency-s 3]` writes one.
+`python -m server.live_mpd --content <folder> --out live.mpd [--latency-s 4]` writes one.
 
 The content is encoded once (server/content.py) and stays a file set; what makes it live is the
 manifest. This module rewrites the static `manifest.mpd` as `type="dynamic"` with
@@ -13,6 +13,16 @@ time although nginx has every file from the start (the server does not refuse ea
 players never make them). `mediaPresentationDuration` is kept: the event ends with the clip, and
 the player sees the end of the stream instead of waiting for a manifest update (there is none:
 no `minimumUpdatePeriod`).
+
+The target latency has a floor in segment durations (`MIN_LATENCY_SEGMENTS`, docs/PLAYER.md
+"Live mode", "Target latency and segment duration"): a segment is published only once complete,
+so at a target of L seconds and segments of d seconds the player has L - d seconds between a
+segment's publication and the moment it must play its first frame, to notice it (dash.js polls
+every 0.5 s) and download it. With L >= 2 d that budget is at least one segment duration, the
+same as a VOD player's in steady state, so a path that carries the chosen rung in real time keeps
+up; below it the path must deliver d seconds of media in L - d (2 s in 1 s at the old default
+of 3 s: twice the rung's rate), or the player stalls at segment boundaries. The default target
+is that floor, 2 d.
 
 `suggestedPresentationDelay` carries the target latency (dash.js uses it as its live delay unless
 the page sets one); `timeShiftBufferDepth` is the whole clip, so a player that falls behind can
@@ -31,12 +41,34 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from server.content import SEGMENT_S
+
 LIVE_MANIFEST = "live.mpd"
-DEFAULT_LATENCY_S = 3.0
+# The target latency's floor in segment durations (module docstring); the default is the floor.
+MIN_LATENCY_SEGMENTS = 2
+DEFAULT_LATENCY_S = float(MIN_LATENCY_SEGMENTS * SEGMENT_S)
 
 
 class LiveMpdError(Exception):
     """Bad input (exit status 2): the message names the file or value and what is valid."""
+
+
+def latency_below_floor(latency_s: float, segment_s: float = SEGMENT_S) -> str | None:
+    """A warning when `latency_s` is below MIN_LATENCY_SEGMENTS segment durations, else None.
+
+    A lower target is a legitimate experiment (how a scheduler copes with less than one segment
+    of margin), so it is a warning, not an error; a control trial at such a target is expected
+    to stall at segment boundaries."""
+    floor_s = MIN_LATENCY_SEGMENTS * segment_s
+    if latency_s >= floor_s:
+        return None
+    return (
+        f"live latency target {latency_s:g} s is below {MIN_LATENCY_SEGMENTS} segment durations "
+        f"({floor_s:g} s with {segment_s:g} s segments): it leaves "
+        f"{max(0.0, latency_s - segment_s):g} s between a segment's publication and its play-out, "
+        "so the player needs a path faster than the rung's bitrate and stalls at segment "
+        "boundaries otherwise (docs/PLAYER.md, 'Live mode')"
+    )
 
 
 def _xs_datetime(unix_s: float) -> str:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from server.live_mpd import LiveMpdError, dynamic_mpd, write_live_mpd
+from server.content import SEGMENT_S
+from server.live_mpd import (
+    DEFAULT_LATENCY_S,
+    MIN_LATENCY_SEGMENTS,
+    LiveMpdError,
+    dynamic_mpd,
+    latency_below_floor,
+    write_live_mpd,
+)
 
 STATIC = """<?xml version="1.0" encoding="utf-8"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011"
@@ -105,3 +113,23 @@ def test_gstreamer_typefinds_the_live_mpd_as_dash(tmp_path: Path) -> None:
     )  # fmt: skip
     caps = re.findall(r"typefindelement0\.GstPad:src: caps = (\S+)", done.stdout)
     assert caps == ["application/dash+xml"], done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_the_default_target_respects_the_segment_duration_floor() -> None:
+    # The rule (module docstring, docs/PLAYER.md "Live mode"): at least two segment durations,
+    # so the player has one whole segment duration to fetch each segment after it is published.
+    assert MIN_LATENCY_SEGMENTS >= 2
+    assert DEFAULT_LATENCY_S >= MIN_LATENCY_SEGMENTS * SEGMENT_S
+    assert latency_below_floor(DEFAULT_LATENCY_S) is None
+    # The floor follows the content's segment duration, not a fixed number of seconds.
+    assert latency_below_floor(DEFAULT_LATENCY_S, segment_s=SEGMENT_S * 2) is not None
+    assert latency_below_floor(MIN_LATENCY_SEGMENTS * 1.0, segment_s=1.0) is None
+
+
+@pytest.mark.parametrize(("latency_s", "margin"), [(3.0, "1 s"), (1.0, "0 s"), (3.9, "1.9 s")])
+def test_a_target_below_the_floor_is_named_with_its_margin(latency_s: float, margin: str) -> None:
+    warning = latency_below_floor(latency_s, segment_s=2.0)
+    assert warning is not None
+    assert f"{latency_s:g} s is below 2 segment durations (4 s with 2 s segments)" in warning
+    assert f"leaves {margin} between a segment's publication and its play-out" in warning
+

@@ -18,6 +18,7 @@ from testbed import transports
 from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.env import kernel_caps
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
+from server.live_mpd import DEFAULT_LATENCY_S, latency_below_floor
 from testbed.spec import VIDEO_MODES, TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -218,9 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--live-latency-s",
         type=_positive_float,
-        default=3.0,
+        default=DEFAULT_LATENCY_S,
         metavar="SECONDS",
-        help="live mode's target latency to the live edge (default: 3)",
+        help="live mode's target latency to the live edge (default: "
+        f"{DEFAULT_LATENCY_S:g}, two segment durations; a lower target is warned about: "
+        "docs/PLAYER.md, 'Live mode')",
     )
     parser.add_argument(
         "--interactive",
@@ -402,7 +405,7 @@ class Plan:
     reps: int
     seed: int
     video_mode: str = "vod"
-    live_latency_s: float = 3.0
+    live_latency_s: float = DEFAULT_LATENCY_S
     cc_opts: tuple[str, ...] = ()
     sched_opts: tuple[str, ...] = ()
 
@@ -486,6 +489,10 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
         "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
     )
     players = _validate_players(args, transport_names)
+    if args.video_mode == "live":
+        below = latency_below_floor(args.live_latency_s)
+        if below:
+            print(f"warning: --live-latency-s: {below}", file=sys.stderr)
     names = {t: transports.names(t, repo, caps) for t in transport_names}
     for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
         if given is not None and all(names[t][index] is None for t in names):

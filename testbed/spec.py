@@ -13,6 +13,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from server.live_mpd import DEFAULT_LATENCY_S
 from testbed.registry import NO_PLAYER_NAME, NOT_APPLICABLE_ID, PLAYERS, TRANSPORTS
 
 # Values older trial.json files used where a spec now has None.
@@ -59,7 +60,7 @@ class TrialSpec:
     # "vod" (static MPD) or "live" (dynamic MPD, server/live_mpd.py, played at the target
     # latency live_latency_s). Optional in to_dict/from_dict for specs written before live mode.
     video_mode: str = "vod"
-    live_latency_s: float = 3.0
+    live_latency_s: float = DEFAULT_LATENCY_S
     # Options of the CC and the scheduler ("key=value", sorted by key), given to mpproxy and
     # mpsim as --cc-opt/--sched-opt; only transports whose registry entry takes
     # algorithm_options have them. Optional in to_dict/from_dict (older specs have none).
@@ -162,7 +163,7 @@ class TrialSpec:
             rep=int(data["rep"]),
             seed=int(data["seed"]),
             video_mode=str(data.get("video_mode", "vod")),
-            live_latency_s=float(data.get("live_latency_s", 3.0)),
+            live_latency_s=float(data.get("live_latency_s", DEFAULT_LATENCY_S)),
             cc_opts=tuple(str(kv) for kv in data.get("cc_opts", ())),
             sched_opts=tuple(str(kv) for kv in data.get("sched_opts", ())),
         )

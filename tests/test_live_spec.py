@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from server.content import SEGMENT_S
+from server.live_mpd import DEFAULT_LATENCY_S, MIN_LATENCY_SEGMENTS
 from testbed.spec import TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,8 +32,27 @@ def test_cli_live_mode_takes_both_players_and_rejects_a_bad_latency() -> None:
     done = run_cli("--video-mode", "live", "--scenario", "B1", "--player", "dashjs,gstreamer",
                    "--cc", "bbr", "--sched", "lrf")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "__gstreamer__v60__live3__" in done.stdout and "__dashjs__v60__live3__" in done.stdout
+    live = f"__live{DEFAULT_LATENCY_S:g}__"
+    assert f"__gstreamer__v60{live}" in done.stdout and f"__dashjs__v60{live}" in done.stdout
     done = run_cli("--video-mode", "live", "--live-latency-s", "0")
     assert done.returncode == 2 and "--live-latency-s" in done.stderr
     done = run_cli("--video-mode", "live", "--scenario", "B1", "--cc", "bbr", "--sched", "lrf")
-    assert done.returncode == 0 and "__live3__" in done.stdout
+    assert done.returncode == 0 and live in done.stdout
+
+
+def test_cli_default_target_is_two_segment_durations_and_a_lower_one_is_warned() -> None:
+    """The rule of docs/PLAYER.md "Live mode": target >= 2 segment durations by default;
+    below it the run goes ahead (a legitimate experiment) with a warning naming the rule."""
+    args = ("--video-mode", "live", "--scenario", "control", "--cc", "bbr", "--sched", "lrf")
+    done = run_cli(*args)
+    assert done.returncode == 0, done.stderr
+    assert DEFAULT_LATENCY_S >= MIN_LATENCY_SEGMENTS * SEGMENT_S >= 2 * SEGMENT_S
+    assert f"__live{DEFAULT_LATENCY_S:g}__" in done.stdout and "warning" not in done.stderr
+    below = f"{MIN_LATENCY_SEGMENTS * SEGMENT_S - 1:g}"
+    done = run_cli(*args, "--live-latency-s", below)
+    assert done.returncode == 0, done.stderr
+    assert f"__live{below}__" in done.stdout
+    assert "warning: --live-latency-s" in done.stderr and "segment durations" in done.stderr
+    done = run_cli("--scenario", "control", "--cc", "bbr", "--sched", "lrf",
+                   "--live-latency-s", below)  # fmt: skip
+    assert done.returncode == 0 and "warning" not in done.stderr  # VOD: the target is unused

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from server.live_mpd import DEFAULT_LATENCY_S
+
 REPO = Path(__file__).resolve().parent.parent
 CLIP_S = 12
-TARGET_S = 3
+TARGET_S = DEFAULT_LATENCY_S  # the default: two segment durations (docs/PLAYER.md)
 
 pytestmark = [
     pytest.mark.netns,
@@ -41,14 +43,14 @@ def test_live_control_trial_ends_and_fills_the_columns(tmp_path: Path, player: s
         pytest.skip("needs GStreamer (gstreamer1.0-plugins-good: dashdemux2)")
     run = tmp_path / "run"
     done = subprocess.run(
-        [str(REPO / "run_trials.sh"), "--video-mode", "live", "--live-latency-s", str(TARGET_S),
+        [str(REPO / "run_trials.sh"), "--video-mode", "live", "--live-latency-s", f"{TARGET_S:g}",
          "--scenario", "control", "--player", player, "--cc", "cubic", "--sched", "lrf",
          "--video-duration", str(CLIP_S), "--out", str(run)],
         capture_output=True, text=True, timeout=540,
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: an invalid trial (CPU load)
     trial = next((run / "trials").iterdir())
-    assert "__live3__" in trial.name
+    assert f"__live{TARGET_S:g}__" in trial.name
     result = json.loads((trial / "result.json").read_text())
     assert result["status"] == "ok", result
     log = trial / "player.jsonl"

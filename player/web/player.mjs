@@ -7,6 +7,7 @@
 // converts times: *_ms page times -> *_t_ns.
 
 import { DecodeOverloadDetector } from "./lib/overload.mjs";
+import { joinDelayMs, liveSettings } from "./lib/live.mjs";
 import { StallTracker } from "./lib/stall.mjs";
 
 const SAMPLE_INTERVAL_MS = 250;
@@ -21,20 +22,19 @@ const DATA_STALL_MAX_BUFFER_S = 1.0;
 const video = document.getElementById("video");
 const params = new URLSearchParams(location.search);
 const mpd = params.get("mpd");
-// Live mode (?live_latency_s=3 with a dynamic MPD, server/live_mpd.py): dash.js keeps the
-// latency to the live edge near this target. Its catch-up (docs/PLAYER.md, "Live mode"):
-// the playback rate moves within 1 +- LIVE_RATE_DELTA while the latency differs from the target,
-// and once it drifts more than LIVE_MAX_DRIFT_S above the target dash.js seeks to the live edge,
-// discarding the media in between (logged as live_seek with the media time skipped).
+// Live mode (?live_latency_s=4 with a dynamic MPD, server/live_mpd.py): the page joins the
+// event at this target latency and dash.js keeps the latency to the live edge near it. Its
+// catch-up (lib/live.mjs, docs/PLAYER.md "Live mode"): the playback rate moves within
+// 1 +- 0.3 while the latency differs from the target, and once it drifts more than 1.5 s above
+// the target dash.js seeks to the live edge, discarding the media in between (logged as
+// live_seek with the media time skipped).
 const liveLatencyS = params.has("live_latency_s") ? Number(params.get("live_latency_s")) : null;
-const LIVE_MAX_DRIFT_S = 1.5;
 // Interactive mode (testbed/interactive.py): ?stats=<url> of the transport's per-path rates;
 // with --restart-on-reload, ?scenario_restart=<url>: every load of this page first asks the
 // testbed to restart the scenario's clock (the emulator), and starts playing once it has.
 const statsUrl = params.get("stats");
 const scenarioRestartUrl = params.get("scenario_restart");
 const STATS_INTERVAL_MS = 1000;
-const LIVE_RATE_DELTA = 0.3;
 // A forward jump shorter than this is dash.js's gap jumper stepping over a hole between
 // segments, not a catch-up (its smallGapLimit is 1.5 s; one frame at 30 fps is 0.033 s).
 const LIVE_SEEK_MIN_S = 0.1;
@@ -55,6 +55,8 @@ const state = {
   skippedS: 0,
   liveSeeks: 0,
   liveEventOver: false, // the whole live event is published: catch-up off
+  // Live mode: playback waits (paused) until the latency reaches the target (joinLiveEvent).
+  liveJoinPending: liveLatencyS !== null,
 };
 const stalls = new StallTracker();
 // Waits with a full buffer (decoder starved of CPU), logged apart as decode_stall.
@@ -118,22 +120,10 @@ function start() {
       fail(`live_latency_s=${params.get("live_latency_s")}: must be a number of seconds > 0`);
       return;
     }
-    player.updateSettings({
-      streaming: {
-        delay: { liveDelay: liveLatencyS },
-        liveCatchup: {
-          enabled: true,
-          mode: "liveCatchupModeDefault",
-          maxDrift: LIVE_MAX_DRIFT_S,
-          playbackRate: { min: -LIVE_RATE_DELTA, max: LIVE_RATE_DELTA },
-        },
-        // Client and server share one host clock; no time server exists inside the testbed.
-        utcSynchronization: { enabled: false },
-        // The event has an end (mediaPresentationDuration): the element gets a finite duration
-        // and fires 'ended' as in VOD.
-        buffer: { mediaSourceDurationInfinity: false },
-      },
-    });
+    player.updateSettings(liveSettings(liveLatencyS));
+    // No autoplay: the page starts playback itself at the target latency (joinLiveEvent).
+    video.autoplay = false;
+    video.addEventListener("canplay", () => joinLiveEvent(player));
   }
   const ev = dashjs.MediaPlayer.events;
 
@@ -192,10 +182,29 @@ function start() {
   watchFrames();
   video.addEventListener("resize", () => onRendition(video.videoWidth, video.videoHeight));
 
-  player.initialize(video, mpd, true);
+  player.initialize(video, mpd, liveLatencyS === null);
   setInterval(sample, SAMPLE_INTERVAL_MS);
   setInterval(renderOverlay, SAMPLE_INTERVAL_MS);
   if (statsUrl) setInterval(pollPathStats, STATS_INTERVAL_MS);
+}
+
+// Live mode: start playing once the latency reaches the target (lib/live.mjs, joinDelayMs).
+// video.play(), not player.play(): dash.js's play() takes the latency at that moment as its new
+// target (PlaybackController._adjustLiveDelayAfterUserInteraction, meant for a viewer resuming
+// after a pause), which would move the target whenever the first segment arrives late.
+function joinLiveEvent(player) {
+  if (!state.liveJoinPending) return;
+  state.liveJoinPending = false;
+  let waitMs = 0;
+  try {
+    const start = player.getManifest().availabilityStartTime;
+    waitMs = joinDelayMs(new Date(start).getTime(), video.currentTime, Date.now(), liveLatencyS);
+  } catch (e) {
+    fail(`live join: no availabilityStartTime in the MPD (${e.message}); playing at once`);
+  }
+  setTimeout(() => {
+    video.play().catch((e) => fail(`live join: play() failed: ${e.message}`));
+  }, waitMs);
 }
 
 // The overlay's per-path throughput (what the transport's server side sent over the last
@@ -274,7 +283,9 @@ function onEnded() {
 function watchFrames() {
   if (!("requestVideoFrameCallback" in HTMLVideoElement.prototype)) return;
   const onFrame = (_now, meta) => {
-    if (state.startupMs === null) {
+    // Live mode: the first frame is shown while the page waits to join (paused); start-up is
+    // the first frame played.
+    if (state.startupMs === null && !(liveLatencyS !== null && video.paused)) {
       state.startupMs = performance.now();
       emit({ event: "startup" });
     }
@@ -476,7 +487,9 @@ function renderOverlay() {
     : stalls.stalled
       ? "STALLED"
       : state.startupMs === null
-        ? "loading"
+        ? state.liveJoinPending || (liveLatencyS !== null && video.paused)
+          ? "joining at the target latency"
+          : "loading"
         : video.paused
           ? "paused"
           : "playing";
