@@ -132,4 +132,3 @@ def test_a_target_below_the_floor_is_named_with_its_margin(latency_s: float, mar
     assert warning is not None
     assert f"{latency_s:g} s is below 2 segment durations (4 s with 2 s segments)" in warning
     assert f"leaves {margin} between a segment's publication and its play-out" in warning
-

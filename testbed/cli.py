@@ -14,11 +14,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.live_mpd import DEFAULT_LATENCY_S, latency_below_floor
 from testbed import transports
 from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.env import kernel_caps
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
-from server.live_mpd import DEFAULT_LATENCY_S, latency_below_floor
 from testbed.spec import VIDEO_MODES, TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
