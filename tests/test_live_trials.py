@@ -22,10 +22,14 @@ from server.live_mpd import DEFAULT_LATENCY_S
 REPO = Path(__file__).resolve().parent.parent
 CLIP_S = 12
 TARGET_S = DEFAULT_LATENCY_S  # the default: two segment durations (docs/PLAYER.md)
-# Timer and clock-reading slack of the page's join (setTimeout, Date.now, dash.js's latency in
-# whole milliseconds). Without the join dash.js started one segment duration plus the first
-# download after going on air: about 2.3 s, 1.7 s below a 4 s target.
-JOIN_TOLERANCE_S = 0.1
+# The join plays at the target to the millisecond (setTimeout never fires early; the MPD's
+# availabilityStartTime, Date.now() and dash.js's latency are in milliseconds), and while the
+# latency is above the target dash.js only speeds up towards it. Without the join dash.js
+# started one segment duration plus the first download after going on air (2.26 s at a 3 s
+# target, quiet CPU): below the target unless Chromium is slow to start (under load the old
+# page's first latency was 3.972 s at 4 s, once), so this check discriminates when the page is
+# ready before the join time.
+JOIN_TOLERANCE_S = 0.02
 
 pytestmark = [
     pytest.mark.netns,
