@@ -12,8 +12,8 @@
 
 mod sim_harness;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mptransport::cc::CcPhase;
@@ -209,6 +209,100 @@ fn arp_meets_the_issue_bar_on_the_overall_maximum_and_time() {
         arp.completion_s,
         lrf.completion_s
     );
+}
+
+/// Keeps the wrapped scheduler's trace state after each decision, for printing.
+struct StateSpy {
+    inner: Box<dyn Scheduler>,
+    state: Arc<Mutex<Vec<(&'static str, f64)>>>,
+}
+
+impl Scheduler for StateSpy {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let sel = self.inner.select(snap);
+        *self.state.lock().unwrap() = self.inner.trace_state();
+        sel
+    }
+    fn on_event(&mut self, ev: &SchedEvent) {
+        self.inner.on_event(ev)
+    }
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        self.inner.trace_state()
+    }
+}
+
+/// The receiver's out-of-order queue every 100 ms of the asymmetric-RTT transfer, with the
+/// sender's subflow phases, SRTT, min RTT, BBR's bandwidth estimate and packets declared lost
+/// so far (each line: the bin starting at that time, the sender's state at its end), and for
+/// arp its N mask
+/// and whether P runs (the table in docs/algorithms/arp.md, "Where the maximum comes from"):
+/// `cargo test --release --test sched_scenarios arp_timeline -- --ignored --nocapture`.
+#[test]
+#[ignore = "prints a timeline for docs/algorithms/arp.md; asserts nothing beyond a clean transfer"]
+fn arp_timeline_of_the_out_of_order_queue_on_asymmetric_rtt() {
+    let paths = [path("wifi", 20.0, 25), path("lte", 20.0, 75)];
+    for name in ["lrf", "arp"] {
+        let mut pair = Pair::new(cfg("bbr", name), cfg("bbr", name), &paths, 3);
+        let spec = TransferSpec {
+            response_bytes: 20_000_000,
+            seed: 11,
+            max_time: Duration::from_secs(600),
+            ..TransferSpec::default()
+        };
+        let (mut bin, mut bin_max) = (0u64, 0u64);
+        let state = Arc::new(Mutex::new(Vec::new()));
+        let mut installed = false;
+        let r = run_transfer_with(&mut pair, &spec, |p| {
+            if !installed && let Some(s) = p.server.as_mut() {
+                s.replace_scheduler(Box::new(StateSpy {
+                    inner: sched::build(name, &SchedConfig::default()).unwrap(),
+                    state: state.clone(),
+                }));
+                installed = true;
+            }
+            let ofo = p.client.counters().ofo_queue_bytes;
+            let now_bin = p.now.as_nanos() / 100_000_000;
+            if now_bin != bin {
+                let Some(server) = p.server.as_ref() else {
+                    return;
+                };
+                let subflows: Vec<String> = server
+                    .subflow_stats()
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{} {:?} SRTT {} ms min RTT {} us BtlBw {:.2} Mbit/s lost {}",
+                            s.name,
+                            s.cc_phase,
+                            s.srtt.as_millis(),
+                            s.min_rtt.as_micros(),
+                            s.bw_estimate.map_or(0.0, |b| b.bytes_per_s() * 8e-6),
+                            s.counters.pkts_lost_total
+                        )
+                    })
+                    .collect();
+                let state: Vec<String> = state
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, _)| ["n_mask", "predictive"].contains(k))
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect();
+                println!(
+                    "{name} {:.1} s: out-of-order max {bin_max} B; {}; {}",
+                    bin as f64 / 10.0,
+                    subflows.join("; "),
+                    state.join(", ")
+                );
+                (bin, bin_max) = (now_bin, 0);
+            }
+            bin_max = bin_max.max(ofo);
+        });
+        assert!(r.is_byte_exact_and_clean(), "{name}: {r:?}");
+    }
 }
 
 /// Seed 000 Fig. 11(a): equal rates, RTT 50 ms against 50, 100, 150 and 250 ms; the paper
