@@ -886,8 +886,8 @@ def _grid(means: dict, scenario: str, ccs, scheds, fmt: str = "{:.1f}") -> str:
 
 
 def _frac_verdict(hits: int, n: int) -> str:
-    if n == 0:
-        return NOT_REPRODUCED
+    if n == 0:  # none of the claim's cells is in the run (an emulated subset, missing cells)
+        return NOT_RUN
     return REPRODUCED if hits == n else PARTLY if hits >= 0.5 * n else NOT_REPRODUCED
 
 
@@ -980,7 +980,10 @@ def _seed002_a(c: Cells) -> None:
           "max mean underflows " + c.max_stalls(keys))  # fmt: skip
     poor_tp = [x for x in c.ccs if ("A2", x, "tp-sty") in c.present and c.poor(("A2", x, "tp-sty"))]
     name = "A2: the CCs that do poorly under TP-STY prefer the Wi-Fi path (Fig. 7a, b)"
-    if poor_tp:
+    if not any(k[0] == "A2" and k[2] == "tp-sty" for k in c.present):
+        c.claims.append(Claim(name, "Wi-Fi preferred despite its delay and loss",
+                              "no A2 × TP-STY cell in this run", NOT_RUN))  # fmt: skip
+    elif poor_tp:
         c.add(name, "Wi-Fi preferred despite its delay and loss", [("A2", x, "tp-sty") for x in poor_tp],
               lambda k: c.pw.get(k, 0) > c.pl.get(k, 0), f"poor under TP-STY here: {', '.join(poor_tp)}",
               "rule: Wi-Fi packets > LTE packets for each CC that is poor under TP-STY")  # fmt: skip
@@ -994,6 +997,9 @@ def _seed002_compound(c: Cells) -> None:
     for scenario, fig in (("A2", "Fig. 6"), ("B2", "Fig. 10")):
         k = (scenario, "compound", "tp-sty")
         if k not in c.present:
+            c.claims.append(Claim(f"{scenario}: Compound has large buffer underflows with TP-STY ({fig})",
+                                  "Compound × TP-STY poor, like the LIA variants",
+                                  "the cell is not in this run", NOT_RUN))  # fmt: skip
             continue
         rest = [
             c.stalls[(scenario, "compound", s)]
@@ -1042,7 +1048,7 @@ def _seed002_b(c: Cells) -> None:
         "B1: the CCs that use Wi-Fi most have the worst buffer underflows (Fig. 8, 9)",
         "'TCP variants that utilize the most of Wi-Fi path deliver worst buffer underflow'",
         f"Kendall's τ-b between Wi-Fi share and mean underflows over the {len(keys)} cells: {tau:.2f}",
-        REPRODUCED if tau >= 0.3 else PARTLY if tau > 0 else NOT_REPRODUCED,
+        NOT_RUN if not keys else REPRODUCED if tau >= 0.3 else PARTLY if tau > 0 else NOT_REPRODUCED,
         "rule (ours): τ-b ≥ 0.3 reproduced, > 0 partly (nan: no variation, e.g. no underflows at all)",
     ))  # fmt: skip
     keys = c.keys("B2", ("bbr", "cubic"))
@@ -1054,7 +1060,7 @@ def _seed002_b(c: Cells) -> None:
         "B2: only BBR and Cubic deliver good performance across all schedulers (Fig. 10)",
         "BBR and Cubic good everywhere; every other CC not good with some scheduler",
         f"BBR/Cubic good in {good} of {len(keys)} cells; other CCs not good with at least one scheduler: {', '.join(others_bad) or 'none'}",
-        REPRODUCED if all_good and len(others_bad) == len(others) else PARTLY if all_good else NOT_REPRODUCED,
+        NOT_RUN if not keys else REPRODUCED if all_good and len(others_bad) == len(others) else PARTLY if all_good else NOT_REPRODUCED,
         GOOD_RULE + "; partly if BBR and Cubic are good everywhere but some other CC is too",
     ))  # fmt: skip
     c.add("B2: LIA variants all deliver large buffer underflows (Fig. 10)", "'lack of aggressiveness'",
@@ -1350,6 +1356,7 @@ class RunSource:
     n_rows: int  # trials the run lists (run.json) or holds
     n_used: int  # in the subset, ok and valid
     n_rejected: int  # in the subset but failed, invalid or unfinished
+    n_unfinished: int  # of those: not started or interrupted (status incomplete)
     n_outside: int  # other cells or another setup: ignored
     n_timed: int  # trials with a start time (trial.json) and a wall duration (result.json)
     span_s: float  # first start -> last end over the timed trials
@@ -1430,6 +1437,8 @@ def _select_from_run(run: Path, subset: Subset):
             timed.append((t0 / 1e9, float(wall)))
     span = max(a + w for a, w in timed) - min(a for a, _ in timed) if timed else float("nan")
     bad = summary[in_subset & ~ok]
+    unfinished = _column(bad, "status", "") == "incomplete"
+    bad, n_unfinished = bad[~unfinished], int(unfinished.sum())
     rejected = [
         f"{t}: {status}, {reason if _blank(reason) is False else 'not valid'}"
         for t, status, reason in zip(
@@ -1447,7 +1456,8 @@ def _select_from_run(run: Path, subset: Subset):
         summary_from=summary_from,
         n_rows=len(summary),
         n_used=int(usable.sum()),
-        n_rejected=len(bad),
+        n_rejected=len(bad) + n_unfinished,
+        n_unfinished=n_unfinished,
         n_outside=int((~in_subset).sum()),
         n_timed=len(timed),
         span_s=span,
@@ -1596,15 +1606,15 @@ def seed002_full_matrix_text(opts: Options, slot: float) -> list[str]:
 
 
 def _provenance(sel: Selection, repo: Path) -> list[str]:
-    rows = ["| run folder | commit | command | trials | used | in the subset, not usable | other cells, ignored | summary |",
+    rows = ["| run folder | commit | command | trials | used | in the subset, not usable (of which unfinished) | other cells, ignored | summary |",
             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for s in sel.sources:
         rows.append(f"| `{_shown(s.run, repo)}` | {s.commit[:12]} | `{s.command}` | {s.n_rows} | "
-                    f"{s.n_used} | {s.n_rejected} | {s.n_outside} | {s.summary_from} |")  # fmt: skip
+                    f"{s.n_used} | {s.n_rejected} ({s.n_unfinished}) | {s.n_outside} | {s.summary_from} |")  # fmt: skip
     lines = ["The cells come from these runs:", "", *rows, ""]
     rejected = [r for s in sel.sources for r in s.rejected]
     if rejected:
-        lines += [f"Not usable ({len(rejected)}): " + "; ".join(rejected[:10])
+        lines += [f"Failed or invalid ({len(rejected)}): " + "; ".join(rejected[:10])
                   + (" ..." if len(rejected) > 10 else "") + ".", ""]  # fmt: skip
     missing, short = sel.missing(), sel.short()
     lines.append(
