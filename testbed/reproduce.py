@@ -1549,13 +1549,19 @@ def seed002_subset_text(opts: Options, sel: Selection | None) -> list[str]:
         + ") given to `--from` is used and shown; without it the claims that name Cubic are "
         "checked on the other CCs' cells only.",
         "",
-        f"**{sub.video_s} s clips, not the paper's 3 min** (its Table I): 3 min clips would make "
-        f"the subset about {sub.n_trials} × 3.1 min ≈ {sub.n_trials * 3.1 / 60:.1f} h of real time, "
-        "more than one session with the machine to itself. The scenario clock starts with the "
+        f"**{sub.video_s} s clips, not the paper's 3 min** (its Table I): with 3 min clips the subset "
+        + (
+            f"would take about {sub.n_trials} × {slot - sub.video_s + SEED002_VIDEO_S:.0f} s ≈ "
+            f"{_hm(sub.n_trials * (slot - sub.video_s + SEED002_VIDEO_S))} (the per-trial time measured below, "
+            f"with the clip {SEED002_VIDEO_S - sub.video_s} s longer), "
+            if slot == slot
+            else "would take three times as long, "
+        )
+        + "more than one session with the machine to itself. The scenario clock starts with the "
         f"trial, so a {sub.video_s} s clip plays through the first {sub.video_s} s of each loss "
         "pattern only. In **A1 and A2** that is one of pattern A's four ramps (the first starts at "
         "30 s: up to 5 % by 35 s, held to 40 s, back to 0 by 45 s), so 15 s of loss in 60 s "
-        "instead of 60 s in 180 s, met with at most about 30 s of buffer built. In **B1 and B2** "
+        "instead of 60 s in 180 s, after 30 s of loss-free play in which the player has built its buffer. In **B1 and B2** "
         "it is pattern B's harsh phase only (10 % ± 50 % throughout; the fall towards 1 % starts "
         "at 60 s), so B's poor-to-good transition is not seen. Underflow counts per trial are "
         "therefore not comparable with the paper's 3 min counts; the verdicts compare CCs and "
@@ -1594,7 +1600,7 @@ def seed002_full_matrix_text(opts: Options, slot: float) -> list[str]:
         long_slot = slot - opts.emulated_video_s + SEED002_VIDEO_S
         lines += [
             "",
-            f"Estimated from the measured {slot:.1f} s per trial (start to start, below): one at a "
+            f"Estimated from the measured {slot:.1f} s per trial (start to start, above): one at a "
             f"time here {_hm(n_full * slot)}; with `--jobs 8` (16 CPUs) {_hm(n_full * slot / 8)}; "
             f"as Slurm tasks, 16 at once {_hm(-(-n_full // 16) * slot)}, 48 at once "
             f"{_hm(-(-n_full // 48) * slot)}. With the paper's 3 min clips (about "
