@@ -13,8 +13,12 @@ Options of the matrix runner that still apply: `--reps N` (repetitions, i.e. see
 simulated point or matrix cell), `--engine sim|emulate` (sim: the simulated experiments and
 the page; emulate: the emulated cross-checks and seed 002's emulated cells, in real time),
 `--dry-run` (print what would run), `--jobs`, `--executor slurm` (emulated seed-002 cells),
-`--video-duration` (seed 002's clip), and `--from RUN[,RUN]` (build the page from existing
-run folders instead of running them). Combinations that mean nothing exit 2 naming them.
+`--video-duration` (seed 002's clip: the simulated matrix's, or with `--engine emulate` the
+emulated subset's), and `--from RUN[,RUN]` (build the page from existing run folders instead
+of running them; `--reproduce seed002 --engine emulate --from RUN[,RUN]` selects the emulated
+subset's cells from runs that may hold more, names the runs they came from and lists the
+missing cells). Combinations that mean nothing exit 2 naming them. After writing pages it
+regenerates README's table of verdicts from docs/reproductions/ (`readme_table`).
 """
 
 from __future__ import annotations
@@ -1226,7 +1230,7 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
     n_failed = len(summary) - len(ok)
     claims, figures = seed002_claims(ok)
     page.claims = claims
-    page.emulated, emulated = seed002_emulated_section(r, sim_run)
+    page.emulated, emulated = seed002_emulated_section(r)
     page.claims += seed002_discard_claims(emulated)
     page.extra = figures
     page.extra_notes = [
@@ -1240,8 +1244,8 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
         page.reps_note = (
             f"The simulated matrix ({len(summary)} trials, "
             f"{len(summary) * opts.video_duration_s / 3600:.1f} h of video) took {t['wall_s'] / 60:.1f} min "
-            f"of wall time and {t['cpu_s'] / 60:.1f} min of CPU time (user + sys; 2 trials side by "
-            "side at idle priority on the shared 2-core machine), including building its report."
+            f"of wall time and {t['cpu_s'] / 60:.1f} min of CPU time (user + sys), including "
+            "building its report."
         )
     return page
 
@@ -1702,7 +1706,7 @@ def _run_clip(run: Path) -> int | None:
     return int(next(iter(clips))) if len(clips) == 1 and None not in clips else None
 
 
-def seed002_emulated_section(r: Runner, sim_run: Path) -> tuple[str, Selection | None]:
+def seed002_emulated_section(r: Runner) -> tuple[str, Selection | None]:
     opts = r.opts
     emu_runs = opts.runs_of_engine("emulate")
     sel = select_subset(emu_runs, seed002_emulated_subset(opts)) if emu_runs else None
