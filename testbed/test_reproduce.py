@@ -417,6 +417,12 @@ def test_from_with_engine_emulate_builds_the_page_and_engine_sim_exits_2(
         cli.main(["--reproduce", "seed002", "--engine", "sim", "--from", str(run)], tmp_path) == 2
     )
     assert "--engine sim" in capsys.readouterr().err
+    # --video-duration sets the clip of the part that runs: here the emulated subset's.
+    argv = ["--reproduce", "seed002", "--engine", "emulate", "--video-duration", "90", "--dry-run"]
+    opts = reproduce.options_from_args(cli.build_parser().parse_args(argv), argv)
+    assert (opts.emulated_video_s, opts.video_duration_s) == (90, 180)
+    emu = reproduce.seed002_matrix_args(opts, Path("x"), emulated=True)
+    assert emu[emu.index("--video-duration") + 1] == "90"
 
 
 def test_readme_links_every_page_and_its_table_is_the_pages_own() -> None:
