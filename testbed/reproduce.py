@@ -1656,8 +1656,8 @@ def _timing(sel: Selection) -> list[str]:
         f"start, result.json's wall duration): its {n} used trials took {sum(walls) / 60:.1f} min "
         f"of trial time (median {median(walls):.1f} s per trial, set-up to teardown). The runs "
         f"(first start to last end, every trial they hold): {spans or 'no timed trials'}; "
-        f"so one trial costs {slot:.1f} s start to start and the subset alone, one at a time, "
-        f"{_hm(n * slot)} ({sel.subset.n_trials} trials when complete: {_hm(sel.subset.n_trials * slot)}).",
+        f"so one trial costs {slot:.1f} s start to start, and the subset's {sel.subset.n_trials} "
+        f"trials one at a time take {_hm(sel.subset.n_trials * slot)} (its {n} used here: {_hm(n * slot)}).",
     ]
 
 
@@ -2124,8 +2124,14 @@ def page_summary(text: str) -> dict[str, str]:
     main = _verdict_rows(text, "| claim | paper | this testbed | verdict |")
     emulated = _verdict_rows(text, "| claim (emulated cells only) | emulated | verdict |")
     agreement = re.search(r"Agreement \(ours[^)]*\): (\d+ of \d+) cells", text)
+    subset_time = re.search(
+        r"the subset's (\d+) trials one at a time take ([^(]+?) \(its (\d+) used", text
+    )
     if emulated:
         emu = "claims on the emulated cells: " + _counts(emulated)
+        if subset_time:
+            total, took, used = subset_time.groups()
+            emu += f"; {used} of the subset's {total} trials used, all {total} take {took} one at a time (measured)"
     elif agreement:
         emu = f"simulated within ±15 % of emulated in {agreement.group(1)} cells"
     elif "**Not run in this session**" in text:

@@ -385,7 +385,10 @@ def test_seed002_page_names_the_runs_the_cells_came_from_and_the_missing_ones(
     # 81 trials 67 s apart, 65 s each: (80 * 67 + 65) / 81 = 66.98 s per trial.
     assert "so one trial costs 67.0 s start to start" in page
     assert "its 54 used trials took 58.5 min of trial time (median 65.0 s per trial" in page
-    assert "(72 trials when complete: 1 h 20 min)" in page
+    assert (
+        "and the subset's 72 trials one at a time take 1 h 20 min (its 54 used here: 1 h 00 min)."
+        in page
+    )
     assert "one at a time here 8 h 02 min" in page  # 432 x 66.98 s
     assert "--executor slurm" in page and "--jobs auto" in page
     emulated = page.split("## Emulated cross-check")[1]
@@ -443,10 +446,14 @@ def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
     page = Page("seed007", "T", "setup")
     page.claims = [Claim("a", "p", "o", REPRODUCED), Claim("b", "p", "o", NOT_REPRODUCED),
                    Claim("c", "p", "o", NOT_REPRODUCED), Claim("d", "p", "o", NOT_RUN)]  # fmt: skip
-    page.emulated = "| claim (emulated cells only) | emulated | verdict |\n|---|---|---|\n| x | y | **partly** |"
+    page.emulated = (
+        "so one trial costs 67.0 s start to start, and the subset's 72 trials one at a time take "
+        "1 h 20 min (its 54 used here: 1 h 00 min).\n\n"
+        "| claim (emulated cells only) | emulated | verdict |\n|---|---|---|\n| x | y | **partly** |"
+    )
     (tmp_path / "seed007.md").write_text(page.markdown(61.0, "cmd", cpu_s=59.0))
     table = reproduce.readme_table(tmp_path)
     assert (
-        "| T | [seed007](docs/reproductions/seed007.md) | 1 | 0 | 2 | 1 | claims on the emulated cells: 1 partly | 61 s / 59 s |"
+        "| T | [seed007](docs/reproductions/seed007.md) | 1 | 0 | 2 | 1 | claims on the emulated cells: 1 partly; 54 of the subset's 72 trials used, all 72 take 1 h 20 min one at a time (measured) | 61 s / 59 s |"
         in table
     )
