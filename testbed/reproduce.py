@@ -1204,6 +1204,12 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
             "the paper's findings are qualitative, read off bar charts",
         ),
         ("repetitions", f"{reps} seeds per cell (`--reps`)", "the paper's count is not stated"),
+        (
+            "emulated subset's clip",
+            f"{opts.emulated_video_s} s (the simulated matrix: {opts.video_duration_s} s)",
+            "the paper plays 3 min; 60 s clips let the emulated subset run in one session; they see "
+            "only the first 60 s of each loss pattern (see 'Emulated cross-check')",
+        ),
     ]
     # The simulated matrix: a --from sim run at the matrix's clip (or of unknown clip); a sim
     # run at the emulated subset's clip is the subset's simulated twin instead.
