@@ -129,7 +129,11 @@ def options_from_args(args: argparse.Namespace, argv: list[str] | None) -> Optio
             "--from with --reps, --dry-run or --engine sim: a run folder already fixes them; "
             "--from only builds the page (--engine emulate --from: its emulated part from them)"
         )
-    from_runs = tuple(dict.fromkeys(from_runs))  # the same folder twice counts once
+    # The same folder given twice (or spelt two ways) counts once.
+    unique: dict[Path, Path] = {}
+    for run in from_runs:
+        unique.setdefault(run.resolve(), run)
+    from_runs = tuple(unique.values())
     for run in from_runs:
         if not run.is_dir():
             raise ReproduceUsageError(f"--from {run}: no such run folder")
@@ -1391,6 +1395,10 @@ class Selection:
             if 0 < (n := self.counts.get(c, 0)) < self.subset.reps
         ]
 
+    def extra(self) -> list[tuple[tuple[str, str, str], int]]:
+        """Cells with more usable trials than repetitions (the same cell in several runs)."""
+        return [(c, n) for c, n in self.counts.items() if n > self.subset.reps]
+
     def optional_present(self) -> list[str]:
         return [cc for cc in self.subset.optional_ccs
                 if any(self.counts.get(c, 0) for c in self.subset.cells((cc,)))]  # fmt: skip
@@ -1640,6 +1648,13 @@ def _provenance(sel: Selection, repo: Path) -> list[str]:
         f"{sel.subset.reps} usable repetitions: "
         + (", ".join(f"{a} {b}×{c} ({n})" for (a, b, c), n in short) if short else "none")
         + ". Claims below are checked on the cells present only."
+        + (
+            " Cells with more usable trials than repetitions (in several runs; all are averaged): "
+            + ", ".join(f"{a} {b}×{c} ({n})" for (a, b, c), n in sel.extra())
+            + "."
+            if sel.extra()
+            else ""
+        )
     )
     opt = sel.optional_present()
     lines += [

@@ -3,6 +3,7 @@
 claim; seed 002's findings and seed 003's transition time follow their stated rules."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -299,6 +300,7 @@ def test_the_subset_is_selected_from_runs_that_hold_more(tmp_path: Path) -> None
     sel = reproduce.select_subset([tmp_path / "xv-emulate", tmp_path / "a2"], SUBSET)
     assert sel.missing() == []
     assert sel.short() == [(("A1", "bbr", "lrf"), 2)]
+    assert sel.extra() == []
     assert set(sel.trials["sched"]) == {"lrf", "tp-sty"}
     assert len(sel.trials) == 24 * 3 - 1
     xv_source, a2_source = sel.sources
@@ -317,6 +319,15 @@ def test_the_subset_is_selected_from_runs_that_hold_more(tmp_path: Path) -> None
     assert xv_source.span_s == pytest.approx(81 * 67 + 65)
     assert reproduce.per_trial_s(sel) == pytest.approx((81 * 67 + 65 + 17 * 67 + 65) / 100)
     assert sel.optional_present() == []
+    # The same cells in a second run: all their trials are used and the page says so.
+    shutil.copytree(tmp_path / "a2", tmp_path / "a2-again")
+    twice = reproduce.select_subset([tmp_path / "a2", tmp_path / "a2-again"], SUBSET)
+    assert twice.extra() == [
+        (("A2", cc, s), 6) for cc in ("bbr", "lia", "compound") for s in ("lrf", "tp-sty")
+    ]
+    assert "Cells with more usable trials than repetitions" in "\n".join(
+        reproduce._provenance(twice, tmp_path)
+    )
 
 
 def test_a_run_without_some_cells_reports_them_missing(tmp_path: Path) -> None:
@@ -416,6 +427,9 @@ def test_from_with_engine_emulate_builds_the_page_and_engine_sim_exits_2(
     )
     opts = reproduce.options_from_args(args, argv)
     assert (opts.engine, opts.from_runs, opts.emulated_video_s) == ("emulate", (run,), 60)
+    argv = ["--reproduce", "seed002", "--from", f"{run},{tmp_path}/./run,{run}"]
+    opts = reproduce.options_from_args(cli.build_parser().parse_args(argv), argv)
+    assert opts.from_runs == (run,)  # one folder, however often and however spelt
     assert (
         cli.main(["--reproduce", "seed002", "--engine", "sim", "--from", str(run)], tmp_path) == 2
     )
