@@ -1734,8 +1734,9 @@ def seed002_emulated_section(r: Runner) -> tuple[str, Selection | None]:
     lines = seed002_subset_text(opts, sel)
     if sel is None:
         lines += seed002_full_matrix_text(opts, float("nan"))
-        lines += ["", "**Not run in this session**: emulated video trials are valid only on a "
-                  "quiet machine (docs/PLAYER.md); the lead runs them."]  # fmt: skip
+        lines += ["", "**Not run**: emulated video trials are valid only on a quiet machine "
+                  "(docs/PLAYER.md); run the command above on one, then rebuild this page with "
+                  "`--engine emulate --from`."]  # fmt: skip
         return "\n".join(lines), None
     lines += _provenance(sel, r.repo) + [""] + _timing(sel) + [""]
     lines += seed002_full_matrix_text(opts, per_trial_s(sel)) + [""]
@@ -2155,7 +2156,7 @@ def page_summary(text: str) -> dict[str, str]:
             emu += f"; {used} of the subset's {total} trials used, all {total} take {took} one at a time (measured)"
     elif agreement:
         emu = f"simulated within ±15 % of emulated in {agreement.group(1)} cells"
-    elif "**Not run in this session**" in text:
+    elif "**Not run" in text:
         emu = "not run"
     else:
         emu = "none"

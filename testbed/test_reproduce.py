@@ -159,7 +159,7 @@ def test_seed002_page_builds_from_a_simulated_run_folder(tmp_path: Path) -> None
     assert reproduce.reproduce("seed002", tmp_path, opts) == 0
     page = (tmp_path / "docs/reproductions/seed002.md").read_text()
     assert "Simulated run: `sim-run` (144 trials, 0 not ok" in page
-    assert "**Not run in this session**" in page
+    assert "**Not run**: emulated video trials are valid only on a quiet machine" in page
     assert "./run_trials.sh --reproduce seed002 --engine emulate" in page
     assert "| B1: BBR consistently good across all schedulers (Fig. 8) |" in page
 
@@ -382,7 +382,7 @@ def test_seed002_page_names_the_runs_the_cells_came_from_and_the_missing_ones(
     assert reproduce.reproduce("seed002", tmp_path, opts) == 0
     page = (tmp_path / "docs/reproductions/seed002.md").read_text()
     assert "Command: `./run_trials.sh --reproduce seed002 --engine emulate --from " in page
-    assert "Not run in this session" not in page
+    assert "**Not run**" not in page
     assert (
         f"| `results/xv-emulate` | {COMMIT[:12]} | `./run_trials.sh --cross-validate --scenario B1,A1,B2"
         in page
