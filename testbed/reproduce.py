@@ -36,6 +36,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported where it is used (the simulated seeds do not need it)
+    import pandas as pd
 
 SEEDS = ("seed000", "seed001", "seed002", "seed003", "seed004")
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = (
@@ -1337,7 +1341,7 @@ def _read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def run_summary(run: Path):
+def run_summary(run: Path) -> tuple[pd.DataFrame, str]:
     """A run's per-trial table and where it came from: its summary.csv, or, for a run still
     going (or one whose report was never built), the same table computed from its trial
     folders (metrics/report.py's reduction, read only: nothing is written into the run)."""
@@ -1381,7 +1385,7 @@ class RunSource:
 @dataclass
 class Selection:
     subset: Subset
-    trials: object  # pandas DataFrame: the used trials' summary rows, with `source_run`
+    trials: pd.DataFrame  # the used trials' summary rows, with `source_run`
     sources: list[RunSource]
     counts: dict[tuple[str, str, str], int]
 
@@ -1408,7 +1412,7 @@ class Selection:
         return [] if col is None else [float(x) for x in col if x == x]
 
 
-def _column(frame, name: str, default: object):
+def _column(frame: pd.DataFrame, name: str, default: object) -> pd.Series:
     import pandas as pd
 
     if name in frame.columns:
@@ -1420,7 +1424,7 @@ def _video_mode(meta: dict, planned: dict) -> str:
     return str((meta.get("spec") or planned or {}).get("video_mode", "vod"))
 
 
-def _select_from_run(run: Path, subset: Subset):
+def _select_from_run(run: Path, subset: Subset) -> tuple[RunSource, pd.DataFrame]:
     """(RunSource, the run's usable subset rows) for one run folder."""
     import pandas as pd
 
@@ -1682,7 +1686,7 @@ def _timing(sel: Selection) -> list[str]:
     ]
 
 
-def _twin_comparison(r: Runner, sel: Selection) -> tuple[list[str], object]:
+def _twin_comparison(r: Runner, sel: Selection) -> tuple[list[str], Selection | None]:
     """The same cells in the simulator at the same clip and seeds: a --from sim run that holds
     them, or run now (seconds)."""
     twins = [run for run in r.opts.runs_of_engine("sim") if _run_clip(run) == sel.subset.video_s]
