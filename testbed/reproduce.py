@@ -13,8 +13,12 @@ Options of the matrix runner that still apply: `--reps N` (repetitions, i.e. see
 simulated point or matrix cell), `--engine sim|emulate` (sim: the simulated experiments and
 the page; emulate: the emulated cross-checks and seed 002's emulated cells, in real time),
 `--dry-run` (print what would run), `--jobs`, `--executor slurm` (emulated seed-002 cells),
-`--video-duration` (seed 002's clip), and `--from RUN[,RUN]` (build the page from existing
-run folders instead of running them). Combinations that mean nothing exit 2 naming them.
+`--video-duration` (seed 002's clip: the simulated matrix's, or with `--engine emulate` the
+emulated subset's), and `--from RUN[,RUN]` (build the page from existing run folders instead
+of running them; `--reproduce seed002 --engine emulate --from RUN[,RUN]` selects the emulated
+subset's cells from runs that may hold more, names the runs they came from and lists the
+missing cells). Combinations that mean nothing exit 2 naming them. After writing pages it
+regenerates README's table of verdicts from docs/reproductions/ (`readme_table`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported where it is used (the simulated seeds do not need it)
+    import pandas as pd
 
 SEEDS = ("seed000", "seed001", "seed002", "seed003", "seed004")
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = (
@@ -46,6 +54,8 @@ DEFAULT_REPS = {"seed000": 1, "seed001": 1, "seed002": 3, "seed003": 3, "seed004
 # cannot apply to them.
 FIXED_SEED_ONLY = ("seed000",)
 SEED002_VIDEO_S = 180  # the paper's playout time (Table I: 3 min)
+# The emulated subset's clip: 60 s, so that its trials fit one session (seed002_subset_text).
+SEED002_EMULATED_VIDEO_S = 60
 MATRIX_TIMING = "reproduce-timing.json"  # wall and CPU time of a matrix run --reproduce made
 
 
@@ -59,7 +69,8 @@ class Options:
     reps: int | None = None  # None: each seed's default (DEFAULT_REPS)
     dry_run: bool = False
     from_runs: tuple[Path, ...] = ()
-    video_duration_s: int = SEED002_VIDEO_S
+    video_duration_s: int = SEED002_VIDEO_S  # the simulated matrix's clip
+    emulated_video_s: int = SEED002_EMULATED_VIDEO_S  # the emulated subset's clip
     jobs: int | None = None
     executor: str = "local"
     slurm_opts: tuple[str, ...] = ()
@@ -117,11 +128,16 @@ def options_from_args(args: argparse.Namespace, argv: list[str] | None) -> Optio
     from_runs = tuple(Path(p) for p in (args.reproduce_from or []))
     if from_runs and which == "all":
         raise ReproduceUsageError("--reproduce all with --from: a run folder belongs to one seed")
-    if from_runs and (reps is not None or args.dry_run or "--engine" in given):
+    if from_runs and (reps is not None or args.dry_run or engine == "sim" and "--engine" in given):
         raise ReproduceUsageError(
-            "--from with --reps, --dry-run or --engine: a run folder already fixes them; "
-            "--from only builds the page"
+            "--from with --reps, --dry-run or --engine sim: a run folder already fixes them; "
+            "--from only builds the page (--engine emulate --from: its emulated part from them)"
         )
+    # The same folder given twice (or spelt two ways) counts once.
+    unique: dict[Path, Path] = {}
+    for run in from_runs:
+        unique.setdefault(run.resolve(), run)
+    from_runs = tuple(unique.values())
     for run in from_runs:
         if not run.is_dir():
             raise ReproduceUsageError(f"--from {run}: no such run folder")
@@ -165,7 +181,14 @@ def options_from_args(args: argparse.Namespace, argv: list[str] | None) -> Optio
         reps=reps,
         dry_run=args.dry_run,
         from_runs=from_runs,
-        video_duration_s=args.video_duration if "--video-duration" in given else SEED002_VIDEO_S,
+        # --video-duration sets the clip of the part that runs (or, with --engine emulate
+        # --from, the clip whose emulated trials are selected).
+        video_duration_s=args.video_duration
+        if "--video-duration" in given and engine == "sim"
+        else SEED002_VIDEO_S,
+        emulated_video_s=args.video_duration
+        if "--video-duration" in given and engine == "emulate"
+        else SEED002_EMULATED_VIDEO_S,
         jobs=args.jobs if "--jobs" in given else None,
         executor=args.executor,
         slurm_opts=tuple(args.slurm_opt or ()),
@@ -800,9 +823,12 @@ readings of the paper's "50 ms delay" are run: one-way 50 ms (RTT 100 ms) and RT
 SEED002_CCS = ("bbr", "cubic", "compound", "lia", "olia", "balia")
 SEED002_SCHEDS = ("lrf", "lpc", "let", "gr-sty", "tp-sty", "tr-sty")
 SEED002_SCENARIOS = ("A1", "A2", "B1", "B2")
-# The emulated subset: the CCs the text singles out (BBR and Cubic good, Compound poor with
-# TP-STY, LIA/OLIA poor) with the default scheduler (LRF) and TP-STY.
-SEED002_EMULATED_CCS = ("bbr", "cubic", "compound", "lia", "olia")
+# The emulated subset: cells the text singles out that fit one session (why these, and why
+# Cubic is optional: seed002_subset_text): BBR (good everywhere, retransmits more), LIA (the
+# LIA variants poor), Compound (poor with TP-STY in A2, B2) × the default scheduler LRF and
+# TP-STY.
+SEED002_EMULATED_CCS = ("bbr", "lia", "compound")
+SEED002_EMULATED_OPTIONAL_CCS = ("cubic",)
 SEED002_EMULATED_SCHEDS = ("lrf", "tp-sty")
 # Rules (ours) for the text's qualitative words, on the mean buffer underflows per trial.
 GOOD_MAX_STALLS = 0.5
@@ -815,7 +841,7 @@ def seed002_matrix_args(opts: Options, out: Path, emulated: bool) -> list[str]:
     scheds = SEED002_EMULATED_SCHEDS if emulated else SEED002_SCHEDS
     args = ["--scenario", ",".join(SEED002_SCENARIOS), "--transport", "user",
             "--cc", ",".join(ccs), "--sched", ",".join(scheds),
-            "--video-duration", str(opts.video_duration_s),
+            "--video-duration", str(opts.emulated_video_s if emulated else opts.video_duration_s),
             "--reps", str(opts.reps_for("seed002")), "--out", str(out)]  # fmt: skip
     if not emulated:
         args += ["--engine", "sim"]
@@ -872,8 +898,8 @@ def _grid(means: dict, scenario: str, ccs, scheds, fmt: str = "{:.1f}") -> str:
 
 
 def _frac_verdict(hits: int, n: int) -> str:
-    if n == 0:
-        return NOT_REPRODUCED
+    if n == 0:  # none of the claim's cells is in the run (an emulated subset, missing cells)
+        return NOT_RUN
     return REPRODUCED if hits == n else PARTLY if hits >= 0.5 * n else NOT_REPRODUCED
 
 
@@ -966,7 +992,10 @@ def _seed002_a(c: Cells) -> None:
           "max mean underflows " + c.max_stalls(keys))  # fmt: skip
     poor_tp = [x for x in c.ccs if ("A2", x, "tp-sty") in c.present and c.poor(("A2", x, "tp-sty"))]
     name = "A2: the CCs that do poorly under TP-STY prefer the Wi-Fi path (Fig. 7a, b)"
-    if poor_tp:
+    if not any(k[0] == "A2" and k[2] == "tp-sty" for k in c.present):
+        c.claims.append(Claim(name, "Wi-Fi preferred despite its delay and loss",
+                              "no A2 × TP-STY cell in this run", NOT_RUN))  # fmt: skip
+    elif poor_tp:
         c.add(name, "Wi-Fi preferred despite its delay and loss", [("A2", x, "tp-sty") for x in poor_tp],
               lambda k: c.pw.get(k, 0) > c.pl.get(k, 0), f"poor under TP-STY here: {', '.join(poor_tp)}",
               "rule: Wi-Fi packets > LTE packets for each CC that is poor under TP-STY")  # fmt: skip
@@ -980,6 +1009,9 @@ def _seed002_compound(c: Cells) -> None:
     for scenario, fig in (("A2", "Fig. 6"), ("B2", "Fig. 10")):
         k = (scenario, "compound", "tp-sty")
         if k not in c.present:
+            c.claims.append(Claim(f"{scenario}: Compound has large buffer underflows with TP-STY ({fig})",
+                                  "Compound × TP-STY poor, like the LIA variants",
+                                  "the cell is not in this run", NOT_RUN))  # fmt: skip
             continue
         rest = [
             c.stalls[(scenario, "compound", s)]
@@ -1028,7 +1060,7 @@ def _seed002_b(c: Cells) -> None:
         "B1: the CCs that use Wi-Fi most have the worst buffer underflows (Fig. 8, 9)",
         "'TCP variants that utilize the most of Wi-Fi path deliver worst buffer underflow'",
         f"Kendall's τ-b between Wi-Fi share and mean underflows over the {len(keys)} cells: {tau:.2f}",
-        REPRODUCED if tau >= 0.3 else PARTLY if tau > 0 else NOT_REPRODUCED,
+        NOT_RUN if not keys else REPRODUCED if tau >= 0.3 else PARTLY if tau > 0 else NOT_REPRODUCED,
         "rule (ours): τ-b ≥ 0.3 reproduced, > 0 partly (nan: no variation, e.g. no underflows at all)",
     ))  # fmt: skip
     keys = c.keys("B2", ("bbr", "cubic"))
@@ -1040,7 +1072,7 @@ def _seed002_b(c: Cells) -> None:
         "B2: only BBR and Cubic deliver good performance across all schedulers (Fig. 10)",
         "BBR and Cubic good everywhere; every other CC not good with some scheduler",
         f"BBR/Cubic good in {good} of {len(keys)} cells; other CCs not good with at least one scheduler: {', '.join(others_bad) or 'none'}",
-        REPRODUCED if all_good and len(others_bad) == len(others) else PARTLY if all_good else NOT_REPRODUCED,
+        NOT_RUN if not keys else REPRODUCED if all_good and len(others_bad) == len(others) else PARTLY if all_good else NOT_REPRODUCED,
         GOOD_RULE + "; partly if BBR and Cubic are good everywhere but some other CC is too",
     ))  # fmt: skip
     c.add("B2: LIA variants all deliver large buffer underflows (Fig. 10)", "'lack of aggressiveness'",
@@ -1180,8 +1212,18 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
             "the paper's findings are qualitative, read off bar charts",
         ),
         ("repetitions", f"{reps} seeds per cell (`--reps`)", "the paper's count is not stated"),
+        (
+            "emulated subset's clip",
+            f"{opts.emulated_video_s} s (the simulated matrix: {opts.video_duration_s} s)",
+            "the paper plays 3 min; 60 s clips let the emulated subset run in one session; they see "
+            "only the first 60 s of each loss pattern (see 'Emulated cross-check')",
+        ),
     ]
-    sim_runs = opts.runs_of_engine("sim")
+    # The simulated matrix: a --from sim run at the matrix's clip (or of unknown clip); a sim
+    # run at the emulated subset's clip is the subset's simulated twin instead.
+    sim_runs = [
+        run for run in opts.runs_of_engine("sim") if _run_clip(run) in (None, opts.video_duration_s)
+    ]
     if sim_runs:
         sim_run = sim_runs[0]
         print(f"  seed002: simulated matrix from {sim_run}", flush=True)
@@ -1202,15 +1244,8 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
     n_failed = len(summary) - len(ok)
     claims, figures = seed002_claims(ok)
     page.claims = claims
-    page.claims.append(
-        Claim(
-            "Picture discards per cell (Figs. 4b-10b), VOD and live",
-            "discards follow the underflows",
-            "not measurable in the simulator (no decoder); see the emulated subset below",
-            NOT_RUN,
-            "the simulated player model has no decoder or CPU, so `discarded_frames` is 0 by construction; live mode is not reproduced (the simulator's player has no live mode)",
-        )
-    )
+    page.emulated, emulated = seed002_emulated_section(r)
+    page.claims += seed002_discard_claims(emulated)
     page.extra = figures
     page.extra_notes = [
         f"Simulated run: `{_shown(sim_run, r.repo)}` ({len(summary)} trials, {n_failed} not ok and left out of the means).",
@@ -1223,76 +1258,507 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
         page.reps_note = (
             f"The simulated matrix ({len(summary)} trials, "
             f"{len(summary) * opts.video_duration_s / 3600:.1f} h of video) took {t['wall_s'] / 60:.1f} min "
-            f"of wall time and {t['cpu_s'] / 60:.1f} min of CPU time (user + sys; 2 trials side by "
-            "side at idle priority on the shared 2-core machine), including building its report."
+            f"of wall time and {t['cpu_s'] / 60:.1f} min of CPU time (user + sys), including "
+            "building its report."
         )
-    page.emulated = seed002_emulated_section(r, sim_run)
     return page
 
 
-def seed002_emulated_section(r: Runner, sim_run: Path) -> str:
-    opts = r.opts
+def seed002_discard_claims(sel: Selection | None) -> list[Claim]:
+    """Picture discards: measurable only in emulation (the simulated player has no decoder)."""
+    live = Claim(
+        "Picture discards, live mode (Figs. 4b-10b)",
+        "discards follow the underflows",
+        "not run: seed 002 is reproduced in VOD mode only",
+        NOT_RUN,
+        "the simulator's player has no live mode, and the emulated subset is VOD",
+    )
+    name = "Picture discards follow the buffer underflows, VOD (Figs. 4b-10b)"
+    paper = "cells with large underflows also discard pictures"
+    if sel is None or not len(sel.trials):
+        return [Claim(name, paper, "not measurable in the simulator (no decoder); the emulated subset is not run",
+                      NOT_RUN, "the simulated player model has no decoder or CPU, so `discarded_frames` is 0 by construction"),
+                live]  # fmt: skip
+    stalls = _cell_means(sel.trials, "stalls")
+    discards = _cell_means(sel.trials, "discarded_frames")
+    keys = sorted(set(stalls) & set(discards))
+    tau = _kendall_tau([stalls[k] for k in keys], [discards[k] for k in keys])
+    return [Claim(name, paper,
+                  f"emulated subset: Kendall's τ-b between mean discarded frames and mean underflows over {len(keys)} cells {tau:.2f} "
+                  f"(discards per trial {min(discards[k] for k in keys):.1f} to {max(discards[k] for k in keys):.1f})" if keys else "no cell with both figures",
+                  REPRODUCED if tau >= 0.3 else PARTLY if tau > 0 else NOT_REPRODUCED,
+                  "rule (ours): τ-b ≥ 0.3 reproduced, > 0 partly (nan: no variation); emulated cells only, 60 s clips; discards = skipped + dropped frames (docs/PLAYER.md)"),
+            live]  # fmt: skip
+
+
+# --- seed 002: the emulated subset, selected from run folders ---------------------------------
+
+
+@dataclass(frozen=True)
+class Subset:
+    """Seed-002 cells (scenario, cc, sched) at one clip length, each with `reps` repetitions,
+    as the matrix runner plays them (user transport, dash.js, VOD, no --cc-opt/--sched-opt).
+    `optional_ccs` are used when a run holds them and never reported missing."""
+
+    scenarios: tuple[str, ...]
+    ccs: tuple[str, ...]
+    scheds: tuple[str, ...]
+    reps: int
+    video_s: int
+    optional_ccs: tuple[str, ...] = ()
+
+    def cells(self, ccs: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
+        return [
+            (sc, cc, s) for sc in self.scenarios for cc in (ccs or self.ccs) for s in self.scheds
+        ]
+
+    @property
+    def n_trials(self) -> int:
+        return len(self.cells()) * self.reps
+
+
+def seed002_emulated_subset(opts: Options) -> Subset:
+    return Subset(SEED002_SCENARIOS, SEED002_EMULATED_CCS, SEED002_EMULATED_SCHEDS,
+                  opts.reps_for("seed002"), opts.emulated_video_s,
+                  SEED002_EMULATED_OPTIONAL_CCS)  # fmt: skip
+
+
+def _truthy(value: object) -> bool:
+    """summary.csv's `valid` read back: a bool, or the strings True/False when NaN rows made
+    the column an object column."""
+    return value is True or str(value).strip().lower() in ("true", "1", "1.0")
+
+
+def _blank(value: object) -> bool:
+    return value is None or str(value).strip() in ("", "nan", "[]", "None")
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def run_summary(run: Path) -> tuple[pd.DataFrame, str]:
+    """A run's per-trial table and where it came from: its summary.csv, or, for a run still
+    going (or one whose report was never built), the same table computed from its trial
+    folders (metrics/report.py's reduction, read only: nothing is written into the run)."""
+    import pandas as pd
+
+    if (run / "summary.csv").is_file():
+        return pd.read_csv(run / "summary.csv"), "its summary.csv"
+    from metrics.read import trial_dirs
+    from metrics.report import read_manifest, reduce_trials, with_unstarted_trials
+
+    dirs = trial_dirs(run)
+    summary, _, _ = reduce_trials(dirs)
+    if summary.empty:
+        summary = pd.DataFrame(columns=["trial_id", "scenario", "cc", "sched", "status"])
+    summary = with_unstarted_trials(summary, read_manifest(run))
+    return (
+        summary,
+        f"computed from its {len(dirs)} trial folders (no summary.csv: unfinished or no report built)",
+    )
+
+
+@dataclass
+class RunSource:
+    """One --from run folder: what it holds and what was taken from it."""
+
+    run: Path
+    commit: str
+    command: str
+    summary_from: str
+    n_rows: int  # trials the run lists (run.json) or holds
+    n_used: int  # in the subset, ok and valid
+    n_rejected: int  # in the subset but failed, invalid or unfinished
+    n_unfinished: int  # of those: not started or interrupted (status incomplete)
+    n_outside: int  # other cells or another setup: ignored
+    n_timed: int  # trials with a start time (trial.json) and a wall duration (result.json)
+    span_s: float  # first start -> last end over the timed trials
+    busy_s: float  # the timed trials' wall durations summed
+    rejected: list[str] = field(default_factory=list)  # "trial_id: reason"
+
+
+@dataclass
+class Selection:
+    subset: Subset
+    trials: pd.DataFrame  # the used trials' summary rows, with `source_run`
+    sources: list[RunSource]
+    counts: dict[tuple[str, str, str], int]
+
+    def missing(self) -> list[tuple[str, str, str]]:
+        return [c for c in self.subset.cells() if self.counts.get(c, 0) == 0]
+
+    def short(self) -> list[tuple[tuple[str, str, str], int]]:
+        return [
+            (c, n)
+            for c in self.subset.cells()
+            if 0 < (n := self.counts.get(c, 0)) < self.subset.reps
+        ]
+
+    def extra(self) -> list[tuple[tuple[str, str, str], int]]:
+        """Cells with more usable trials than repetitions (the same cell in several runs)."""
+        return [(c, n) for c, n in self.counts.items() if n > self.subset.reps]
+
+    def optional_present(self) -> list[str]:
+        return [cc for cc in self.subset.optional_ccs
+                if any(self.counts.get(c, 0) for c in self.subset.cells((cc,)))]  # fmt: skip
+
+    def wall_durations(self) -> list[float]:
+        col = self.trials.get("wall_duration_s") if len(self.trials) else None
+        return [] if col is None else [float(x) for x in col if x == x]
+
+
+def _column(frame: pd.DataFrame, name: str, default: object) -> pd.Series:
+    import pandas as pd
+
+    if name in frame.columns:
+        return frame[name]
+    return pd.Series([default] * len(frame), index=frame.index, dtype=object)
+
+
+def _video_mode(meta: dict, planned: dict) -> str:
+    return str((meta.get("spec") or planned or {}).get("video_mode", "vod"))
+
+
+def _select_from_run(run: Path, subset: Subset) -> tuple[RunSource, pd.DataFrame]:
+    """(RunSource, the run's usable subset rows) for one run folder."""
+    import pandas as pd
+
+    summary, summary_from = run_summary(run)
+    manifest = _read_json(run / "run.json")
+    planned = dict(zip(manifest.get("trials", []), manifest.get("specs", []), strict=False))
+    ids = [str(t) for t in _column(summary, "trial_id", "")]
+    metas = {t: _read_json(run / "trials" / t / "trial.json") for t in ids}
+    mode = pd.Series([_video_mode(metas[t], planned.get(t)) for t in ids], index=summary.index)
+    clip = pd.to_numeric(_column(summary, "video_duration_s", subset.video_s), errors="coerce")
+    in_cells = (
+        _column(summary, "scenario", "").isin(subset.scenarios)
+        & _column(summary, "cc", "").isin(subset.ccs + subset.optional_ccs)
+        & _column(summary, "sched", "").isin(subset.scheds)
+    )
+    same_setup = (
+        (_column(summary, "transport", "user") == "user")
+        & (_column(summary, "player", "dashjs") == "dashjs")
+        & (clip == subset.video_s)
+        & (mode == "vod")
+        & _column(summary, "cc_opts", "").map(_blank)
+        & _column(summary, "sched_opts", "").map(_blank)
+    )
+    in_subset = in_cells & same_setup
+    ok = (_column(summary, "status", "ok") == "ok") & _column(summary, "valid", True).map(_truthy)
+    usable = in_subset & ok
+    walls = pd.to_numeric(_column(summary, "wall_duration_s", float("nan")), errors="coerce")
+    timed = []
+    for t, wall in zip(ids, walls, strict=True):
+        t0 = (metas[t].get("clock") or {}).get("t0_unix_ns")
+        if isinstance(t0, int | float) and wall == wall:
+            timed.append((t0 / 1e9, float(wall)))
+    span = max(a + w for a, w in timed) - min(a for a, _ in timed) if timed else float("nan")
+    bad = summary[in_subset & ~ok]
+    unfinished = _column(bad, "status", "") == "incomplete"
+    bad, n_unfinished = bad[~unfinished], int(unfinished.sum())
+    rejected = [
+        f"{t}: {status}, {reason if _blank(reason) is False else 'not valid'}"
+        for t, status, reason in zip(
+            _column(bad, "trial_id", ""),
+            _column(bad, "status", ""),
+            _column(bad, "invalid_reason", ""),
+            strict=True,
+        )
+    ]
+    argv = manifest.get("argv")
+    source = RunSource(
+        run=run,
+        commit=str(manifest.get("git_commit") or "not recorded"),
+        command="./run_trials.sh " + shlex.join(str(a) for a in argv) if argv else "not recorded",
+        summary_from=summary_from,
+        n_rows=len(summary),
+        n_used=int(usable.sum()),
+        n_rejected=len(bad) + n_unfinished,
+        n_unfinished=n_unfinished,
+        n_outside=int((~in_subset).sum()),
+        n_timed=len(timed),
+        span_s=span,
+        busy_s=sum(w for _, w in timed),
+        rejected=rejected,
+    )
+    return source, summary[usable].assign(source_run=str(run))
+
+
+def select_subset(runs: list[Path], subset: Subset) -> Selection:
+    """The subset's trials from run folders that may hold more (other CCs, schedulers,
+    scenarios, clip lengths, setups): every trial of a subset cell that finished ok and valid
+    is used, everything else is counted and ignored, and a subset cell without a usable
+    trial is reported missing (Selection.missing), never dropped silently."""
+    import pandas as pd
+
+    picked = [_select_from_run(run, subset) for run in runs]
+    used = [rows for _, rows in picked if len(rows)]
+    trials = pd.concat(used, ignore_index=True) if used else pd.DataFrame()
+    counts: dict[tuple[str, str, str], int] = {}
+    if len(trials):
+        for key in zip(trials["scenario"], trials["cc"], trials["sched"], strict=True):
+            k = (str(key[0]), str(key[1]), str(key[2]))
+            counts[k] = counts.get(k, 0) + 1
+    return Selection(subset, trials, [source for source, _ in picked], counts)
+
+
+def per_trial_s(sel: Selection) -> float:
+    """Seconds one trial of the selection costs run one at a time: the runs' start-to-start
+    time per trial (their span over their timed trials, so the runner's gap between trials is
+    in it), or the median trial wall time if that is longer (trials that ran side by side)."""
+    timed = sum(s.n_timed for s in sel.sources)
+    slot = sum(s.span_s for s in sel.sources if s.n_timed) / timed if timed else float("nan")
+    walls = sel.wall_durations()
+    return max(slot, median(walls)) if walls else slot
+
+
+def _hm(seconds: float) -> str:
+    if seconds != seconds:
+        return "–"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def seed002_twin_args(opts: Options, out: Path, ccs: tuple[str, ...]) -> list[str]:
+    """The emulated subset's cells in the simulator, same clip, repetitions and seeds."""
+    args = seed002_matrix_args(opts, out, emulated=True)
+    args[args.index("--cc") + 1] = ",".join(ccs)
+    args = [a for a in args if a not in ("--dry-run",)]
+    i = args.index("--jobs")
+    del args[i : i + 2]
+    drop = {"--executor", "slurm"} | {a for a in args if a.startswith("--slurm-opt=")}
+    return [a for a in args if a not in drop] + ["--engine", "sim"]
+
+
+def seed002_subset_text(opts: Options, sel: Selection | None) -> list[str]:
+    """Which cells, why these, why 60 s clips, and the commands (the section's fixed part)."""
+    sub = seed002_emulated_subset(opts)
     args = seed002_matrix_args(
         opts, Path("results/reproduce-seed002-emulate-<stamp>"), emulated=True
     )
-    full = seed002_matrix_args(
-        Options(reps=opts.reps, video_duration_s=opts.video_duration_s),
-        Path("results/seed002-emulated-full"),
-        emulated=True,
-    )
-    full[full.index("--cc") + 1] = ",".join(SEED002_CCS)
-    full[full.index("--sched") + 1] = ",".join(SEED002_SCHEDS)
-    full = [w for w in full if w not in ("--jobs", "auto", "--dry-run")] + ["--executor", "slurm"]
-    n = (
-        len(SEED002_SCENARIOS)
-        * len(SEED002_EMULATED_CCS)
-        * len(SEED002_EMULATED_SCHEDS)
-        * opts.reps_for("seed002")
-    )
-    hours = n * (opts.video_duration_s + 4) / 3600
-    lines = [
-        f"Subset: the cells the text singles out, CC {{{', '.join(SEED002_EMULATED_CCS)}}} × "
-        f"scheduler {{{', '.join(SEED002_EMULATED_SCHEDS)}}} (LRF is the default scheduler; TP-STY "
-        f"is where the text finds Compound poor) × A1, A2, B1, B2, {opts.reps_for('seed002')} "
-        f"repetitions: {n} trials with dash.js in headless Chromium over linkemu.",
+    args = [a for a in args if a != "--dry-run"]
+    n_cubic = len(sub.cells(SEED002_EMULATED_OPTIONAL_CCS)) * sub.reps
+    cubic_args = list(args)
+    cubic_args[cubic_args.index("--cc") + 1] = ",".join(SEED002_EMULATED_OPTIONAL_CCS)
+    cubic_args[cubic_args.index("--out") + 1] = "results/seed002-emulate-cubic"
+    slot = per_trial_s(sel) if sel is not None else float("nan")
+    return [
+        f"Subset: CC {{{', '.join(sub.ccs)}}} × scheduler {{{', '.join(sub.scheds)}}} × "
+        f"{', '.join(sub.scenarios)}, {sub.reps} repetitions (seeds 1-{sub.reps}) of "
+        f"{sub.video_s} s clips: {sub.n_trials} trials with dash.js in headless Chromium over "
+        "linkemu, user-space transport. These are the cells the paper's text singles out that "
+        "fit one session on this machine:",
+        "",
+        "* **BBR**, the paper's subject: 'good' with every scheduler in every scenario, and it "
+        "'retransmits more' (Figs. 5, 7 and the text for B1, B2);",
+        "* **LIA**, for the LIA variants the text finds poor in A1 and B2 and whose "
+        "'congestion adjustment coupling' its conclusion blames (OLIA and BALIA couple their "
+        "increase the same way; they stay in the simulated matrix);",
+        "* **Compound**, 'poor with TP-STY' in A2 and B2 and good with the others;",
+        "* schedulers **LRF**, the default (the paper's 'shortest delay' scheduler), and "
+        "**TP-STY**, the one the Compound finding names.",
+        "",
+        "Cubic is singled out as well, but always beside BBR as good ('BBR, Cubic and Compound' "
+        "in A1, 'BBR and Cubic' in A2 and B2), a contrast the three CCs above already give; its "
+        f"{n_cubic} trials did not fit the session. Its cells are optional: a run holding them "
+        f"(`./run_trials.sh {shlex.join(cubic_args)}`"
+        + (f", about {_hm(n_cubic * slot)} here" if slot == slot else "")
+        + ") given to `--from` is used and shown; without it the claims that name Cubic are "
+        "checked on the other CCs' cells only.",
+        "",
+        f"**{sub.video_s} s clips, not the paper's 3 min** (its Table I): with 3 min clips the subset "
+        + (
+            f"would take about {sub.n_trials} × {slot - sub.video_s + SEED002_VIDEO_S:.0f} s ≈ "
+            f"{_hm(sub.n_trials * (slot - sub.video_s + SEED002_VIDEO_S))} (the per-trial time measured below, "
+            f"with the clip {SEED002_VIDEO_S - sub.video_s} s longer), "
+            if slot == slot
+            else "would take three times as long, "
+        )
+        + "more than one session with the machine to itself. The scenario clock starts with the "
+        f"trial, so a {sub.video_s} s clip plays through the first {sub.video_s} s of each loss "
+        "pattern only. In **A1 and A2** that is one of pattern A's four ramps (the first starts at "
+        "30 s: up to 5 % by 35 s, held to 40 s, back to 0 by 45 s), so 15 s of loss in 60 s "
+        "instead of 60 s in 180 s, after 30 s of loss-free play in which the player has built its buffer. In **B1 and B2** "
+        "it is pattern B's harsh phase only (10 % ± 50 % throughout; the fall towards 1 % starts "
+        "at 60 s), so B's poor-to-good transition is not seen. Underflow counts per trial are "
+        "therefore not comparable with the paper's 3 min counts; the verdicts compare CCs and "
+        "schedulers with each other at the same clip, and the simulated twin below plays the "
+        "same clip.",
         "",
         "Command (real time, root, a quiet machine): `./run_trials.sh --reproduce seed002 --engine emulate` "
-        f"(= `./run_trials.sh {shlex.join([a for a in args if a != '--dry-run'])}`; `--dry-run` prints the "
-        "trial list). One trial at a time here (`--jobs auto` gives 1 for streaming trials on 2 "
-        f"cores): about {n} × {opts.video_duration_s + 4} s ≈ {hours:.1f} h. The full emulated 6 × 6 matrix "
-        f"({len(SEED002_CCS) * len(SEED002_SCHEDS) * 4 * opts.reps_for('seed002')} trials) is for a cluster: "
-        f"`./run_trials.sh {shlex.join(full)}` (README, 'Running on a Slurm cluster'; about "
-        f"{len(SEED002_CCS) * len(SEED002_SCHEDS) * 4 * opts.reps_for('seed002') * (opts.video_duration_s + 4) / 3600:.0f} h "
-        "one at a time here). Then "
-        f"`./run_trials.sh --reproduce seed002 --from {_shown(sim_run, r.repo)},results/<emulated run>` rebuilds this page "
-        "with both.",
+        f"(= `./run_trials.sh {shlex.join(args)}`; `--dry-run` prints the trial list). Then "
+        "`./run_trials.sh --reproduce seed002 --engine emulate --from RUN[,RUN]` rebuilds this page "
+        "from run folders that hold the subset's cells, alone or among others (e.g. a "
+        "`--cross-validate` run that also has the rr scheduler): the subset's cells are "
+        "selected, everything else is ignored and counted, and missing cells are listed.",
         "",
     ]
-    emu_runs = opts.runs_of_engine("emulate")
-    if not emu_runs:
-        lines.append(
-            "**Not run in this session**: emulated video trials are valid only on a quiet machine (docs/PLAYER.md); the lead runs them."
+
+
+def seed002_full_matrix_text(opts: Options, slot: float) -> list[str]:
+    """The full emulated 6 × 6 × 4 matrix: its commands and its time, estimated from the
+    measured time per trial."""
+    reps = opts.reps_for("seed002")
+    n_full = len(SEED002_CCS) * len(SEED002_SCHEDS) * len(SEED002_SCENARIOS) * reps
+    base = ["--scenario", ",".join(SEED002_SCENARIOS), "--transport", "user",
+            "--cc", ",".join(SEED002_CCS), "--sched", ",".join(SEED002_SCHEDS),
+            "--video-duration", str(opts.emulated_video_s), "--reps", str(reps)]  # fmt: skip
+    slurm = [*base, "--out", "/shared/runs/seed002-emulated-full", "--executor", "slurm"]
+    local = [*base, "--out", "results/seed002-emulated-full", "--jobs", "auto"]
+    lines = [
+        f"**The full emulated matrix** (6 CCs × 6 schedulers × 4 scenarios × {reps} = {n_full} "
+        f"trials) is for a cluster or a bigger machine: `./run_trials.sh {shlex.join(slurm)}` "
+        "(README, 'Running on a Slurm cluster': one array task per trial, 2 CPUs each), or on "
+        f"one machine `./run_trials.sh {shlex.join(local)}` (`--jobs auto` runs ⌊CPUs / 2⌋ "
+        "trials side by side, each with a CPU for its player and one for its testbed "
+        "processes). Then `--from` it as above (the subset's cells are selected from it).",
+    ]
+    if slot == slot:
+        long_slot = slot - opts.emulated_video_s + SEED002_VIDEO_S
+        lines += [
+            "",
+            f"Estimated from the measured {slot:.1f} s per trial (start to start, above): one at a "
+            f"time here {_hm(n_full * slot)}; with `--jobs 8` (16 CPUs) {_hm(n_full * slot / 8)}; "
+            f"as Slurm tasks, 16 at once {_hm(-(-n_full // 16) * slot)}, 48 at once "
+            f"{_hm(-(-n_full // 48) * slot)}. With the paper's 3 min clips (about "
+            f"{long_slot:.0f} s per trial, the same overhead around a {SEED002_VIDEO_S} s clip; an "
+            f"extrapolation, not measured): {_hm(n_full * long_slot)} one at a time, "
+            f"{_hm(-(-n_full // 16) * long_slot)} as 16 Slurm tasks at once.",
+        ]
+    return lines
+
+
+def _provenance(sel: Selection, repo: Path) -> list[str]:
+    rows = ["| run folder | commit | command | trials | used | in the subset, not usable (of which unfinished) | other cells, ignored | summary |",
+            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for s in sel.sources:
+        rows.append(f"| `{_shown(s.run, repo)}` | {s.commit[:12]} | `{s.command}` | {s.n_rows} | "
+                    f"{s.n_used} | {s.n_rejected} ({s.n_unfinished}) | {s.n_outside} | {s.summary_from} |")  # fmt: skip
+    lines = ["The cells come from these runs:", "", *rows, ""]
+    rejected = [r for s in sel.sources for r in s.rejected]
+    if rejected:
+        lines += [f"Failed or invalid ({len(rejected)}): " + "; ".join(rejected[:10])
+                  + (" ..." if len(rejected) > 10 else "") + ".", ""]  # fmt: skip
+    missing, short = sel.missing(), sel.short()
+    lines.append(
+        f"**Missing cells** (no usable trial; {len(missing)} of {len(sel.subset.cells())}): "
+        + (", ".join(f"{a} {b}×{c}" for a, b, c in missing) if missing else "none")
+        + ". Cells with fewer than "
+        f"{sel.subset.reps} usable repetitions: "
+        + (", ".join(f"{a} {b}×{c} ({n})" for (a, b, c), n in short) if short else "none")
+        + ". Claims below are checked on the cells present only."
+        + (
+            " Cells with more usable trials than repetitions (in several runs; all are averaged): "
+            + ", ".join(f"{a} {b}×{c} ({n})" for (a, b, c), n in sel.extra())
+            + "."
+            if sel.extra()
+            else ""
         )
-        return "\n".join(lines)
-    emu_summary, emu_ok = _load_summary(emu_runs[0])
-    valid = emu_ok[emu_ok["valid"].astype(bool)] if "valid" in emu_ok.columns else emu_ok
-    claims, figures = seed002_claims(valid)
-    sim_summary, sim_ok = _load_summary(sim_run)
-    s_sim, s_emu = _cell_means(sim_ok, "stalls"), _cell_means(valid, "stalls")
+    )
+    opt = sel.optional_present()
+    lines += [
+        "",
+        "Optional Cubic cells: " + ("used (from the runs above)." if opt else "not in these runs."),
+    ]
+    return lines
+
+
+def _timing(sel: Selection) -> list[str]:
+    walls = sel.wall_durations()
+    slot = per_trial_s(sel)
+    spans = "; ".join(
+        f"`{s.run.name}`: {s.n_timed} trials in {_hm(s.span_s)} ({s.span_s / s.n_timed:.1f} s per trial)"
+        for s in sel.sources if s.n_timed
+    )  # fmt: skip
+    n = len(walls)
+    return [
+        f"**Wall time of the emulated subset, measured from the runs' own timings** (trial.json's "
+        f"start, result.json's wall duration): its {n} used trials took {sum(walls) / 60:.1f} min "
+        f"of trial time (median {median(walls):.1f} s per trial, set-up to teardown). The runs "
+        f"(first start to last end, every trial they hold): {spans or 'no timed trials'}; "
+        f"so one trial costs {slot:.1f} s start to start, and the subset's {sel.subset.n_trials} "
+        f"trials one at a time take {_hm(sel.subset.n_trials * slot)} (its {n} used here: {_hm(n * slot)}).",
+    ]
+
+
+def _twin_comparison(r: Runner, sel: Selection) -> tuple[list[str], Selection | None]:
+    """The same cells in the simulator at the same clip and seeds: a --from sim run that holds
+    them, or run now (seconds)."""
+    twins = [run for run in r.opts.runs_of_engine("sim") if _run_clip(run) == sel.subset.video_s]
+    twin = select_subset(twins, sel.subset) if twins else None
+    ccs = tuple(c for c in SEED002_CCS if c in sel.subset.ccs + tuple(sel.optional_present()))
+    if twin is None or any(twin.counts.get(k, 0) == 0 for k in sel.counts):
+        out = r.run_dir / "sim-twin"
+        status = _matrix(seed002_twin_args(r.opts, out, ccs), r.repo)
+        r.commands.append(
+            "./run_trials.sh " + shlex.join(seed002_twin_args(r.opts, _shown(out, r.repo), ccs))
+        )
+        if status not in (0, 1):
+            return [f"Simulated twin: the matrix exited {status}; no comparison."], None
+        twin = select_subset([out], sel.subset)
+    s_sim, s_emu = _cell_means(twin.trials, "stalls"), _cell_means(sel.trials, "stalls")
     common = sorted(set(s_sim) & set(s_emu))
     tau = _kendall_tau([s_sim[k] for k in common], [s_emu[k] for k in common])
+
+    def word(v: float) -> str:
+        return "good" if v <= GOOD_MAX_STALLS else "poor" if v >= POOR_MIN_STALLS else "between"
+
+    agree = sum(1 for k in common if word(s_sim[k]) == word(s_emu[k]))
+    rows = ["| cell | emulated underflows | simulated underflows |", "|---|---|---|"]
+    rows += [
+        f"| {k[0]} {k[1]}×{k[2]} | {s_emu[k]:.2f} ({word(s_emu[k])}) | {s_sim[k]:.2f} ({word(s_sim[k])}) |"
+        for k in common
+    ]
+    return [
+        f"Simulated twin (the same cells, clip and seeds in the simulator; "
+        f"{', '.join(f'`{_shown(s.run, r.repo)}`' for s in twin.sources)}): over the {len(common)} "
+        f"common cells Kendall's τ-b between the two engines' mean underflows {tau:.2f}; the "
+        f"good/between/poor word agrees in {agree} of {len(common)} cells.",
+        "",
+        *rows,
+    ], twin
+
+
+def _run_clip(run: Path) -> int | None:
+    """The clip length of a run's trials (run.json's specs), None if unknown or mixed."""
+    specs = _read_json(run / "run.json").get("specs") or []
+    clips = {s.get("video_duration_s") for s in specs if isinstance(s, dict)}
+    return int(next(iter(clips))) if len(clips) == 1 and None not in clips else None
+
+
+def seed002_emulated_section(r: Runner) -> tuple[str, Selection | None]:
+    opts = r.opts
+    emu_runs = opts.runs_of_engine("emulate")
+    sel = select_subset(emu_runs, seed002_emulated_subset(opts)) if emu_runs else None
+    lines = seed002_subset_text(opts, sel)
+    if sel is None:
+        lines += seed002_full_matrix_text(opts, float("nan"))
+        lines += ["", "**Not run**: emulated video trials are valid only on a quiet machine "
+                  "(docs/PLAYER.md); run the command above on one, then rebuild this page with "
+                  "`--engine emulate --from`."]  # fmt: skip
+        return "\n".join(lines), None
+    lines += _provenance(sel, r.repo) + [""] + _timing(sel) + [""]
+    lines += seed002_full_matrix_text(opts, per_trial_s(sel)) + [""]
+    if not len(sel.trials):
+        lines.append("No usable trial of the subset in these runs: no emulated verdicts.")
+        return "\n".join(lines), sel
+    claims, figures = seed002_claims(sel.trials)
+    twin_lines, _ = _twin_comparison(r, sel)
     lines += [
-        f"Emulated run: `{emu_runs[0]}`: {len(emu_summary)} trials, {len(valid)} valid and used.",
-        "",
-        f"Simulated vs emulated mean underflows over the {len(common)} common cells: Kendall's τ-b {tau:.2f}.",
-        "",
         "| claim (emulated cells only) | emulated | verdict |",
         "|---|---|---|",
         *[f"| {c.name} | {c.ours} | **{c.verdict}** |" for c in claims],
         "",
+        *twin_lines,
+        "",
         figures,
     ]
-    return "\n".join(lines)
+    return "\n".join(lines), sel
 
 
 # --- seed 003 --------------------------------------------------------------------------------
@@ -1611,10 +2077,14 @@ def _cpu_s() -> float:
 
 def _command(seed: str, opts: Options) -> str:
     words = ["./run_trials.sh", "--reproduce", seed]
+    if opts.engine == "emulate" and opts.from_runs:
+        words += ["--engine", "emulate"]
     if opts.reps is not None:
         words += ["--reps", str(opts.reps)]
     if seed == "seed002" and opts.video_duration_s != SEED002_VIDEO_S:
         words += ["--video-duration", str(opts.video_duration_s)]
+    if seed == "seed002" and opts.emulated_video_s != SEED002_EMULATED_VIDEO_S:
+        words += ["--video-duration", str(opts.emulated_video_s)]
     if opts.from_runs:
         words += ["--from", ",".join(str(p) for p in opts.from_runs)]
     return " ".join(words)
@@ -1643,9 +2113,92 @@ def _emulate(seeds: list[str], opts: Options, repo: Path, stamp: str) -> int:
                 run_dir.mkdir(parents=True, exist_ok=True)
                 run_crosscheck(seed, reps, run_dir, repo)
         if not opts.dry_run:
-            print(f"then: ./run_trials.sh --reproduce {seed} --from {run_dir}"
-                  + (",<its simulated run>" if seed == "seed002" else ""))  # fmt: skip
+            print(f"then: ./run_trials.sh --reproduce {seed} "
+                  + ("--engine emulate " if seed == "seed002" else "") + f"--from {run_dir}")  # fmt: skip
     return status
+
+
+# --- README's table of verdicts, generated from the pages ------------------------------------
+
+README_BEGIN = "<!-- reproductions table: generated from docs/reproductions/*.md by testbed/reproduce.py (readme_table); do not edit by hand -->"
+README_END = "<!-- end of the reproductions table -->"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN)
+
+
+def _verdict_rows(text: str, header: str) -> list[str]:
+    """The verdicts of the markdown table that starts with `header` (its last column)."""
+    lines = text.splitlines()
+    if header not in lines:
+        return []
+    out = []
+    for line in lines[lines.index(header) + 2 :]:
+        if not line.startswith("|"):
+            break
+        out.append(line.rstrip(" |").rsplit("|", 1)[-1].strip().strip("*"))
+    return out
+
+
+def _counts(verdicts: list[str]) -> str:
+    return ", ".join(f"{verdicts.count(v)} {v}" for v in VERDICTS if verdicts.count(v))
+
+
+def page_summary(text: str) -> dict[str, str]:
+    """What README's table shows of one page: title, verdict counts, the emulated part, time."""
+    import re
+
+    title = text.splitlines()[0].removeprefix("# Reproduction: ")
+    main = _verdict_rows(text, "| claim | paper | this testbed | verdict |")
+    emulated = _verdict_rows(text, "| claim (emulated cells only) | emulated | verdict |")
+    agreement = re.search(r"Agreement \(ours[^)]*\): (\d+ of \d+) cells", text)
+    subset_time = re.search(
+        r"the subset's (\d+) trials one at a time take ([^(]+?) \(its (\d+) used", text
+    )
+    if emulated:
+        emu = "claims on the emulated cells: " + _counts(emulated)
+        if subset_time:
+            total, took, used = subset_time.groups()
+            emu += f"; {used} of the subset's {total} trials used, all {total} take {took} one at a time (measured)"
+    elif agreement:
+        emu = f"simulated within ±15 % of emulated in {agreement.group(1)} cells"
+    elif "**Not run" in text:
+        emu = "not run"
+    else:
+        emu = "none"
+    wall = re.search(r"Wall time on this machine: (\d+) s", text)
+    cpu = re.search(r"CPU time \(user \+ sys[^)]*\): (\d+) s", text)
+    return {
+        "title": title,
+        **{v: str(main.count(v)) for v in VERDICTS},
+        "emulated": emu,
+        "time": f"{wall.group(1) if wall else '–'} s / {cpu.group(1) if cpu else '–'} s",
+    }
+
+
+def readme_table(docs_dir: Path) -> str:
+    """README's table of the reproduction pages, one row per page, from the pages alone."""
+    rows = [
+        README_BEGIN,
+        "",
+        "| paper | page | reproduced | partly | not reproduced | not yet run | emulated part | wall / CPU time of the page's command |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for page in sorted(docs_dir.glob("seed*.md")):
+        p = page_summary(page.read_text())
+        rows.append(f"| {p['title']} | [{page.stem}](docs/reproductions/{page.name}) | "
+                    + " | ".join(p[v] for v in VERDICTS) + f" | {p['emulated']} | {p['time']} |")  # fmt: skip
+    return "\n".join([*rows, "", README_END])
+
+
+def update_readme(repo: Path) -> bool:
+    """Rewrites README's generated table from the pages; False if README has no table."""
+    readme = repo / "README.md"
+    text = readme.read_text() if readme.is_file() else ""
+    if README_BEGIN not in text or README_END not in text:
+        return False
+    head, rest = text.split(README_BEGIN, 1)
+    tail = rest.split(README_END, 1)[1]
+    readme.write_text(head + readme_table(repo / "docs" / "reproductions") + tail)
+    return True
 
 
 def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
@@ -1658,7 +2211,7 @@ def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
         )
         return 2
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    if opts.engine == "emulate":
+    if opts.engine == "emulate" and not opts.from_runs:
         return _emulate(seeds, opts, repo, stamp)
     if opts.dry_run:  # seed002 only (options_from_args): the simulated matrix's plan
         return _matrix(
@@ -1706,6 +2259,8 @@ def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
             print(f"  {c.verdict:>15}: {c.name}")
     for seed, wall, cpu in timings:
         print(f"{seed}: wall {wall:.0f} s, CPU {cpu:.0f} s -> docs/reproductions/{seed}.md")
+    if update_readme(repo):
+        print("README.md: table of verdicts regenerated from docs/reproductions/")
     return 0
 
 

@@ -1,7 +1,9 @@
+# ruff: noqa: E501  (expected page lines are long string literals)
 """`--reproduce`: options that mean nothing exit 2 naming the combination; pages carry every
 claim; seed 002's findings and seed 003's transition time follow their stated rules."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -93,7 +95,9 @@ def test_reps_reaches_every_simulated_part() -> None:
     assert args[args.index("--engine") + 1] == "sim"
     emu = reproduce.seed002_matrix_args(opts, Path("/tmp/x"), emulated=True)
     assert "--engine" not in emu
-    assert emu[emu.index("--cc") + 1] == "bbr,cubic,compound,lia,olia"
+    assert emu[emu.index("--cc") + 1] == "bbr,lia,compound"
+    assert emu[emu.index("--sched") + 1] == "lrf,tp-sty"
+    assert emu[emu.index("--video-duration") + 1] == "60"  # the emulated subset's clip
     assert len(reproduce.crosscheck_plan("seed001", 2)) == 3 * 2 * 2
 
 
@@ -155,7 +159,7 @@ def test_seed002_page_builds_from_a_simulated_run_folder(tmp_path: Path) -> None
     assert reproduce.reproduce("seed002", tmp_path, opts) == 0
     page = (tmp_path / "docs/reproductions/seed002.md").read_text()
     assert "Simulated run: `sim-run` (144 trials, 0 not ok" in page
-    assert "**Not run in this session**" in page
+    assert "**Not run**: emulated video trials are valid only on a quiet machine" in page
     assert "./run_trials.sh --reproduce seed002 --engine emulate" in page
     assert "| B1: BBR consistently good across all schedulers (Fig. 8) |" in page
 
@@ -207,20 +211,263 @@ def test_cross_check_section_puts_both_engines_side_by_side(
     assert "Not run in this session" not in text
 
 
-def test_seed002_page_puts_an_emulated_run_beside_the_simulated_one(tmp_path: Path) -> None:
-    sim, emu = tmp_path / "sim", tmp_path / "emu"
-    for run, engine in ((sim, "sim"), (emu, "emulate")):
-        run.mkdir()
-        (run / "run.json").write_text(json.dumps({"engine": engine}))
-    _summary({("B1", "olia", "lrf"): 2.0}).to_csv(sim / "summary.csv", index=False)
-    emulated = _summary({("B1", "olia", "lrf"): 3.0, ("B1", "lia", "lrf"): 1.0})
-    emulated = emulated[emulated["sched"].isin(["lrf", "tp-sty"])].assign(valid=True)
-    emulated.loc[emulated.index[0], "valid"] = False
-    emulated.to_csv(emu / "summary.csv", index=False)
-    assert reproduce.reproduce("seed002", tmp_path, Options(from_runs=(sim, emu))) == 0
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _write_run(
+    run: Path, rows: pd.DataFrame, engine: str, argv: list[str], start_s: float = 1.8e9
+) -> None:
+    """A fabricated run folder as the matrix runner leaves it: run.json (argv, commit, the
+    planned trials and their specs), one trials/<id>/trial.json per row with its start time
+    (67 s apart, as one at a time), and summary.csv."""
+    rows = rows.reset_index(drop=True).copy()
+    defaults = {"transport": "user", "player": "dashjs", "video_duration_s": 60, "rep": 0,
+                "cc_opts": "", "sched_opts": "", "status": "ok", "valid": True,
+                "wall_duration_s": 65.0}  # fmt: skip
+    for column, value in defaults.items():
+        rows[column] = rows[column].fillna(value) if column in rows.columns else value
+    rows["trial_id"] = [
+        f"{r.scenario}__{r.transport}__{r.cc}__{r.sched}__v{int(r.video_duration_s)}__r{int(r.rep)}"
+        for r in rows.itertuples()
+    ]
+    specs = [
+        {"scenario": r.scenario, "transport": r.transport, "cc": r.cc, "sched": r.sched,
+         "player": r.player, "video_duration_s": int(r.video_duration_s), "rep": int(r.rep),
+         "seed": int(r.rep) + 1, "video_mode": "vod", "cc_opts": [], "sched_opts": []}
+        for r in rows.itertuples()
+    ]  # fmt: skip
+    run.mkdir(parents=True)
+    manifest = {
+        "argv": argv,
+        "git_commit": COMMIT,
+        "trials": list(rows["trial_id"]),
+        "specs": specs,
+    }
+    if engine == "sim":
+        manifest["engine"] = "sim"
+    (run / "run.json").write_text(json.dumps(manifest))
+    for i, (trial_id, spec) in enumerate(zip(rows["trial_id"], specs, strict=True)):
+        (run / "trials" / trial_id).mkdir(parents=True)
+        clock = {"t0_unix_ns": int((start_s + 67 * i) * 1e9)}
+        (run / "trials" / trial_id / "trial.json").write_text(
+            json.dumps({"spec": spec, "clock": clock})
+        )
+    rows.to_csv(run / "summary.csv", index=False)
+
+
+def _cells(scenarios: list[str], ccs: list[str], scheds: list[str], reps: int = 3) -> pd.DataFrame:
+    """Trial rows with BBR retransmitting most, Wi-Fi heavier except in B2, no stalls except
+    LIA (2 per trial) and Compound x TP-STY (3)."""
+    rows = []
+    for sc in scenarios:
+        for cc in ccs:
+            for sched in scheds:
+                for rep in range(reps):
+                    stalls = (
+                        2.0
+                        if cc == "lia"
+                        else 3.0
+                        if (cc, sched) == ("compound", "tp-sty")
+                        else 0.0
+                    )
+                    rows.append({
+                        "scenario": sc, "cc": cc, "sched": sched, "rep": rep, "stalls": stalls,
+                        "discarded_frames": 10 * stalls, "pkts_down_wifi": 100 if sc == "B2" else 900,
+                        "pkts_down_lte": 900 if sc == "B2" else 100,
+                        "retrans_pkts_wifi": 50 if cc == "bbr" else 5,
+                        "retrans_pkts_lte": 40 if cc == "bbr" else 4,
+                    })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+XV_ARGV = ["--cross-validate", "--scenario", "B1,A1,B2", "--cc", "bbr,lia,compound",
+           "--sched", "lrf,rr,tp-sty", "--video-duration", "60", "--reps", "3", "--out", "xv"]  # fmt: skip
+SUBSET = reproduce.seed002_emulated_subset(Options())
+
+
+def test_the_subset_is_selected_from_runs_that_hold_more(tmp_path: Path) -> None:
+    xv = _cells(["B1", "A1", "B2"], ["bbr", "lia", "compound"], ["lrf", "rr", "tp-sty"])
+    # An invalid trial of a subset cell, and a subset cell at another clip length (ignored).
+    xv.loc[
+        (xv["scenario"] == "A1") & (xv["cc"] == "bbr") & (xv["sched"] == "lrf") & (xv["rep"] == 2),
+        "valid",
+    ] = False
+    xv = xv.fillna({"valid": True})
+    long_clip = _cells(["B1"], ["bbr"], ["lrf"], reps=1).assign(video_duration_s=180)
+    _write_run(tmp_path / "xv-emulate", pd.concat([xv, long_clip]), "emulate", XV_ARGV)
+    a2 = _cells(["A2"], ["bbr", "lia", "compound"], ["lrf", "tp-sty"])
+    _write_run(tmp_path / "a2", a2, "emulate", ["--scenario", "A2"], start_s=1.9e9)
+    sel = reproduce.select_subset([tmp_path / "xv-emulate", tmp_path / "a2"], SUBSET)
+    assert sel.missing() == []
+    assert sel.short() == [(("A1", "bbr", "lrf"), 2)]
+    assert sel.extra() == []
+    assert set(sel.trials["sched"]) == {"lrf", "tp-sty"}
+    assert len(sel.trials) == 24 * 3 - 1
+    xv_source, a2_source = sel.sources
+    assert (xv_source.n_rows, xv_source.n_used, xv_source.n_rejected, xv_source.n_outside) == (
+        82,
+        53,
+        1,
+        28,
+    )
+    assert xv_source.rejected == ["A1__user__bbr__lrf__v60__r2: ok, not valid"]
+    assert (a2_source.n_used, a2_source.n_outside) == (18, 0)
+    assert xv_source.commit == COMMIT and xv_source.command.startswith(
+        "./run_trials.sh --cross-validate"
+    )
+    # 82 trials started 67 s apart, each 65 s long: per trial (81 * 67 + 65) / 82 s.
+    assert xv_source.span_s == pytest.approx(81 * 67 + 65)
+    assert reproduce.per_trial_s(sel) == pytest.approx((81 * 67 + 65 + 17 * 67 + 65) / 100)
+    assert sel.optional_present() == []
+    # The same cells in a second run: all their trials are used and the page says so.
+    shutil.copytree(tmp_path / "a2", tmp_path / "a2-again")
+    twice = reproduce.select_subset([tmp_path / "a2", tmp_path / "a2-again"], SUBSET)
+    assert twice.extra() == [
+        (("A2", cc, s), 6) for cc in ("bbr", "lia", "compound") for s in ("lrf", "tp-sty")
+    ]
+    assert "Cells with more usable trials than repetitions" in "\n".join(
+        reproduce._provenance(twice, tmp_path)
+    )
+
+
+def test_a_run_without_some_cells_reports_them_missing(tmp_path: Path) -> None:
+    xv = _cells(["B1", "A1", "B2"], ["bbr", "lia", "compound"], ["lrf", "rr", "tp-sty"])
+    xv = xv[~((xv["scenario"] == "B2") & (xv["cc"] == "lia") & (xv["rep"] > 0))]
+    _write_run(tmp_path / "xv", xv, "emulate", XV_ARGV)
+    sel = reproduce.select_subset([tmp_path / "xv"], SUBSET)
+    assert sel.missing() == [
+        ("A2", cc, s) for cc in ("bbr", "lia", "compound") for s in ("lrf", "tp-sty")
+    ]
+    assert sel.short() == [(("B2", "lia", "lrf"), 1), (("B2", "lia", "tp-sty"), 1)]
+
+
+def test_an_unfinished_run_counts_its_unstarted_trials_as_unfinished(tmp_path: Path) -> None:
+    """A run still going has no summary.csv: its table is computed from the trial folders,
+    and the trials run.json plans but that have no folder yet are unfinished, not missing
+    silently."""
+    a2 = _cells(["A2"], ["bbr"], ["lrf"])
+    _write_run(tmp_path / "a2", a2, "emulate", ["--scenario", "A2"])
+    (tmp_path / "a2" / "summary.csv").unlink()
+    for trial in (tmp_path / "a2" / "trials").iterdir():
+        if trial.name.endswith("r2"):
+            for f in trial.iterdir():
+                f.unlink()
+            trial.rmdir()
+    sel = reproduce.select_subset([tmp_path / "a2"], SUBSET)
+    (source,) = sel.sources
+    assert source.summary_from.startswith("computed from its 2 trial folders")
+    assert source.n_used == 0  # no result.json: the two that ran are incomplete as well
+    assert (source.n_rejected, source.n_unfinished) == (3, 3)
+    assert ("A2", "bbr", "lrf") in sel.missing()
+
+
+def _sim_runs(tmp_path: Path) -> tuple[Path, Path]:
+    """The simulated matrix (180 s) and the subset's simulated twin (60 s)."""
+    matrix = _summary({("B1", "olia", "lrf"): 2.0}).assign(video_duration_s=180)
+    _write_run(tmp_path / "sim", matrix, "sim", ["--engine", "sim"])
+    twin = _cells(["A1", "A2", "B1", "B2"], ["bbr", "lia", "compound"], ["lrf", "tp-sty"])
+    twin.loc[twin["cc"] == "lia", "stalls"] = 0.0  # the simulator disagrees on LIA
+    _write_run(tmp_path / "twin", twin, "sim", ["--engine", "sim"])
+    return tmp_path / "sim", tmp_path / "twin"
+
+
+def test_seed002_page_names_the_runs_the_cells_came_from_and_the_missing_ones(
+    tmp_path: Path,
+) -> None:
+    sim, twin = _sim_runs(tmp_path)
+    xv = _cells(["B1", "A1", "B2"], ["bbr", "lia", "compound"], ["lrf", "rr", "tp-sty"])
+    _write_run(tmp_path / "results" / "xv-emulate", xv, "emulate", XV_ARGV)
+    emu = tmp_path / "results" / "xv-emulate"
+    opts = Options(engine="emulate", from_runs=(sim, twin, emu))
+    assert reproduce.reproduce("seed002", tmp_path, opts) == 0
     page = (tmp_path / "docs/reproductions/seed002.md").read_text()
-    assert "Not run in this session" not in page
-    assert "Emulated run: `" in page
-    assert ": 48 trials, 47 valid and used." in page
-    assert "Simulated vs emulated mean underflows over the 47 common cells" in page
-    assert "| claim (emulated cells only) | emulated | verdict |" in page
+    assert "Command: `./run_trials.sh --reproduce seed002 --engine emulate --from " in page
+    assert "**Not run**" not in page
+    assert (
+        f"| `results/xv-emulate` | {COMMIT[:12]} | `./run_trials.sh --cross-validate --scenario B1,A1,B2"
+        in page
+    )
+    assert "| 81 | 54 | 0 (0) | 27 | its summary.csv |" in page
+    assert (
+        "**Missing cells** (no usable trial; 6 of 24): A2 bbr×lrf, A2 bbr×tp-sty, A2 lia×lrf"
+        in page
+    )
+    assert "Optional Cubic cells: not in these runs." in page
+    # 81 trials 67 s apart, 65 s each: (80 * 67 + 65) / 81 = 66.98 s per trial.
+    assert "so one trial costs 67.0 s start to start" in page
+    assert "its 54 used trials took 58.5 min of trial time (median 65.0 s per trial" in page
+    assert (
+        "and the subset's 72 trials one at a time take 1 h 20 min (its 54 used here: 1 h 00 min)."
+        in page
+    )
+    assert "one at a time here 8 h 02 min" in page  # 432 x 66.98 s
+    assert "--executor slurm" in page and "--jobs auto" in page
+    emulated = page.split("## Emulated cross-check")[1]
+    # A2 is missing: its claims are not yet run, not "not reproduced".
+    assert (
+        "| A2: BBR and Cubic perform well with all schedulers (Fig. 6) | 0 of 0 cells; max mean underflows – | **not yet run** |"
+        in emulated
+    )
+    assert (
+        "| A2: Compound has large buffer underflows with TP-STY (Fig. 6) | the cell is not in this run | **not yet run** |"
+        in emulated
+    )
+    assert "| B2: Compound has large buffer underflows with TP-STY (Fig. 10) | " in page
+    assert "the good/between/poor word agrees in 12 of 18 cells" in page  # LIA's 6 differ
+    assert "| Picture discards follow the buffer underflows, VOD (Figs. 4b-10b) |" in page
+
+
+def test_from_with_engine_emulate_builds_the_page_and_engine_sim_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    _write_run(run, _cells(["A2"], ["bbr"], ["lrf"]), "emulate", ["--scenario", "A2"])
+    args = cli.build_parser().parse_args(
+        argv := ["--reproduce", "seed002", "--engine", "emulate", "--from", str(run)]
+    )
+    opts = reproduce.options_from_args(args, argv)
+    assert (opts.engine, opts.from_runs, opts.emulated_video_s) == ("emulate", (run,), 60)
+    argv = ["--reproduce", "seed002", "--from", f"{run},{tmp_path}/./run,{run}"]
+    opts = reproduce.options_from_args(cli.build_parser().parse_args(argv), argv)
+    assert opts.from_runs == (run,)  # one folder, however often and however spelt
+    assert (
+        cli.main(["--reproduce", "seed002", "--engine", "sim", "--from", str(run)], tmp_path) == 2
+    )
+    assert "--engine sim" in capsys.readouterr().err
+    # --video-duration sets the clip of the part that runs: here the emulated subset's.
+    argv = ["--reproduce", "seed002", "--engine", "emulate", "--video-duration", "90", "--dry-run"]
+    opts = reproduce.options_from_args(cli.build_parser().parse_args(argv), argv)
+    assert (opts.emulated_video_s, opts.video_duration_s) == (90, 180)
+    emu = reproduce.seed002_matrix_args(opts, Path("x"), emulated=True)
+    assert emu[emu.index("--video-duration") + 1] == "90"
+
+
+def test_readme_links_every_page_and_its_table_is_the_pages_own() -> None:
+    readme = (REPO / "README.md").read_text()
+    pages = sorted((REPO / "docs/reproductions").glob("seed*.md"))
+    assert len(pages) == len(reproduce.SEEDS)
+    for page in pages:
+        assert f"(docs/reproductions/{page.name})" in readme, page.name
+    block = readme.split(reproduce.README_BEGIN, 1)[1].split(reproduce.README_END, 1)[0]
+    assert reproduce.README_BEGIN + block + reproduce.README_END == reproduce.readme_table(
+        REPO / "docs/reproductions"
+    ), (
+        "README's table differs from the pages: run `./run_trials.sh --reproduce all` or update_readme"
+    )
+
+
+def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
+    page = Page("seed007", "T", "setup")
+    page.claims = [Claim("a", "p", "o", REPRODUCED), Claim("b", "p", "o", NOT_REPRODUCED),
+                   Claim("c", "p", "o", NOT_REPRODUCED), Claim("d", "p", "o", NOT_RUN)]  # fmt: skip
+    page.emulated = (
+        "so one trial costs 67.0 s start to start, and the subset's 72 trials one at a time take "
+        "1 h 20 min (its 54 used here: 1 h 00 min).\n\n"
+        "| claim (emulated cells only) | emulated | verdict |\n|---|---|---|\n| x | y | **partly** |"
+    )
+    (tmp_path / "seed007.md").write_text(page.markdown(61.0, "cmd", cpu_s=59.0))
+    table = reproduce.readme_table(tmp_path)
+    assert (
+        "| T | [seed007](docs/reproductions/seed007.md) | 1 | 0 | 2 | 1 | claims on the emulated cells: 1 partly; 54 of the subset's 72 trials used, all 72 take 1 h 20 min one at a time (measured) | 61 s / 59 s |"
+        in table
+    )
