@@ -63,6 +63,17 @@ class ReproduceUsageError(Exception):
     """An option combination that means nothing for --reproduce. Exit status 2."""
 
 
+def _scheduling_note() -> str:
+    """How this process was scheduled, for the page's timing line: wall time means little when
+    the reproduction ran at idle priority beside other work, CPU time still compares."""
+    idle = hasattr(os, "SCHED_IDLE") and os.sched_getscheduler(0) == os.SCHED_IDLE
+    nice = os.nice(0)
+    if idle or nice > 0:
+        policy = "SCHED_IDLE" if idle else "normal scheduling"
+        return f"it ran at low priority ({policy}, nice {nice}), so the CPU time is the figure to compare"
+    return "it ran at normal priority"
+
+
 @dataclass
 class Options:
     engine: str = "sim"
@@ -223,8 +234,7 @@ class Page:
         if cpu_s is not None:
             timing += (
                 f" ({wall_s / 60:.1f} min); CPU time (user + sys, this process and its "
-                f"children): {cpu_s:.0f} s. The machine is shared and this work runs at idle "
-                "priority, so the CPU time is the figure to compare"
+                f"children): {cpu_s:.0f} s; {_scheduling_note()}"
             )
         lines += [f"Command: `{command}`  ", timing + ".", ""]
         if self.reps_note:
@@ -487,8 +497,9 @@ def crosscheck_section(seed: str, r: Runner) -> str:
     if not runs:
         lines.append(
             f"**Not run in this session** ({len(points)} point(s), {sum(len(p.ccs) for p in points) * reps} "
-            "transfers): emulated results on this shared machine would not be valid (the "
-            "user-space proxy competes for CPU); the lead runs it on a quiet machine."
+            "transfers). Run the command above on a quiet machine: with other work competing "
+            "for the CPU the user-space proxy falls behind and the emulated figures are not "
+            "valid."
         )
         return "\n".join(lines)
     rows = [
