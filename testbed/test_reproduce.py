@@ -43,7 +43,7 @@ def test_page_lists_each_claim_with_its_verdict_and_open_parameters() -> None:
     assert "| claim b | paper b | not run | **not yet run** |" in text
     assert "| buffer | 1 BDP | not given |" in text
     assert "Wall time on this machine: 125 s (2.1 min); CPU time" in text
-    assert ": 80 s." in text
+    assert ": 80 s; it ran at " in text
     assert "* **claim a**: why a" in text
     assert "## Emulated cross-check\n\nSubset: x." in text
 
