@@ -130,7 +130,10 @@ mod tests {
             bytes as f64 / (wake - start).as_secs_f64() / 12e6
         };
         let two_packets = run(None);
-        assert!((two_packets - 10_500.0 / 1025.0 / 12.0).abs() < 0.002, "{two_packets}");
+        assert!(
+            (two_packets - 10_500.0 / 1025.0 / 12.0).abs() < 0.002,
+            "{two_packets}"
+        );
         let quantum = run(Some(8 * 1500));
         assert!((quantum - 1.0).abs() < 0.002, "{quantum}");
     }

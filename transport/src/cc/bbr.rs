@@ -149,6 +149,10 @@ pub struct BbrConfig {
     /// allowance of `bbr_update_ack_aggregation`/`bbr_ack_aggregation_cwnd`; off = the 4.x
     /// kernels the seeds ran.
     pub ack_aggregation: bool,
+    /// Option `pacing_burst_quantum` (default on): the pacer's burst credit is one send
+    /// quantum (`pacing_burst_bytes`), as Linux sends a TSO-autosized skb at once; off =
+    /// the pacer's generic 2 packets.
+    pub pacing_burst_quantum: bool,
     /// Seed of the PROBE_BW start-phase draw.
     pub seed: u64,
 }
@@ -162,14 +166,15 @@ impl Default for BbrConfig {
             lt_bw: true,
             idle_cwnd_cut: false,
             ack_aggregation: true,
+            pacing_burst_quantum: true,
             seed: 1,
         }
     }
 }
 
 impl BbrConfig {
-    /// Reads `--cc-opt` switches `lt_bw`, `idle_cwnd_cut`, `ack_aggregation` and
-    /// `pacing_margin_percent`.
+    /// Reads `--cc-opt` switches `lt_bw`, `idle_cwnd_cut`, `ack_aggregation`,
+    /// `pacing_burst_quantum` and `pacing_margin_percent`.
     pub fn from_cc_config(
         cfg: &CcConfig,
         mss_bytes: u64,
@@ -191,6 +196,7 @@ impl BbrConfig {
             lt_bw: cfg.flag("lt_bw", d.lt_bw)?,
             idle_cwnd_cut: cfg.flag("idle_cwnd_cut", d.idle_cwnd_cut)?,
             ack_aggregation: cfg.flag("ack_aggregation", d.ack_aggregation)?,
+            pacing_burst_quantum: cfg.flag("pacing_burst_quantum", d.pacing_burst_quantum)?,
             seed,
         })
     }
@@ -1036,7 +1042,9 @@ impl SubflowCc for Bbr {
     /// One send quantum (Linux `bbr_tso_segs_goal`): the kernel hands its pacer skbs of that
     /// many segments, so it sends them back to back.
     fn pacing_burst_bytes(&self) -> Option<u64> {
-        Some(self.send_quantum_pkts() * self.mss_bytes)
+        self.cfg
+            .pacing_burst_quantum
+            .then(|| self.send_quantum_pkts() * self.mss_bytes)
     }
 
     fn phase(&self) -> CcPhase {
@@ -1060,7 +1068,10 @@ impl SubflowCc for Bbr {
             ("full_bw_reached", self.full_bw_reached as u8 as f64),
             ("prior_cwnd_bytes", self.prior_cwnd_bytes as f64),
             ("lt_use_bw", self.lt.use_bw as u8 as f64),
-            ("extra_acked_bytes", self.ack_aggregation_cwnd_bytes() as f64),
+            (
+                "extra_acked_bytes",
+                self.ack_aggregation_cwnd_bytes() as f64,
+            ),
         ];
         if self.lt.bw_bytes_per_s > 0.0 {
             extra.push(("lt_bw_bps", self.lt.bw_bytes_per_s * 8.0));
@@ -1226,13 +1237,18 @@ pub(crate) mod tests {
         // BtlBw 1 Mbit/s: 100 ms of it is 83.3 pkts/s · 0.1 s = 8 pkts (truncated), so an
         // excess of 20 pkts is allowed only 8.
         let mut b = probe_bw_100mbps_50ms(1.0, 2);
-        b.bw_filter.reset(1, Bandwidth::from_mbps(1.0).bytes_per_s());
+        b.bw_filter
+            .reset(1, Bandwidth::from_mbps(1.0).bytes_per_s());
         b.cwnd_bytes = 100 * MSS;
         b.on_ack(&ack(t(10_000), 20 * MSS, Some(sample(1.0, 0))));
         assert_eq!(b.aggr.extra_acked_bytes[b.aggr.win_idx], 20 * MSS);
         assert_eq!(b.ack_aggregation_cwnd_bytes(), 8 * MSS);
         b.full_bw_reached = false;
-        assert_eq!(b.ack_aggregation_cwnd_bytes(), 0, "only once the pipe was full");
+        assert_eq!(
+            b.ack_aggregation_cwnd_bytes(),
+            0,
+            "only once the pipe was full"
+        );
     }
 
     /// `bbr_tso_segs_goal`: ⌊rate/1024 / MSS⌋ within [2, 127] (1 below 1.2 Mbit/s), at most
