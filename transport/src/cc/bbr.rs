@@ -1,6 +1,6 @@
-//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` as of
-//! the 4.x kernels the seeds used, without ack-aggregation or EDT code), uncoupled: one
-//! instance per subflow is the seeds' "mpbbr". Model, choices and test vectors:
+//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` of the
+//! 6.x kernels, including the ACK-aggregation allowance; `ack_aggregation=false` gives the
+//! 4.x kernels the seeds used), uncoupled: one instance per subflow is the seeds' "mpbbr". Model, choices and test vectors:
 //! `docs/algorithms/bbr.md`.
 //!
 //! # Model
@@ -9,7 +9,9 @@
 //!   RTprop  = min(RTT samples) over the last 10 s                       (min + stamp)
 //!   BDP     = BtlBw · RTprop
 //!   pacing  = pacing_gain · BtlBw · (1 − 1 %)                            (Linux margin)
-//!   target  = even(⌈cwnd_gain · BDP⌉ + 3 send quanta) (+2 in PROBE_BW phase 0), ≥ 4 pkts
+//!   quantum = pacing · 2^-10 s in whole packets, 2..127 (1 below 1.2 Mb/s)  (tso_segs_goal)
+//!   aggr    = max excess of ACKed data over BtlBw·epoch, last 5..10 rounds, ≤ 100 ms·BtlBw
+//!   target  = even(⌈cwnd_gain · BDP⌉ + aggr + 3 quanta) (+2 in PROBE_BW phase 0), ≥ 4 pkts
 //!   cwnd    = min(cwnd + acked, target) once the pipe was full; before: cwnd += acked
 //!             while cwnd < target
 //! ```
@@ -62,7 +64,8 @@
 //! # References
 //! Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016;
 //! draft-cardwell-iccrg-bbr-congestion-control-00; draft-cheng-iccrg-delivery-rate-estimation;
-//! Linux `net/ipv4/tcp_bbr.c` (v4.14..v5.x); seed 001 (mpbbr = BBR per subflow).
+//! Linux `net/ipv4/tcp_bbr.c` (v4.14..v6.x), `tcp_output.c` (`tcp_update_skb_after_send`);
+//! seed 001 (mpbbr = BBR per subflow).
 
 mod windowed_filter;
 
