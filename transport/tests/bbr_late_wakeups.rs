@@ -198,7 +198,7 @@ fn one_wake_up_in_ten_stalls() {
     let mut rows = Vec::new();
     for stall_us in [1000u64, 2000, 5000] {
         let late = |k: u64| {
-            let us = if k % 10 == 0 { stall_us } else { 50 };
+            let us = if k.is_multiple_of(10) { stall_us } else { 50 };
             Duration::from_micros(us)
         };
         let cubic = goodput_mbps_with("cubic", &[], late);
