@@ -1,7 +1,7 @@
 //! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` of the
 //! 6.x kernels, including the ACK-aggregation allowance; `ack_aggregation=false` gives the
-//! 4.x kernels the seeds used), uncoupled: one instance per subflow is the seeds' "mpbbr". Model, choices and test vectors:
-//! `docs/algorithms/bbr.md`.
+//! 4.x kernels the seeds used), uncoupled: one instance per subflow is the seeds' "mpbbr".
+//! Model, choices and test vectors: `docs/algorithms/bbr.md`.
 //!
 //! # Model
 //! ```text
@@ -148,7 +148,7 @@ pub struct BbrConfig {
     pub lt_bw: bool,
     /// Option `idle_cwnd_cut`: on restart from idle, cwnd = min(cwnd, IW) (default off).
     pub idle_cwnd_cut: bool,
-    /// Option `ack_aggregation` (default on, Linux ≥ 4.20): the ACK-aggregation cwnd
+    /// Option `ack_aggregation` (default on, Linux ≥ 5.1): the ACK-aggregation cwnd
     /// allowance of `bbr_update_ack_aggregation`/`bbr_ack_aggregation_cwnd`; off = the 4.x
     /// kernels the seeds ran.
     pub ack_aggregation: bool,
