@@ -4,8 +4,11 @@
 //! Model: a virtual clock `next_release`. A packet of b bytes may go when
 //! `next_release ≤ now + horizon`; sending it moves `next_release` to
 //! `max(next_release, now − burst credit) + b/rate`. The burst credit (2 packets at the
-//! current rate, as Linux fq's quantum) lets a sender that was idle catch up a little without
-//! a line-rate burst of the whole window.
+//! current rate, as Linux fq's quantum, unless the CC names its own with
+//! `pacing_burst_bytes`) lets a sender that was idle or woken late catch up a little without
+//! a line-rate burst of the whole window. BBR's is its send quantum (1 ms of data at 100
+//! Mbit/s): Linux's internal pacing sends a TSO-autosized skb of that size at once, so a
+//! user-space wake-up up to that late costs no sending time.
 //!
 //! Rate: `SubflowCc::pacing_rate()`. None = the CC does not pace and the core sends unpaced
 //! (Linux without the fq qdisc); window CCs that pace on request (`paced=true`) use
@@ -43,15 +46,22 @@ impl Pacer {
         self.next_release
     }
 
-    /// Records a packet of `bytes` sent at `send_at` (≥ its release time).
-    pub fn on_sent(&mut self, send_at: Instant, bytes: u64, mss: u64, rate: Option<Bandwidth>) {
+    /// Records a packet of `bytes` sent at `send_at` (≥ its release time); `burst_bytes` is
+    /// the CC's burst credit (None = 2 packets of `mss`).
+    pub fn on_sent(
+        &mut self,
+        send_at: Instant,
+        bytes: u64,
+        mss: u64,
+        rate: Option<Bandwidth>,
+        burst_bytes: Option<u64>,
+    ) {
         let Some(r) = rate.filter(|r| r.bps() > 0.0) else {
             self.next_release = send_at;
             return;
         };
-        let credit = r
-            .transfer_time(BURST_CREDIT_PKTS * mss)
-            .min(MAX_BURST_CREDIT);
+        let burst = burst_bytes.unwrap_or(BURST_CREDIT_PKTS * mss);
+        let credit = r.transfer_time(burst).min(MAX_BURST_CREDIT);
         let base = self.next_release.max(send_at.saturating_sub(credit));
         self.next_release = base + r.transfer_time(bytes).min(MAX_PACKET_GAP);
     }
@@ -81,7 +91,7 @@ mod tests {
         for _ in 0..6 {
             let at = p.release_time(now, rate).max(now);
             sends.push(at);
-            p.on_sent(at, 1500, 1500, rate);
+            p.on_sent(at, 1500, 1500, rate, None);
             now = at;
         }
         // First three go back to back (2-packet credit), then 1 ms apart.
@@ -89,6 +99,43 @@ mod tests {
         assert_eq!(sends[2], sends[0]);
         assert_eq!(sends[3] - sends[2], Duration::from_millis(1));
         assert_eq!(sends[5] - sends[4], Duration::from_millis(1));
+    }
+
+    /// A runtime that wakes `late` after each release and sends everything due within its
+    /// batching horizon (mpproxy: 500 µs), at 96 Mbit/s (1500 B every 125 µs), 400 µs late:
+    /// * credit 2 packets (250 µs): a wake-up at r + 400 restarts the clock at
+    ///   r + 400 − 250, so 150 µs are lost; 1 + ⌊(500 + 250)/125⌋ = 7 packets go, the next
+    ///   release is 7·125 − 250 = 625 µs after the wake-up, the next wake-up 400 µs later:
+    ///   7 · 1500 B per 1025 µs = 85.4 % of the rate;
+    /// * credit 8 packets (1000 µs ≥ 400): nothing is lost, 1 + ⌊(400 + 500)/125⌋ = 8
+    ///   packets per 1000 µs = 100 %.
+    #[test]
+    fn a_burst_credit_of_one_send_quantum_absorbs_late_wake_ups() {
+        let rate = Some(Bandwidth::from_mbps(96.0));
+        let late = Duration::from_micros(400);
+        let horizon = Duration::from_micros(500);
+        let run = |burst: Option<u64>| {
+            let mut p = Pacer::default();
+            let start = Instant::from_nanos(1_000_000_000);
+            let mut wake = start;
+            let mut bytes = 0u64;
+            while wake < start + Duration::from_secs(1) {
+                while p.release_time(wake, rate) <= wake + horizon {
+                    let at = p.release_time(wake, rate).max(wake);
+                    p.on_sent(at, 1500, 1500, rate, burst);
+                    bytes += 1500;
+                }
+                wake = p.next_release() + late;
+            }
+            bytes as f64 / (wake - start).as_secs_f64() / 12e6
+        };
+        let two_packets = run(None);
+        assert!(
+            (two_packets - 10_500.0 / 1025.0 / 12.0).abs() < 0.002,
+            "{two_packets}"
+        );
+        let quantum = run(Some(8 * 1500));
+        assert!((quantum - 1.0).abs() < 0.002, "{quantum}");
     }
 
     #[test]

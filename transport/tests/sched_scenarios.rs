@@ -416,10 +416,17 @@ fn blest_and_ecf_cut_the_tail_delivery_delay_of_app_limited_writes() {
             assert!(p95[&(w, "cubic", s)] < p95[&(w, "cubic", "lrf")], "{s} {w}");
         }
     }
+    // With bbr at the default window ECF cut p95 from 611 to 591 ms while BBR lacked Linux
+    // 6.x's ACK-aggregation cwnd allowance; with it (docs/algorithms/bbr.md) the two tie,
+    // 608 (lrf) vs 609 ms (ecf), the same for seeds 1..7 (605 vs 611 with
+    // `--cc-opt ack_aggregation=false`). What holds is that ECF does not lengthen the tail:
+    // within 2 % of lrf (the tolerance is this change's, chosen above the 0.2 % tie).
     let w = 16u64 << 20;
-    for cc in ["bbr", "cubic"] {
-        assert!(p95[&(w, cc, "ecf")] < p95[&(w, cc, "lrf")], "ecf {cc} {w}");
-    }
+    assert!(p95[&(w, "cubic", "ecf")] < p95[&(w, "cubic", "lrf")], "ecf cubic {w}");
+    assert!(
+        p95[&(w, "bbr", "ecf")] <= 1.02 * p95[&(w, "bbr", "lrf")],
+        "ecf bbr {w}"
+    );
 }
 
 #[test]

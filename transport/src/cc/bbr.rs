@@ -1,7 +1,7 @@
-//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` as of
-//! the 4.x kernels the seeds used, without ack-aggregation or EDT code), uncoupled: one
-//! instance per subflow is the seeds' "mpbbr". Model, choices and test vectors:
-//! `docs/algorithms/bbr.md`.
+//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c` of the
+//! 6.x kernels, including the ACK-aggregation allowance; `ack_aggregation=false` gives the
+//! 4.x kernels the seeds used), uncoupled: one instance per subflow is the seeds' "mpbbr".
+//! Model, choices and test vectors: `docs/algorithms/bbr.md`.
 //!
 //! # Model
 //! ```text
@@ -9,7 +9,9 @@
 //!   RTprop  = min(RTT samples) over the last 10 s                       (min + stamp)
 //!   BDP     = BtlBw · RTprop
 //!   pacing  = pacing_gain · BtlBw · (1 − 1 %)                            (Linux margin)
-//!   target  = even(⌈cwnd_gain · BDP⌉ + 3 send quanta) (+2 in PROBE_BW phase 0), ≥ 4 pkts
+//!   quantum = pacing · 2^-10 s in whole packets, 2..127 (1 below 1.2 Mb/s)  (tso_segs_goal)
+//!   aggr    = max excess of ACKed data over BtlBw·epoch, last 5..10 rounds, ≤ 100 ms·BtlBw
+//!   target  = even(⌈cwnd_gain · BDP⌉ + aggr + 3 quanta) (+2 in PROBE_BW phase 0), ≥ 4 pkts
 //!   cwnd    = min(cwnd + acked, target) once the pipe was full; before: cwnd += acked
 //!             while cwnd < target
 //! ```
@@ -62,7 +64,8 @@
 //! # References
 //! Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016;
 //! draft-cardwell-iccrg-bbr-congestion-control-00; draft-cheng-iccrg-delivery-rate-estimation;
-//! Linux `net/ipv4/tcp_bbr.c` (v4.14..v5.x); seed 001 (mpbbr = BBR per subflow).
+//! Linux `net/ipv4/tcp_bbr.c` (v4.14..v6.x), `tcp_output.c` (`tcp_update_skb_after_send`);
+//! seed 001 (mpbbr = BBR per subflow).
 
 mod windowed_filter;
 
@@ -115,6 +118,24 @@ pub const LT_BW_RATIO: f64 = 1.0 / 8.0;
 pub const LT_BW_DIFF_BPS: f64 = 4000.0;
 /// Use the policer rate for 48 rounds, then probe again.
 pub const LT_BW_MAX_ROUNDS: u32 = 48;
+/// `bbr_min_tso_rate`: below 1.2 Mbit/s the send quantum is 1 packet, else at least 2.
+pub const MIN_TSO_RATE_BPS: f64 = 1.2e6;
+/// `sk_pacing_shift` = 10: a send quantum holds 2^-10 s of data at the pacing rate.
+pub const PACING_SHIFT_DIVISOR: f64 = 1024.0;
+/// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (65536 − 1 − 320 on x86-64).
+pub const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+/// `bbr_tso_segs_goal` caps the quantum at 0x7F segments.
+pub const MAX_TSO_SEGS: u64 = 127;
+/// ACK aggregation (Linux 6.x `bbr_extra_acked_gain` = BBR_UNIT): the target cwnd gets
+/// 1.0 × the largest recent excess of ACKed data over what BtlBw predicts.
+pub const EXTRA_ACKED_GAIN: f64 = 1.0;
+/// `bbr_extra_acked_win_rtts`: each of the two excess slots covers 5 rounds, so the max of
+/// both spans the last 5..10 rounds.
+pub const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// `bbr_extra_acked_max_us`: the allowance never exceeds 100 ms of BtlBw.
+pub const EXTRA_ACKED_MAX: Duration = Duration::from_millis(100);
+/// `bbr_ack_epoch_acked_reset_thresh`: an epoch that has counted 2^20 packets starts over.
+pub const ACK_EPOCH_ACKED_RESET_PKTS: u64 = 1 << 20;
 
 /// Settings of BBR; `Default` is Linux's.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -127,6 +148,14 @@ pub struct BbrConfig {
     pub lt_bw: bool,
     /// Option `idle_cwnd_cut`: on restart from idle, cwnd = min(cwnd, IW) (default off).
     pub idle_cwnd_cut: bool,
+    /// Option `ack_aggregation` (default on, Linux ≥ 5.1): the ACK-aggregation cwnd
+    /// allowance of `bbr_update_ack_aggregation`/`bbr_ack_aggregation_cwnd`; off = the 4.x
+    /// kernels the seeds ran.
+    pub ack_aggregation: bool,
+    /// Option `pacing_burst_quantum` (default on): the pacer's burst credit is one send
+    /// quantum (`pacing_burst_bytes`), as Linux sends a TSO-autosized skb at once; off =
+    /// the pacer's generic 2 packets.
+    pub pacing_burst_quantum: bool,
     /// Seed of the PROBE_BW start-phase draw.
     pub seed: u64,
 }
@@ -139,13 +168,16 @@ impl Default for BbrConfig {
             pacing_margin_percent: PACING_MARGIN_PERCENT,
             lt_bw: true,
             idle_cwnd_cut: false,
+            ack_aggregation: true,
+            pacing_burst_quantum: true,
             seed: 1,
         }
     }
 }
 
 impl BbrConfig {
-    /// Reads `--cc-opt` switches `lt_bw`, `idle_cwnd_cut` and `pacing_margin_percent`.
+    /// Reads `--cc-opt` switches `lt_bw`, `idle_cwnd_cut`, `ack_aggregation`,
+    /// `pacing_burst_quantum` and `pacing_margin_percent`.
     pub fn from_cc_config(
         cfg: &CcConfig,
         mss_bytes: u64,
@@ -166,6 +198,8 @@ impl BbrConfig {
             pacing_margin_percent: margin,
             lt_bw: cfg.flag("lt_bw", d.lt_bw)?,
             idle_cwnd_cut: cfg.flag("idle_cwnd_cut", d.idle_cwnd_cut)?,
+            ack_aggregation: cfg.flag("ack_aggregation", d.ack_aggregation)?,
+            pacing_burst_quantum: cfg.flag("pacing_burst_quantum", d.pacing_burst_quantum)?,
             seed,
         })
     }
@@ -223,6 +257,20 @@ enum CaState {
     Loss,
 }
 
+/// ACK-aggregation estimate (Linux 6.x `ack_epoch_*`, `extra_acked*`), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct AckAggregation {
+    /// Start of the current ACK sampling epoch (a `delivered_time`).
+    epoch_stamp: Instant,
+    /// Bytes (S)ACKed since `epoch_stamp`.
+    epoch_acked_bytes: u64,
+    /// Largest excess of ACKed over expected bytes, one slot per 5-round window.
+    extra_acked_bytes: [u64; 2],
+    /// Rounds since the current slot was cleared.
+    win_rounds: u32,
+    win_idx: usize,
+}
+
 /// Long-term (policer) bandwidth sampling state (Linux `lt_*`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct LongTermBw {
@@ -275,6 +323,7 @@ pub struct Bbr {
     /// (set in PROBE_RTT).
     app_limited_until_bytes: u64,
     lt: LongTermBw,
+    aggr: AckAggregation,
     delivered_bytes_total: u64,
     lost_bytes_total: u64,
     /// Bytes lost when the last recovery episode began, for an ACK without a rate sample
@@ -319,6 +368,13 @@ impl Bbr {
             idle_restart: false,
             app_limited_until_bytes: 0,
             lt: LongTermBw::default(),
+            aggr: AckAggregation {
+                epoch_stamp: now,
+                epoch_acked_bytes: 0,
+                extra_acked_bytes: [0; 2],
+                win_rounds: 0,
+                win_idx: 0,
+            },
             delivered_bytes_total: 0,
             lost_bytes_total: 0,
             episode_lost_bytes: 0,
@@ -449,18 +505,15 @@ impl Bbr {
         }
     }
 
-    /// Draft `BBRSetSendQuantum`: 1 packet below 1.2 Mb/s, 2 below 24 Mb/s, else 1 ms of
-    /// data capped at 64 KiB; in whole packets.
+    /// Linux `bbr_tso_segs_goal`: the data of one pacing interval of 2^-10 s
+    /// (`sk_pacing_rate >> sk_pacing_shift`, shift 10), at most `GSO_LEGACY_MAX_SIZE - 1 -
+    /// MAX_TCP_HEADER` bytes, in whole packets, at least `bbr_min_tso_segs` (1 below
+    /// 1.2 Mbit/s, else 2), at most 127.
     fn send_quantum_pkts(&self) -> u64 {
-        let rate_bps = self.pacing_rate.bps();
-        if rate_bps < 1.2e6 {
-            1
-        } else if rate_bps < 24e6 {
-            2
-        } else {
-            let bytes = (self.pacing_rate.bytes_per_s() * 1e-3).min(65536.0);
-            ((bytes as u64) / self.mss_bytes).max(2)
-        }
+        let rate = self.pacing_rate.bytes_per_s();
+        let min_segs = if rate * 8.0 < MIN_TSO_RATE_BPS { 1 } else { 2 };
+        let bytes = (rate / PACING_SHIFT_DIVISOR).min(TSO_MAX_BYTES as f64) as u64;
+        (bytes / self.mss_bytes).clamp(min_segs, MAX_TSO_SEGS)
     }
 
     /// BDP in packets (unrounded), None without an RTprop.
@@ -469,25 +522,109 @@ impl Bbr {
             .map(|rtt| bw.bytes_in(rtt) / self.mss_bytes as f64)
     }
 
-    /// Linux `bbr_target_cwnd` / draft `BBRInflight`: ⌈gain·BDP⌉ + 3 send quanta, rounded
-    /// up to an even number of packets, +2 in PROBE_BW phase 0; IW without an RTprop.
+    /// Linux `bbr_inflight` (`bbr_bdp` + `bbr_quantization_budget`): ⌈gain·BDP⌉ (IW
+    /// without an RTprop) + 3 send quanta, rounded up to an even number of packets, +2 in
+    /// PROBE_BW phase 0.
     fn target_cwnd_bytes(&self, bw_bytes_per_s: f64, gain: f64) -> u64 {
-        let Some(bdp_pkts) = self.bdp_pkts(Bandwidth::from_bytes_per_s(bw_bytes_per_s)) else {
-            return self.cfg.initial_window_pkts * self.mss_bytes;
+        self.quantized_target_bytes(bw_bytes_per_s, gain, 0)
+    }
+
+    /// `bbr_set_cwnd`'s target: `bbr_bdp` + `extra_pkts` (the ACK-aggregation allowance,
+    /// added before the budget), then `bbr_quantization_budget`. Linux adds the phase-0
+    /// packets whatever the gain (`mode == BBR_PROBE_BW && cycle_idx == 0`).
+    fn quantized_target_bytes(&self, bw_bytes_per_s: f64, gain: f64, extra_pkts: u64) -> u64 {
+        let bdp = self.bdp_pkts(Bandwidth::from_bytes_per_s(bw_bytes_per_s));
+        let mut pkts = match bdp {
+            Some(bdp_pkts) => (gain * bdp_pkts).ceil() as u64,
+            // `bbr_bdp` without a valid RTT sample: TCP_INIT_CWND, budget still applied.
+            None => self.cfg.initial_window_pkts,
         };
-        let mut pkts = (gain * bdp_pkts).ceil() as u64;
+        pkts += extra_pkts;
         pkts += 3 * self.send_quantum_pkts();
         pkts = (pkts + 1) & !1;
-        if self.mode == Mode::ProbeBw && gain > 1.0 && self.cycle_idx == 0 {
+        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
             pkts += 2;
         }
         pkts * self.mss_bytes
+    }
+
+    /// Linux `bbr_packets_in_net_at_edt` with the earliest departure time taken as now (the
+    /// CC does not see the pacer's release time): inflight, plus one send quantum (the
+    /// packet about to depart) when the gain raises inflight.
+    fn inflight_at_edt_bytes(&self, inflight_bytes: u64) -> u64 {
+        if self.pacing_gain > 1.0 {
+            inflight_bytes + self.send_quantum_pkts() * self.mss_bytes
+        } else {
+            inflight_bytes
+        }
+    }
+
+    /// Linux 6.x `bbr_update_ack_aggregation`: the largest excess of data (S)ACKed in an
+    /// epoch over what BtlBw predicts for it, kept as a max over two 5-round windows. An
+    /// epoch restarts when the ACKed data falls to (or below) the prediction.
+    fn update_ack_aggregation(&mut self, ack: &AckEvent) {
+        if !self.cfg.ack_aggregation || ack.acked_bytes == 0 {
+            return;
+        }
+        // Linux requires a valid rate sample (`rs->delivered >= 0 && rs->interval_us > 0`).
+        if ack.rate.is_none_or(|rs| rs.interval.is_zero()) {
+            return;
+        }
+        let bw = self.bw();
+        let a = &mut self.aggr;
+        if self.round_start {
+            a.win_rounds = (a.win_rounds + 1).min(0x1F);
+            if a.win_rounds >= EXTRA_ACKED_WIN_ROUNDS {
+                a.win_rounds = 0;
+                a.win_idx ^= 1;
+                a.extra_acked_bytes[a.win_idx] = 0;
+            }
+        }
+        let epoch = self.delivered_time.saturating_duration_since(a.epoch_stamp);
+        let mut expected = (bw * epoch.as_secs_f64()) as u64;
+        if a.epoch_acked_bytes <= expected
+            || a.epoch_acked_bytes + ack.acked_bytes >= ACK_EPOCH_ACKED_RESET_PKTS * self.mss_bytes
+        {
+            a.epoch_acked_bytes = 0;
+            a.epoch_stamp = self.delivered_time;
+            expected = 0;
+        }
+        a.epoch_acked_bytes += ack.acked_bytes;
+        let extra = (a.epoch_acked_bytes - expected).min(self.cwnd_bytes);
+        if extra > a.extra_acked_bytes[a.win_idx] {
+            a.extra_acked_bytes[a.win_idx] = extra;
+        }
+    }
+
+    /// Linux 6.x `bbr_ack_aggregation_cwnd`, in packets: once the pipe was full,
+    /// gain × max(extra_acked) capped at 100 ms of bandwidth; 0 before.
+    fn ack_aggregation_cwnd_pkts(&self) -> u64 {
+        if !self.cfg.ack_aggregation || !self.full_bw_reached {
+            return 0;
+        }
+        let bw = self.bw();
+        let max_aggr_pkts = (bw * EXTRA_ACKED_MAX.as_secs_f64()) as u64 / self.mss_bytes;
+        let extra = self.aggr.extra_acked_bytes[0].max(self.aggr.extra_acked_bytes[1]);
+        let aggr_pkts = (EXTRA_ACKED_GAIN * extra as f64 / self.mss_bytes as f64).ceil() as u64;
+        aggr_pkts.min(max_aggr_pkts)
+    }
+
+    /// The current ACK-aggregation allowance in bytes (0 before the pipe is full).
+    pub fn ack_aggregation_cwnd_bytes(&self) -> u64 {
+        self.ack_aggregation_cwnd_pkts() * self.mss_bytes
+    }
+
+    /// Restart from idle (Linux `bbr_cwnd_event(CA_EVENT_TX_START)`): a new ACK epoch.
+    fn reset_ack_epoch(&mut self, now: Instant) {
+        self.aggr.epoch_stamp = now;
+        self.aggr.epoch_acked_bytes = 0;
     }
 
     // ---- model update (bbr_update_model) ------------------------------------------------
 
     fn update_model(&mut self, ack: &AckEvent, lost_bytes: u64) {
         let app_limited = self.update_bw(ack, lost_bytes);
+        self.update_ack_aggregation(ack);
         self.update_cycle_phase(ack, lost_bytes);
         self.check_full_bw_reached(app_limited);
         self.check_drain(ack);
@@ -537,7 +674,7 @@ impl Bbr {
         if self.pacing_gain == 1.0 {
             return is_full_length;
         }
-        let inflight = ack.prior_inflight_bytes;
+        let inflight = self.inflight_at_edt_bytes(ack.prior_inflight_bytes);
         let bw = self.max_bw();
         if self.pacing_gain > 1.0 {
             return is_full_length
@@ -571,8 +708,11 @@ impl Bbr {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
         }
+        // `bbr_packets_in_net_at_edt`: on the ACK that enters DRAIN the gain is still
+        // STARTUP's, so one send quantum is counted as about to depart.
         if self.mode == Mode::Drain
-            && ack.inflight_bytes <= self.target_cwnd_bytes(self.max_bw(), 1.0)
+            && self.inflight_at_edt_bytes(ack.inflight_bytes)
+                <= self.target_cwnd_bytes(self.max_bw(), 1.0)
         {
             self.enter_probe_bw(ack.now);
         }
@@ -789,7 +929,9 @@ impl Bbr {
             if let Some(cwnd) = self.recover_or_restore(ack, lost_bytes) {
                 self.cwnd_bytes = cwnd;
             } else {
-                let target = self.target_cwnd_bytes(self.bw(), self.cwnd_gain);
+                // `bbr_set_cwnd`: BDP·gain + the ACK-aggregation allowance, then the budget.
+                let aggr_pkts = self.ack_aggregation_cwnd_pkts();
+                let target = self.quantized_target_bytes(self.bw(), self.cwnd_gain, aggr_pkts);
                 let mut cwnd = self.cwnd_bytes;
                 let iw = self.cfg.initial_window_pkts * self.mss_bytes;
                 if self.full_bw_reached {
@@ -807,7 +949,7 @@ impl Bbr {
 }
 
 impl SubflowCc for Bbr {
-    fn on_sent(&mut self, _now: Instant, bytes: u64, inflight_bytes: u64) {
+    fn on_sent(&mut self, now: Instant, bytes: u64, inflight_bytes: u64) {
         // Restart after an application pause (Linux CA_EVENT_TX_START with app_limited):
         // nothing was in flight before this packet, and it is not an RTO retransmission.
         if inflight_bytes <= bytes
@@ -815,6 +957,7 @@ impl SubflowCc for Bbr {
             && self.ca_state == CaState::Open
         {
             self.idle_restart = true;
+            self.reset_ack_epoch(now);
             if self.mode == Mode::ProbeBw {
                 self.set_pacing_rate(1.0, None);
             }
@@ -879,8 +1022,9 @@ impl SubflowCc for Bbr {
         self.ca_state = CaState::Open;
     }
 
-    fn on_idle_restart(&mut self, _now: Instant) {
+    fn on_idle_restart(&mut self, now: Instant) {
         self.idle_restart = true;
+        self.reset_ack_epoch(now);
         if self.mode == Mode::ProbeBw {
             self.set_pacing_rate(1.0, None);
         }
@@ -896,6 +1040,14 @@ impl SubflowCc for Bbr {
 
     fn pacing_rate(&self) -> Option<Bandwidth> {
         Some(self.pacing_rate)
+    }
+
+    /// One send quantum (Linux `bbr_tso_segs_goal`): the kernel hands its pacer skbs of that
+    /// many segments, so it sends them back to back.
+    fn pacing_burst_bytes(&self) -> Option<u64> {
+        self.cfg
+            .pacing_burst_quantum
+            .then(|| self.send_quantum_pkts() * self.mss_bytes)
     }
 
     fn phase(&self) -> CcPhase {
@@ -919,6 +1071,10 @@ impl SubflowCc for Bbr {
             ("full_bw_reached", self.full_bw_reached as u8 as f64),
             ("prior_cwnd_bytes", self.prior_cwnd_bytes as f64),
             ("lt_use_bw", self.lt.use_bw as u8 as f64),
+            (
+                "extra_acked_bytes",
+                self.ack_aggregation_cwnd_bytes() as f64,
+            ),
         ];
         if self.lt.bw_bytes_per_s > 0.0 {
             extra.push(("lt_bw_bps", self.lt.bw_bytes_per_s * 8.0));
@@ -1022,6 +1178,125 @@ pub(crate) mod tests {
         let b0 = probe_bw_100mbps_50ms(1.0, 0);
         // 123.75 Mb/s → 10-packet quanta: ⌈520.8⌉ + 30 = 551 → 552 (even) + 2 = 554.
         assert_eq!(b0.target_cwnd_bytes(bw, 1.25), 554 * MSS);
+    }
+
+    /// Linux 6.x `bbr_update_ack_aggregation` + `bbr_ack_aggregation_cwnd` + `bbr_set_cwnd`,
+    /// by hand in packets (1500 B) at BtlBw 100 Mbit/s = 8333.3 pkts/s, RTprop 50 ms:
+    /// * ACK 1 at 10 ms, 10 pkts: expected = 8333.3 · 0.010 = 83 > 0 acked, so the epoch
+    ///   restarts at 10 ms; extra = 10.
+    /// * ACK 2 at 11 ms, 40 pkts: expected = ⌊8333.3 · 0.001⌋ = 8 < 10, same epoch;
+    ///   acked 50, extra = 50 − 8 = 42 (≤ cwnd).
+    /// * target = ⌈2 · 416.67⌉ = 834 + 42 = 876, + 3 quanta of ⌊99e6/8/1024/1500⌋ = 8 → 900
+    ///   (even, phase 2: no +2); without the allowance 858.
+    #[test]
+    fn ack_aggregation_adds_the_excess_acked_to_the_target_cwnd() {
+        let t = |us: u64| Instant::ZERO + Duration::from_micros(us);
+        let run = |aggregation: bool| {
+            let mut b = probe_bw_100mbps_50ms(1.0, 2);
+            b.cfg.ack_aggregation = aggregation;
+            b.cwnd_bytes = 800 * MSS;
+            b.on_ack(&ack(t(10_000), 10 * MSS, Some(sample(100.0, 0))));
+            b.cwnd_bytes = 895 * MSS;
+            b.on_ack(&ack(t(11_000), 40 * MSS, Some(sample(100.0, 0))));
+            b
+        };
+        let b = run(true);
+        assert_eq!(b.ack_aggregation_cwnd_bytes(), 42 * MSS);
+        assert_eq!(b.cwnd_bytes(), 900 * MSS, "min(895 + 40, 900)");
+        let off = run(false);
+        assert_eq!(off.ack_aggregation_cwnd_bytes(), 0);
+        assert_eq!(off.cwnd_bytes(), 858 * MSS, "min(895 + 40, 858)");
+    }
+
+    /// `extra_acked[2]` slots of 5 rounds each: the 42-packet excess of round 2 (slot 0)
+    /// survives the switch to slot 1 at round 5 and is cleared at round 10, when slot 0 is
+    /// reused. Each later ACK (1 pkt, 100 ms apart: far below the expected 833) restarts the
+    /// epoch, so its excess is 1 packet.
+    #[test]
+    fn ack_aggregation_forgets_an_excess_after_10_rounds() {
+        let t = |us: u64| Instant::ZERO + Duration::from_micros(us);
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.cwnd_bytes = 800 * MSS;
+        b.on_ack(&ack(t(10_000), 10 * MSS, Some(sample(100.0, 0))));
+        b.on_ack(&ack(t(11_000), 40 * MSS, Some(sample(100.0, 0))));
+        for round in 3..=10u64 {
+            b.on_ack(&ack(t(round * 100_000), MSS, Some(sample(100.0, 0))));
+            assert!(b.round_start());
+            let want = if round < 10 { 42 } else { 1 };
+            assert_eq!(b.ack_aggregation_cwnd_bytes(), want * MSS, "round {round}");
+        }
+    }
+
+    /// The excess is capped by cwnd (`min(extra_acked, snd_cwnd)`) and the allowance by
+    /// 100 ms of BtlBw (`bbr_extra_acked_max_us`); it is 0 until the pipe was full.
+    #[test]
+    fn ack_aggregation_caps() {
+        let t = |us: u64| Instant::ZERO + Duration::from_micros(us);
+        // 100 Mbit/s, cwnd 10 pkts: an ACK of 40 pkts in a fresh epoch gives extra 10.
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.cwnd_bytes = 10 * MSS;
+        b.on_ack(&ack(t(10_000), 40 * MSS, Some(sample(100.0, 0))));
+        assert_eq!(b.ack_aggregation_cwnd_bytes(), 10 * MSS);
+        // BtlBw 1 Mbit/s: 100 ms of it is 83.3 pkts/s · 0.1 s = 8 pkts (truncated), so an
+        // excess of 20 pkts is allowed only 8.
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        b.bw_filter
+            .reset(1, Bandwidth::from_mbps(1.0).bytes_per_s());
+        b.cwnd_bytes = 100 * MSS;
+        b.on_ack(&ack(t(10_000), 20 * MSS, Some(sample(1.0, 0))));
+        assert_eq!(b.aggr.extra_acked_bytes[b.aggr.win_idx], 20 * MSS);
+        assert_eq!(b.ack_aggregation_cwnd_bytes(), 8 * MSS);
+        b.full_bw_reached = false;
+        assert_eq!(
+            b.ack_aggregation_cwnd_bytes(),
+            0,
+            "only once the pipe was full"
+        );
+    }
+
+    /// `bbr_tso_segs_goal`: ⌊rate/1024 / MSS⌋ within [2, 127] (1 below 1.2 Mbit/s), at most
+    /// 65 215 B. 96.5 Mbit/s = 12.0625 MB/s → 11 780 B → 7 packets (the draft's 1 ms would
+    /// give 8); 20 Mbit/s → 2 441 B → 1 → 2; 1 Mbit/s → 1; 2 Gbit/s → 65 215 B → 43.
+    #[test]
+    fn send_quantum_is_linux_tso_segs_goal() {
+        let mut b = probe_bw_100mbps_50ms(1.0, 2);
+        for (mbps, want) in [(96.5, 7), (20.0, 2), (1.0, 1), (2000.0, 43)] {
+            b.pacing_rate = Bandwidth::from_mbps(mbps);
+            assert_eq!(b.send_quantum_pkts(), want, "{mbps} Mbit/s");
+            assert_eq!(b.pacing_burst_bytes(), Some(want * MSS));
+        }
+    }
+
+    /// `bbr_quantization_budget` adds 2 packets in PROBE_BW phase 0 whatever the gain
+    /// asked for: target(1.0) there = ⌈416.67⌉ = 417 + 3·10 (123.75 Mbit/s quanta) = 447
+    /// → 448 + 2 = 450. Without an RTprop, `bbr_bdp` is TCP_INIT_CWND (10) and the budget
+    /// still applies: at the initial 2.885 · 10 pkts / 1 ms · 0.99 = 42.85 MB/s the quantum
+    /// is 27 packets, 10 + 81 = 91 → 92.
+    #[test]
+    fn quantization_budget_as_linux() {
+        let bw = Bandwidth::from_mbps(100.0).bytes_per_s();
+        let b0 = probe_bw_100mbps_50ms(1.0, 0);
+        assert_eq!(b0.target_cwnd_bytes(bw, 1.0), 450 * MSS);
+        let fresh = bbr_with(1.0);
+        assert_eq!(fresh.send_quantum_pkts(), 27);
+        assert_eq!(fresh.target_cwnd_bytes(0.0, HIGH_GAIN), 92 * MSS);
+    }
+
+    /// `bbr_is_next_cycle_phase` compares `bbr_packets_in_net_at_edt(prior_in_flight)`,
+    /// which adds one send quantum (10 packets at 123.75 Mbit/s) while the gain is 1.25:
+    /// phase 0 ends at prior inflight 544 = 554 − 10, not only at 554.
+    #[test]
+    fn probe_phase_counts_the_departing_quantum() {
+        let t = |x: u64| Instant::ZERO + ms(x);
+        for (inflight, want_idx) in [(543, 0), (544, 1)] {
+            let mut b = probe_bw_100mbps_50ms(1.0, 0);
+            b.cycle_stamp = t(0);
+            b.on_ack(&AckEvent {
+                prior_inflight_bytes: inflight * MSS,
+                ..ack(t(60), MSS, None)
+            });
+            assert_eq!(b.cycle_idx(), want_idx, "prior inflight {inflight}");
+        }
     }
 
     #[test]

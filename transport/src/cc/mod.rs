@@ -216,6 +216,12 @@ pub trait SubflowCc: Send {
     /// qdisc (the seeds' kernels ran Reno and CUBIC this way). `Some(rate)` = pace at `rate`
     /// (BBR; window CCs with `paced=true` return cwnd/SRTT × gain, see `pacer.rs`).
     fn pacing_rate(&self) -> Option<Bandwidth>;
+    /// Bytes a paced sender may send back to back to catch up after a late release (the
+    /// pacer's burst credit). None = the pacer's default of 2 packets; BBR returns its send
+    /// quantum, as Linux sends a TSO-autosized skb of that many segments at once.
+    fn pacing_burst_bytes(&self) -> Option<u64> {
+        None
+    }
     fn phase(&self) -> CcPhase;
     fn bw_estimate(&self) -> Option<Bandwidth> {
         None
@@ -288,6 +294,10 @@ pub trait CongestionController: Send {
     fn cwnd_bytes(&self, sf: SubflowId) -> u64;
     /// `None` = unpaced (Linux without fq), `Some(rate)` = pace at `rate`.
     fn pacing_rate(&self, sf: SubflowId) -> Option<Bandwidth>;
+    /// [`SubflowCc::pacing_burst_bytes`] of subflow `sf`; default: the pacer's own.
+    fn pacing_burst_bytes(&self, _sf: SubflowId) -> Option<u64> {
+        None
+    }
     fn phase(&self, sf: SubflowId) -> CcPhase;
     fn bw_estimate(&self, sf: SubflowId) -> Option<Bandwidth>;
     fn ssthresh_bytes(&self, sf: SubflowId) -> Option<u64> {
@@ -502,7 +512,7 @@ pub trait PerSubflowCc {
 
 /// Inside `impl CongestionController for X` where `X: PerSubflowCc`: the hooks `on_sent`,
 /// `on_congestion`, `on_recovery_exit`, `on_idle_restart` and the getters `cwnd_bytes`,
-/// `pacing_rate`, `phase`, `bw_estimate`, `ssthresh_bytes`, each passed to the subflow's
+/// `pacing_rate`, `pacing_burst_bytes`, `phase`, `bw_estimate`, `ssthresh_bytes`, each passed to the subflow's
 /// [`SubflowCc`] (`views` unused). The controller writes `name`, `add_subflow`,
 /// `remove_subflow`, `on_ack` and `snapshot` itself.
 macro_rules! delegate_to_subflow_cc {
@@ -542,6 +552,9 @@ macro_rules! delegate_to_subflow_cc {
         }
         fn penalise_cwnd(&mut self, sf: SubflowId) -> bool {
             $crate::cc::PerSubflowCc::subflow_cc_mut(self, sf).penalise_cwnd()
+        }
+        fn pacing_burst_bytes(&self, sf: SubflowId) -> Option<u64> {
+            $crate::cc::PerSubflowCc::subflow_cc(self, sf).pacing_burst_bytes()
         }
     };
 }
@@ -624,7 +637,7 @@ pub const REGISTRY: &[CcEntry] = &[
     },
     CcEntry {
         name: "bbr",
-        summary: "BBR v1 (Linux 4.x, draft-cardwell-00), per subflow = the seeds' mpbbr",
+        summary: "BBR v1 (Linux tcp_bbr.c; ack_aggregation=false for 4.x), per subflow = the seeds' mpbbr",
         build: bbr::build,
     },
     CcEntry {

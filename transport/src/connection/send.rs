@@ -257,6 +257,7 @@ impl Connection {
     ) {
         let id = SubflowId(i as u8);
         let rate = self.cc.pacing_rate(id);
+        let burst = self.cc.pacing_burst_bytes(id);
         let s = &mut self.subflows[i];
         s.counters.pkts_sent_total += 1;
         s.counters.bytes_sent_total += len as u64;
@@ -271,7 +272,7 @@ impl Connection {
                 .is_some_and(|t| now.saturating_duration_since(t) > s.rtt.rto());
         s.on_packet_sent(now, pn, len as u64, data);
         if data.is_some() {
-            s.pacer.on_sent(now, len as u64, s.mss_bytes, rate);
+            s.pacer.on_sent(now, len as u64, s.mss_bytes, rate, burst);
         }
         let inflight = s.inflight_bytes;
         if idle_restart {
