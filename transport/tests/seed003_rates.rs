@@ -5,20 +5,25 @@
 //! Scale: the paper's links are 1024 and 8 Mbit/s; here every rate is divided by 16
 //! (64 and 0.5 Mbit/s) so a case simulates in seconds. The paper gives no RTT; every path
 //! here has 20 ms (10 ms each way) and a drop-tail queue of one BDP
-//! (`SEED003_QUEUE_BDP=3` changes that, for the sensitivity table in the docs).
+//! (`SEED003_QUEUE_BDP=3` changes that, for the sensitivity table in the docs). Rates are
+//! medians over seeds 1–5, with a random 0–1 ms on every ACK link so that the seeds differ
+//! (without it the drop-tail phase decides which flow loses and every seed is the same run).
 //!
 //! The paper's theoretical rates assume synchronised losses (x12 and x2 halve together, so
-//! their rates split in the ratio of their increases). The simulator's ACK-clocked senders do
-//! not lose together (the drop-tail queue mostly drops the packets a window increase adds),
-//! and with a little ACK jitter its rates sit on the independent-loss model instead
-//! (docs/algorithms/hmptcp.md has both tables). So:
-//! * where the paper's value holds in the simulator (case 2 under EMPTCP and H-MPTCP) the
-//!   test asserts it within 10 %;
-//! * elsewhere (case 1, and case 2 under WMPTCP) it asserts what holds of the paper's
-//!   conclusions (x11 fills C1; every MPTCP flow beats the best single-path flow in case 1;
-//!   H-MPTCP does as well as the better of its halves), and prints the gap to the paper.
+//! their rates split in the ratio of their increases); `synchronised_loss_model` shows the
+//! implemented rules give exactly those rates under that assumption. The simulator's
+//! drop-tail queue loses at a common per-packet rate instead, which gives the independent-loss
+//! rates (docs/algorithms/hmptcp.md has the tables). So:
+//! * where the paper's value holds in the simulator (case 2 under EMPTCP and H-MPTCP, where
+//!   both loss models agree) the test asserts it within 10 %;
+//! * elsewhere (case 1, and case 2 under WMPTCP) the 10 % bar is an ignored test
+//!   (`--ignored gives_the_papers`), not reproduced, and what holds of the paper's
+//!   conclusions is asserted (x11 fills C1; every MPTCP flow beats the best single-path flow in
+//!   case 1; H-MPTCP does as well as the better of its halves).
 //!
-//! Figures: `cargo test --release --test seed003_rates -- --nocapture` (docs/algorithms/hmptcp.md).
+//! Figures: `cargo test --release --test seed003_rates -- --nocapture`; the sweep behind the
+//! docs' tables: `cargo test --release --test seed003_rates sweep -- --ignored --nocapture`
+//! (variables at `sweep`).
 
 mod seed_cc_common;
 
@@ -177,7 +182,12 @@ fn paper(cc: &str, case: u8) -> [f64; 3] {
 /// Within 10 % of the paper's `want`; a rate the paper puts at 0 (EMPTCP's x12 in case 1) is
 /// matched by anything up to 10 % of C2 (1024 Mbit/s), since 10 % of 0 is no tolerance.
 fn within_paper(got: f64, want: f64) -> bool {
-    within(got, want, 0.10, if want == 0.0 { 0.10 * 1024.0 } else { 0.0 })
+    within(
+        got,
+        want,
+        0.10,
+        if want == 0.0 { 0.10 * 1024.0 } else { 0.0 },
+    )
 }
 
 fn assert_matches_paper(cc: &str, case: u8, x: [f64; 3]) {
