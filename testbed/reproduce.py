@@ -1417,7 +1417,7 @@ they come out. The figures are the tests' JSON output.""",
     page.claims.append(
         Claim(
             "Case 1 (C1=C2=1024): every variant beats the best single path; x11 ≈ 1024",
-            "x1 > 1024 for WMPTCP/H-MPTCP, x11 = 1024 (H = WMPTCP)",
+            "x11 = 1024; x1 = 1024 (EMPTCP, the best single path) and ≈ 1365 (WMPTCP = H-MPTCP)",
             "<br>".join(_medians_line(v) for v in values(f1, "seed003_medians"))
             + f"<br>assertions (x11 within 10 % of 1024, x1 > 1024, H-MPTCP x1 ≥ 0.9 × "
             f"the better half's): {passfail(ok1)}",
