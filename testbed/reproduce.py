@@ -1780,6 +1780,13 @@ def _rates_line(v: dict) -> str:
     return f"{v['cc']}{opts}: x11 {v['x11']:.1f}, x12 {v['x12']:.1f}, x2 {v['x2']:.1f} (x1 {v['x11'] + v['x12']:.1f})"
 
 
+def _medians_line(v: dict) -> str:
+    return (
+        f"case {v['case']} {v['cc']}: x11 {v['x11']:.1f}, x12 {v['x12']:.1f}, x2 {v['x2']:.1f} "
+        f"(x1 {v['x11'] + v['x12']:.1f}; medians of seeds {', '.join(map(str, v['seeds']))})"
+    )
+
+
 def _bin_mean(series: list[float], bin_s: float, from_s: float, to_s: float) -> float:
     a, b = int(round(from_s / bin_s)), int(round(to_s / bin_s))
     chunk = series[a:b]
@@ -1810,11 +1817,14 @@ def seed003(r: Runner) -> Page:
 MPTCP subflow x12; the MPTCP subflow x11 alone on C1), in the simulator
 (`transport/tests/seed003_rates.rs` for cases 1, 2 and the pricing weight,
 `transport/tests/seed003_case3.rs` for case 3), rates in the paper's units (Mbit/s; the
-simulation runs every rate divided by 16). The tests assert the paper's case-2 rates within
-10 % and the case-1 and case-3 properties; the figures are the tests' JSON output.""",
+simulation runs every rate divided by 16). The tests assert the paper's case-2 rates under
+EMPTCP and H-MPTCP within 10 % and the case-1 and case-3 properties; the 10 % bar for the
+other rates (case 1, case 2 under WMPTCP) is kept as ignored tests, run here and reported as
+they come out. The figures are the tests' JSON output.""",
     )
     page.reps_note = (
-        f"Repetitions: cases 1, 2 and the pricing run use the tests' fixed seed (7); case 3 runs "
+        f"Repetitions: cases 1 and 2 are medians over seeds 1-5 and the pricing run over seeds "
+        f"1-3 (the tests' own; a 0-1 ms ACK jitter makes the seeds differ); case 3 runs "
         f"{reps} seed(s) (`--reps`, seeds 7, 8, ...), its transition times are the median."
     )
     page.open_params = [
@@ -1824,6 +1834,11 @@ simulation runs every rate divided by 16). The tests assert the paper's case-2 r
             "loss synchrony",
             "drop-tail queues (losses not forced synchronous)",
             "341/683 split assumes synchronised losses; independent losses give ≈424",
+        ),
+        (
+            "ACK timing",
+            "0-1 ms random on every ACK link (cases 1, 2, pricing)",
+            "without it the drop-tail phase decides which flow loses and seeds do not differ",
         ),
         ("metered-path weight", "x12 weight 0.1 vs default 0.5", "paper: a price, no number"),
         (
@@ -1837,38 +1852,77 @@ simulation runs every rate divided by 16). The tests assert the paper's case-2 r
             "the paper reads it off Fig. 5; 250 ms bins",
         ),
     ]
-    ok2, f2 = r.cargo_test("seed003_rates", "case2")
+    # Cases 1 and 2: medians over seeds 1-5 with a 0-1 ms ACK jitter (see the test file).
+    ok2, f2 = r.cargo_test("seed003_rates", "case2_emptcp_and_hmptcp")
     page.claims.append(
         Claim(
-            "Case 2 (C1=8, C2=1024): EMPTCP/H-MPTCP rates",
-            "x11=8, x12=508, x2=516 (EMPTCP = H-MPTCP); WMPTCP 8/341/683",
-            "<br>".join(_rates_line(v) for v in values(f2, "seed003_rates"))
-            + f"<br>EMPTCP and H-MPTCP within 10 %: {passfail(ok2)}",
+            "Case 2 (C1=8, C2=1024): EMPTCP/H-MPTCP rates within 10 %",
+            "x11=8, x12=508, x2=516 (EMPTCP = H-MPTCP)",
+            "<br>".join(_medians_line(v) for v in values(f2, "seed003_medians"))
+            + f"<br>all three rates within 10 %: {passfail(ok2)}",
             REPRODUCED if ok2 else NOT_REPRODUCED,
-            "tolerance 10 % is this testbed's choice; WMPTCP's 341/683 assumes synchronised losses",
+            "tolerance 10 % is the issue's; synchronised and independent losses give the same "
+            "rates here (x1 = x2 either way), which is why this point reproduces",
         )
     )
-    okh, _ = r.cargo_test("seed003_rates", "case2_hmptcp_does_at_least", ignored=True)
+    okw2, fw2 = r.cargo_test("seed003_rates", "case2_wmptcp_gives", ignored=True)
+    page.claims.append(
+        Claim(
+            "Case 2: WMPTCP rates within 10 %",
+            "x11=8, x12=341, x2=683",
+            "<br>".join(_medians_line(v) for v in values(fw2, "seed003_medians"))
+            + f"<br>within 10 %: {passfail(okw2)}",
+            REPRODUCED if okw2 else NOT_REPRODUCED,
+            "341/683 is the split of synchronised losses (ω : 1); the simulator's drop-tail "
+            "queue loses at an equal per-packet rate, which gives √ω : 1 (x12 ≈ 424). Ignored "
+            "test with the 10 % bar",
+        )
+    )
+    okh, fh = r.cargo_test("seed003_rates", "case2_hmptcp_does_at_least")
     page.claims.append(
         Claim(
             "Case 2: H-MPTCP does at least as well as the better of EMPTCP and WMPTCP",
             "H-MPTCP = EMPTCP in case 2",
-            f"H-MPTCP's total ≥ 0.9 × the better half's: {passfail(okh)} (the test prints both)",
+            "<br>".join(_medians_line(v) for v in values(fh, "seed003_medians"))
+            + f"<br>H-MPTCP's x1 ≥ 0.9 × the better half's: {passfail(okh)}",
             REPRODUCED if okh else NOT_REPRODUCED,
-            "0.9 is this testbed's tolerance; since the whole-packet window machine H-MPTCP's "
-            "total measures 0.876 of EMPTCP's (no random loss, so the same for every seed)",
+            "0.9 is this testbed's tolerance. A single jitter-free run measured 0.876 (the "
+            "drop-tail phase); the medians over 5 seeds with jitter do not show it",
         )
     )
-    ok1, f1 = r.cargo_test("seed003_rates", "case1")
+    ok1, f1 = r.cargo_test("seed003_rates", "case1_every_variant")
     page.claims.append(
         Claim(
             "Case 1 (C1=C2=1024): every variant beats the best single path; x11 ≈ 1024",
-            "EMPTCP x12=0, WMPTCP x12=341/x2=683 (H = WMPTCP)",
-            "<br>".join(_rates_line(v) for v in values(f1, "seed003_rates"))
-            + f"<br>assertions: {passfail(ok1)}",
-            PARTLY if ok1 else NOT_REPRODUCED,
-            "partly: x11 and the total are asserted; the exact 341/683 split assumes synchronised "
-            "losses, which drop-tail queues do not force (shown, not asserted)",
+            "x11 = 1024; x1 = 1024 (EMPTCP, the best single path) and ≈ 1365 (WMPTCP = H-MPTCP)",
+            "<br>".join(_medians_line(v) for v in values(f1, "seed003_medians"))
+            + f"<br>assertions (x11 within 10 % of 1024, x1 > 1024, H-MPTCP x1 ≥ 0.9 × "
+            f"the better half's): {passfail(ok1)}",
+            REPRODUCED if ok1 else NOT_REPRODUCED,
+            "the paper's conclusions for case 1, not its rates (next row)",
+        )
+    )
+    okr1, _ = r.cargo_test("seed003_rates", "case1_gives", ignored=True)
+    page.claims.append(
+        Claim(
+            "Case 1: the rates within 10 %",
+            "EMPTCP x12=0, x2=1024; WMPTCP and H-MPTCP x12=341, x2=683",
+            f"medians as in the row above; within 10 % (0 within 10 % of C2): {passfail(okr1)}",
+            REPRODUCED if okr1 else NOT_REPRODUCED,
+            "the paper's values are those of synchronised losses; independent losses give "
+            "EMPTCP x12=341/x2=683 and WMPTCP x12≈424/x2≈600, which is where the simulator "
+            "sits. Ignored test with the 10 % bar",
+        )
+    )
+    okm, fm = r.cargo_test("seed003_rates", "under_synchronised_losses")
+    page.claims.append(
+        Claim(
+            "The paper's theoretical rates follow from its equations under synchronised losses",
+            "cases 1 and 2, all three CCs (the values above)",
+            "the implemented increase rules in a fluid model where every flow on a link "
+            f"halves at each overflow give them within 10 %: {passfail(okm)}",
+            REPRODUCED if okm else NOT_REPRODUCED,
+            "a model check, not the simulator: it shows the gap is the loss model, not the rules",
         )
     )
     # Medians over seeds 1-3 with a 0-1 ms ACK jitter (see the test's comment).
