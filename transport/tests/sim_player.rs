@@ -157,10 +157,7 @@ fn the_watchdog_ends_a_run_whose_path_died_with_the_state_in_the_reason() {
     };
     let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
     // Let the first segments through, then cut the path for good.
-    let mut spec = PlayerSpec {
-        video_duration_s: 20.0,
-        timeout: Duration::from_secs(3),
-    };
+    let mut spec = PlayerSpec::immediate(20.0, Duration::from_secs(3));
     let first = run_player(&mut pair, &ladder(), &spec);
     assert_eq!(first.last().unwrap()["reason"], "timeout");
     for down in [false, true] {

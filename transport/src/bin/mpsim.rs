@@ -98,6 +98,15 @@ struct Cli {
     /// Seconds of video to play (at most the MPD's duration).
     #[arg(long = "video-duration", default_value_t = 60.0)]
     video_duration_s: f64,
+    /// With --player-mpd: when the player's page opens (s of the scenario's clock; its
+    /// `start` event, from which the start-up delay counts). The testbed passes the median of
+    /// its emulated trials (testbed/engine_sim.py); 0 = at once.
+    #[arg(long = "player-page-start-s", default_value_t = 0.0)]
+    player_page_start_s: f64,
+    /// With --player-mpd: when the player's first request goes out (s of the scenario's
+    /// clock; page, dash.js and MPD loaded). 0 = at once.
+    #[arg(long = "player-first-request-s", default_value_t = 0.0)]
+    player_first_request_s: f64,
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
     #[arg(long = "break-path")]
     break_path: Option<String>,
@@ -540,9 +549,22 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
     let every_ns = cli.stats_interval_ms * 1_000_000;
     let mut next_stats_ns = every_ns;
     let wall = WallInstant::now();
+    for (name, value) in [
+        ("--player-page-start-s", cli.player_page_start_s),
+        ("--player-first-request-s", cli.player_first_request_s),
+    ] {
+        if !(value.is_finite() && (0.0..=600.0).contains(&value)) {
+            eprintln!("mpsim: {name} {value}: expected seconds from 0 to 600");
+            return ExitCode::from(2);
+        }
+    }
     let spec = PlayerSpec {
         video_duration_s: cli.video_duration_s,
-        timeout: Duration::from_secs_f64(cli.video_duration_s * 3.0 + 60.0),
+        page_start: Duration::from_secs_f64(cli.player_page_start_s),
+        first_request: Duration::from_secs_f64(cli.player_first_request_s),
+        timeout: Duration::from_secs_f64(
+            cli.player_first_request_s + cli.video_duration_s * 3.0 + 60.0,
+        ),
     };
     let events = run_player_observed(pair, &ladder, &spec, |p| {
         if every_ns > 0 && p.now.as_nanos() >= next_stats_ns {
