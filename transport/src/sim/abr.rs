@@ -25,10 +25,14 @@
 //! * `InsufficientBufferRule`: after the first 2 appended segments (`segmentIgnoreCount`), the
 //!   lowest bitrate while the buffer is empty, else at most `0.7 x estimate x buffer /
 //!   segment duration` (`throughputSafetyFactor`).
+//! * `SwitchHistoryRule` over the last 8 decisions (`SwitchRequestHistory`, each decision a
+//!   "drop" when it chose a lower bitrate than the current one): from the lowest bitrate up,
+//!   once the decisions counted so far are >= 8 and drops / no-drops > 0.075, one below the
+//!   bitrate that was dropped from (that bitrate itself if it had no drop).
 //! * The rules' choices combine by their minimum (`ABRRulesCollection.getMinSwitchRequest`).
 //!
-//! Not modelled: `SwitchHistoryRule`, `AbandonRequestsRule` (no segment is abandoned),
-//! `DroppedFramesRule` (off by default), BOLA's replacement-segment bonus (fast switching).
+//! Not modelled: `AbandonRequestsRule` (no segment is abandoned), `DroppedFramesRule` (off
+//! by default).
 
 use std::time::Duration;
 
@@ -51,6 +55,9 @@ const EWMA_WEIGHT_PER_MS: f64 = 0.0015;
 /// dash.js `insufficientBufferRule.parameters`.
 const INSUFFICIENT_BUFFER_SAFETY_FACTOR: f64 = 0.7;
 const INSUFFICIENT_BUFFER_IGNORE_SEGMENTS: u32 = 2;
+/// dash.js `switchHistoryRule.parameters`.
+const SWITCH_HISTORY_SAMPLES: usize = 8;
+const SWITCH_HISTORY_THRESHOLD: f64 = 0.075;
 /// dash.js `buffer.stallThreshold` (s): below this the buffer counts as empty.
 pub const STALL_THRESHOLD_S: f64 = 0.3;
 
@@ -209,7 +216,8 @@ impl BolaState {
 
     /// `_checkNewSegment`, with the buffer level when the download ended (before append).
     fn check_new_segment(&mut self, buffer_s: f64) {
-        let (Some(request), Some(finish)) = (self.last_segment_request_s, self.last_segment_finish_s)
+        let (Some(request), Some(finish)) =
+            (self.last_segment_request_s, self.last_segment_finish_s)
         else {
             return;
         };
@@ -307,6 +315,8 @@ pub struct DashAbr {
     pub throughput: ThroughputModel,
     bola_active: bool,
     bola: Option<BolaState>,
+    /// The last decisions: (bitrate index current then, whether the choice was lower).
+    history: std::collections::VecDeque<(usize, bool)>,
 }
 
 impl DashAbr {
@@ -383,14 +393,40 @@ impl DashAbr {
             }
         };
         let insufficient = self.insufficient_buffer(bitrates, segment_s, input, estimate);
-        let rep = match (main.rep, insufficient) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let history = self.switch_history(bitrates.len());
+        let rep = [main.rep, insufficient, history]
+            .into_iter()
+            .flatten()
+            .min();
+        if let Some(r) = rep {
+            // AbrController._addSwitchHistoryEntry: every decision that named a bitrate.
+            self.history.push_back((input.current, r < input.current));
+            if self.history.len() > SWITCH_HISTORY_SAMPLES {
+                self.history.pop_front();
+            }
+        }
         AbrChoice {
             rep,
             delay_s: main.delay_s,
         }
+    }
+
+    /// `SwitchHistoryRule.getSwitchRequest`.
+    fn switch_history(&self, levels: usize) -> Option<usize> {
+        let (mut drops, mut no_drops) = (0usize, 0usize);
+        for i in 0..levels {
+            let here = self.history.iter().filter(|(c, _)| *c == i);
+            let here_drops = here.clone().filter(|(_, d)| *d).count();
+            drops += here_drops;
+            no_drops += here.count() - here_drops;
+            let counted = drops + no_drops;
+            // dash.js divides by zero here when every decision was a drop: Infinity > 0.075.
+            let ratio = drops as f64 / no_drops as f64;
+            if counted >= SWITCH_HISTORY_SAMPLES && ratio > SWITCH_HISTORY_THRESHOLD {
+                return Some(if i > 0 && here_drops > 0 { i - 1 } else { i });
+            }
+        }
+        None
     }
 
     fn insufficient_buffer(
@@ -443,7 +479,10 @@ mod tests {
         let fast = ((1.0 - af) * 2e6 + af * (1.0 - af) * 10e6) / (1.0 - 0.5f64.powf(3.0 / 3.0));
         let slow = ((1.0 - as_) * 2e6 + as_ * (1.0 - as_) * 10e6) / (1.0 - 0.5f64.powf(3.0 / 8.0));
         let e = t.average_bps().unwrap();
-        assert!((e - fast.min(slow)).abs() < 1e-6 * e, "{e} vs {fast} {slow}");
+        assert!(
+            (e - fast.min(slow)).abs() < 1e-6 * e,
+            "{e} vs {fast} {slow}"
+        );
         // The fast average follows the drop more: it is the lower one here.
         assert!(fast < slow);
     }
@@ -472,7 +511,12 @@ mod tests {
         abr.throughput.add(1_250_000, Duration::from_secs(1)); // 10 Mbit/s: top
         assert_eq!(abr.choose(&LADDER, 2.0, 0.0, at(2.0, 0, 1)).rep, Some(3));
         // No sample yet: no rule asks for a change.
-        assert_eq!(DashAbr::default().choose(&LADDER, 2.0, 0.0, at(2.0, 0, 1)).rep, None);
+        assert_eq!(
+            DashAbr::default()
+                .choose(&LADDER, 2.0, 0.0, at(2.0, 0, 1))
+                .rep,
+            None
+        );
     }
 
     #[test]
@@ -481,7 +525,11 @@ mod tests {
         let mut abr = DashAbr::default();
         abr.throughput.add(1_250_000, Duration::from_secs(1));
         let choose = |abr: &mut DashAbr, input| abr.choose(&LADDER, 2.0, 0.0, input).rep;
-        assert_eq!(choose(&mut abr, at(1.0, 3, 1)), Some(3), "ignored before 2 segments");
+        assert_eq!(
+            choose(&mut abr, at(1.0, 3, 1)),
+            Some(3),
+            "ignored before 2 segments"
+        );
         assert_eq!(choose(&mut abr, at(1.0, 3, 2)), Some(2));
         // Empty (below the 0.3 s stall threshold): the lowest.
         assert_eq!(choose(&mut abr, at(0.1, 3, 2)), Some(0));
@@ -516,7 +564,11 @@ mod tests {
         }
         // `_minBufferLevelForRepresentation`, computed by hand from its formula.
         for (i, want) in [(0, 0.0), (1, 11.198_597), (2, 13.981_820), (3, 16.703_286)] {
-            assert!((p.min_buffer(i) - want).abs() < 1e-5, "{i}: {}", p.min_buffer(i));
+            assert!(
+                (p.min_buffer(i) - want).abs() < 1e-5,
+                "{i}: {}",
+                p.min_buffer(i)
+            );
         }
     }
 
@@ -580,7 +632,36 @@ mod tests {
         assert_eq!(abr.choose(&LADDER, 2.0, 0.0, at(12.0, 0, 10)).rep, Some(1));
         // From index 2 the same buffer is no up-switch: BOLA's own choice stands.
         from_two.segment_done(slow(2, 22.0));
-        assert_eq!(from_two.choose(&LADDER, 2.0, 0.0, at(12.0, 2, 10)).rep, Some(2));
+        assert_eq!(
+            from_two.choose(&LADDER, 2.0, 0.0, at(12.0, 2, 10)).rep,
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn switch_history_holds_one_below_a_bitrate_dropped_from_in_the_last_8_decisions() {
+        // 10 Mbit/s: every rule would take the top (index 3).
+        let mut abr = DashAbr::default();
+        abr.throughput.add(1_250_000, Duration::from_secs(1));
+        // 7 decisions at the top, then one drop from the top (buffer empty: the
+        // insufficient-buffer rule takes the lowest).
+        for _ in 0..7 {
+            assert_eq!(abr.choose(&LADDER, 2.0, 0.0, at(8.0, 3, 10)).rep, Some(3));
+        }
+        assert_eq!(abr.choose(&LADDER, 2.0, 0.0, at(0.1, 3, 10)).rep, Some(0));
+        // From there (current = the lowest): 8 samples with 1 drop in 7 no-drops (0.14 >
+        // 0.075), the drop from index 3, so index 2, for as long as that drop is among the
+        // last 8 decisions (8 more decisions); then the top again.
+        let mut current = 0;
+        let mut chosen = Vec::new();
+        for _ in 0..10 {
+            current = abr
+                .choose(&LADDER, 2.0, 0.0, at(8.0, current, 10))
+                .rep
+                .unwrap();
+            chosen.push(current);
+        }
+        assert_eq!(chosen, [2, 2, 2, 2, 2, 2, 2, 2, 3, 3]);
     }
 
     #[test]

@@ -21,6 +21,9 @@
 //! * After the start-up segment, dash.js requests the first media segment again at the
 //!   bitrate it switches up to (seen in every emulated trial's nginx log); the copy is a
 //!   throughput sample but is not shown (playback already began at the start-up bitrate).
+//! * Fast switching (dash.js `_prepareForFastQualitySwitch`, on by default for VOD): an
+//!   up-switch re-requests the buffered lower-bitrate segments from 1.5 segments ahead of the
+//!   playhead on; a replacement that arrives before the playhead is shown instead.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -467,13 +470,23 @@ pub fn run_player_observed(
                         buffer_s: (buffered_to_s - current_played).max(0.0),
                     });
                     next_schedule_check = None;
-                    // A re-requested segment (the first one, after the start-up switch)
-                    // replaces nothing on screen: playback began with the first copy.
+                    appended += 1;
                     if start_s + 1e-9 >= buffered_to_s {
                         shown.push((start_s, f.rep));
                         buffered_to_s = (i + 1) as f64 * ladder.segment_s;
-                        appended += 1;
+                    } else if start_s > current_played + 1e-9 {
+                        // A replacement (fast switching) still ahead of the playhead: it is
+                        // the one shown.
+                        if let Some(entry) = shown
+                            .iter_mut()
+                            .rev()
+                            .find(|(t, _)| (*t - start_s).abs() < 1e-9)
+                        {
+                            entry.1 = f.rep;
+                        }
                     }
+                    // Otherwise (the first segment re-requested after the start-up switch)
+                    // nothing changes on screen: playback began with the first copy.
                     startup_rep.get_or_insert(f.rep);
                     if !started {
                         started = true;
@@ -527,6 +540,7 @@ pub fn run_player_observed(
                     };
                     let now_s = now.as_nanos() as f64 / 1e9;
                     let choice = abr.choose(&bitrates, ladder.segment_s, now_s, input);
+                    let previous = rep;
                     if let Some(r) = choice.rep {
                         rep = r;
                     }
@@ -537,6 +551,22 @@ pub fn run_player_observed(
                         refetch_checked = true;
                         if rep > first {
                             next_index = 0;
+                        }
+                    } else if rep > previous {
+                        // Fast switching (dash.js `_prepareForFastQualitySwitch`, on by
+                        // default for VOD): on an up-switch, the buffered segment 1.5
+                        // segments ahead of the playhead is replaced, and the ones after it,
+                        // if it is of a lower bitrate and at least that much is buffered.
+                        let ahead = 1.5 * ladder.segment_s;
+                        let at_s = current_played + ahead;
+                        let j = (at_s / ladder.segment_s).floor() as usize;
+                        let lower = shown
+                            .iter()
+                            .rev()
+                            .find(|(t, _)| (*t - j as f64 * ladder.segment_s).abs() < 1e-9)
+                            .is_some_and(|(_, r)| bitrates[*r] < bitrates[rep]);
+                        if buffer_s >= ahead && at_s < buffered_to_s && lower && j < next_index {
+                            next_index = j;
                         }
                     }
                 }
