@@ -509,6 +509,15 @@ fn links_json(
 fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<String>) -> ExitCode {
     use mptransport::runtime::stats::StatsLog;
     use mptransport::sim::player::{Ladder, PlayerSpec, run_player_observed};
+    for (name, value) in [
+        ("--player-page-start-s", cli.player_page_start_s),
+        ("--player-first-request-s", cli.player_first_request_s),
+    ] {
+        if !(value.is_finite() && (0.0..=600.0).contains(&value)) {
+            eprintln!("mpsim: {name} {value}: expected seconds from 0 to 600");
+            return ExitCode::from(2);
+        }
+    }
     let ladder = match Ladder::load(mpd) {
         Ok(l) => l,
         Err(e) => {
@@ -549,15 +558,6 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
     let every_ns = cli.stats_interval_ms * 1_000_000;
     let mut next_stats_ns = every_ns;
     let wall = WallInstant::now();
-    for (name, value) in [
-        ("--player-page-start-s", cli.player_page_start_s),
-        ("--player-first-request-s", cli.player_first_request_s),
-    ] {
-        if !(value.is_finite() && (0.0..=600.0).contains(&value)) {
-            eprintln!("mpsim: {name} {value}: expected seconds from 0 to 600");
-            return ExitCode::from(2);
-        }
-    }
     let spec = PlayerSpec {
         video_duration_s: cli.video_duration_s,
         page_start: Duration::from_secs_f64(cli.player_page_start_s),

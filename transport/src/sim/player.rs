@@ -185,6 +185,32 @@ impl Ladder {
     }
 }
 
+/// dash.js's fast switching (`_prepareForFastQualitySwitch`, on by default for VOD): on an
+/// up-switch to `new_rep`, the segment to request next when the buffered segment 1.5
+/// segments ahead of the playhead has a lower bitrate and at least that much is buffered
+/// (that segment and the ones after it are then downloaded again); None otherwise.
+/// `shown`: (media start s, bitrate index) of the buffered segments, in order.
+pub fn fast_switch_from(
+    shown: &[(f64, usize)],
+    bitrates: &[f64],
+    segment_s: f64,
+    playhead_s: f64,
+    buffered_to_s: f64,
+    new_rep: usize,
+) -> Option<usize> {
+    let ahead_s = 1.5 * segment_s;
+    let at_s = playhead_s + ahead_s;
+    if buffered_to_s - playhead_s < ahead_s || at_s >= buffered_to_s {
+        return None;
+    }
+    let j = (at_s / segment_s).floor() as usize;
+    let (_, buffered_rep) = shown
+        .iter()
+        .rev()
+        .find(|(t, _)| (*t - j as f64 * segment_s).abs() < 1e-9)?;
+    (bitrates[*buffered_rep] < bitrates[new_rep]).then_some(j)
+}
+
 pub struct PlayerSpec {
     pub video_duration_s: f64,
     /// Give up (summary reason "timeout") after this much virtual time.
@@ -552,22 +578,17 @@ pub fn run_player_observed(
                         if rep > first {
                             next_index = 0;
                         }
-                    } else if rep > previous {
-                        // Fast switching (dash.js `_prepareForFastQualitySwitch`, on by
-                        // default for VOD): on an up-switch, the buffered segment 1.5
-                        // segments ahead of the playhead is replaced, and the ones after it,
-                        // if it is of a lower bitrate and at least that much is buffered.
-                        let ahead = 1.5 * ladder.segment_s;
-                        let at_s = current_played + ahead;
-                        let j = (at_s / ladder.segment_s).floor() as usize;
-                        let lower = shown
-                            .iter()
-                            .rev()
-                            .find(|(t, _)| (*t - j as f64 * ladder.segment_s).abs() < 1e-9)
-                            .is_some_and(|(_, r)| bitrates[*r] < bitrates[rep]);
-                        if buffer_s >= ahead && at_s < buffered_to_s && lower && j < next_index {
-                            next_index = j;
-                        }
+                    } else if rep > previous
+                        && let Some(j) = fast_switch_from(
+                            &shown,
+                            &bitrates,
+                            ladder.segment_s,
+                            current_played,
+                            buffered_to_s,
+                            rep,
+                        )
+                    {
+                        next_index = next_index.min(j);
                     }
                 }
             }
@@ -644,4 +665,35 @@ pub fn run_player_observed(
         "error": error}),
     );
     ev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fast_switch_from;
+
+    const BITRATES: [f64; 4] = [800_000.0, 1_500_000.0, 3_000_000.0, 5_240_000.0];
+
+    #[test]
+    fn fast_switching_replaces_from_one_and_a_half_segments_ahead() {
+        // 10 segments of 2 s buffered at index 1, playhead at 5 s: 5 + 3 = 8 s is segment 4.
+        let shown: Vec<(f64, usize)> = (0..10).map(|i| (f64::from(i) * 2.0, 1)).collect();
+        assert_eq!(
+            fast_switch_from(&shown, &BITRATES, 2.0, 5.0, 20.0, 3),
+            Some(4)
+        );
+        // Not when the buffered segment there is as good as the new bitrate.
+        assert_eq!(fast_switch_from(&shown, &BITRATES, 2.0, 5.0, 20.0, 1), None);
+        // Not with less than 1.5 segments (3 s) buffered.
+        assert_eq!(
+            fast_switch_from(&shown, &BITRATES, 2.0, 17.5, 20.0, 3),
+            None
+        );
+        // A segment replaced already (the last entry for its start counts).
+        let mut replaced = shown.clone();
+        replaced.push((8.0, 3));
+        assert_eq!(
+            fast_switch_from(&replaced, &BITRATES, 2.0, 5.0, 20.0, 3),
+            None
+        );
+    }
 }
