@@ -97,6 +97,21 @@ def compare(
         str(scenario): {"cells": len(group), **_tau_by_measure(group)}
         for scenario, group in cells.groupby(level="scenario")
     }
+    # Retransmissions per path (a ranking can agree on the total and not on where).
+    paths = sorted(
+        c.removeprefix("retrans_pkts_").removesuffix("_emulate")
+        for c in trials.columns
+        if c.startswith("retrans_pkts_") and c.endswith("_emulate") and c != "retrans_pkts_emulate"
+    )
+    per_path = trials.groupby(CELL)[
+        [f"retrans_pkts_{p}_{e}" for p in paths for e in ("emulate", "sim")]
+    ].mean()
+    figures["kendall_tau_b_retrans_by_path"] = {
+        p: kendall_tau_b(
+            list(per_path[f"retrans_pkts_{p}_emulate"]), list(per_path[f"retrans_pkts_{p}_sim"])
+        )
+        for p in paths
+    }
     figures["stall_sign_agreement_by_scenario"] = {
         str(scenario): float(((group["stalls_emulate"] > 0) == (group["stalls_sim"] > 0)).mean())
         for scenario, group in trials.groupby("scenario")

@@ -102,3 +102,6 @@ def test_within_scenario_tau_and_medians() -> None:
     assert within["cells"] == 3 and math.isclose(within["wifi_share"], 1 / 3)
     assert figures["medians"]["wifi_share"] == {"emulate": 0.2, "sim": 0.2}
     assert figures["medians"]["stalls"] == {"emulate": 1.0, "sim": 0.0}
+    # Per path: Wi-Fi retransmissions 0, 1, 2 on both sides; LTE 0 everywhere (ties: NaN).
+    assert figures["kendall_tau_b_retrans_by_path"]["wifi"] == 1.0
+    assert math.isnan(figures["kendall_tau_b_retrans_by_path"]["lte"])
