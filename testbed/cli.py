@@ -760,5 +760,5 @@ def _main(argv: list[str] | None, repo: Path) -> int:
 
         figures = crossval.write(run_dir, sim_dir_for_crossval)
         print(f"cross-validation ({sim_dir_for_crossval / 'crossval.json'}):")
-        print(json.dumps(figures, indent=2))
+        print(json.dumps(crossval.no_nan(figures), indent=2))
     return status

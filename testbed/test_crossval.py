@@ -1,9 +1,14 @@
 """Cross-validation figures: Kendall's tau-b and the per-trial comparison."""
 
+import json
 import math
+import shutil
+from pathlib import Path
 
 import pandas as pd
 
+from metrics import report
+from testbed import crossval
 from testbed.crossval import compare, kendall_tau_b
 
 
@@ -48,3 +53,55 @@ def test_compare_ranks_cells_and_counts_stall_sign_agreement() -> None:
     # wifi shares 0.1, 0.2, 0.3 vs 0.15, 0.25, 0.2: one discordant pair of three.
     assert math.isclose(figures["kendall_tau_b"]["wifi_share"], 1 / 3)
     assert figures["kendall_tau_b"]["retrans_pkts"] == 1.0
+
+
+FIXTURE_RUN = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "run-small"
+
+
+def test_a_run_in_progress_is_compared_on_its_finished_trials(tmp_path: Path) -> None:
+    # run-small lists 8 trials: 5 ended ok, 1 failed, 1 has no result.json yet, 1 no folder.
+    emulated, simulated = tmp_path / "emu", tmp_path / "sim"
+    shutil.copytree(FIXTURE_RUN, emulated)
+    shutil.copytree(FIXTURE_RUN, simulated)
+    report.build(simulated)  # a finished run: its summary.csv is used as it is
+    out = tmp_path / "out"
+    assert crossval.main([str(emulated), str(simulated), "--out", str(out)]) == 0
+    figures = json.loads((out / "crossval.json").read_text())
+    assert figures["partial"] is True
+    assert figures["emulated"]["source"].startswith("trial folders")
+    assert figures["emulated"]["trials_listed"] == 8
+    assert figures["emulated"]["trials_ok"] == 5
+    assert figures["emulated"]["trials_missing"] == 3
+    assert figures["simulated"]["source"] == "summary.csv"
+    assert figures["trials_compared"] == 5
+    # The same trials on both sides: every ranking agrees where it is defined.
+    assert figures["kendall_tau_b"]["wifi_share"] == 1.0
+    assert figures["stall_sign_agreement"] == 1.0
+    trials = pd.read_csv(out / "crossval-trials.csv")
+    assert (trials["wifi_share_emulate"] == trials["wifi_share_sim"]).all()
+    assert not (simulated / "crossval.json").exists()  # --out, not the simulated run
+
+
+def test_reps_restricts_the_comparison_to_held_out_repetitions(tmp_path: Path) -> None:
+    emulated = _summary([10, 20, 30], [0, 1, 2])
+    emulated["rep"] = [0, 1, 1]
+    trials, figures = compare(emulated, emulated.copy(), reps=[1])
+    assert list(trials["rep"]) == [1, 1] and figures["trials_compared"] == 2
+
+
+def test_bad_reps_and_missing_runs_exit_2(tmp_path: Path) -> None:
+    assert crossval.main([str(FIXTURE_RUN), str(FIXTURE_RUN), "--reps", "one"]) == 2
+    assert crossval.main([str(tmp_path / "nothing"), str(FIXTURE_RUN)]) == 2
+
+
+def test_within_scenario_tau_and_medians() -> None:
+    emulated = _summary([10, 20, 30], [0, 1, 2])
+    simulated = _summary([15, 25, 20], [0, 0, 3])
+    _, figures = compare(emulated, simulated)
+    within = figures["kendall_tau_b_within_scenario"]["A1"]
+    assert within["cells"] == 3 and math.isclose(within["wifi_share"], 1 / 3)
+    assert figures["medians"]["wifi_share"] == {"emulate": 0.2, "sim": 0.2}
+    assert figures["medians"]["stalls"] == {"emulate": 1.0, "sim": 0.0}
+    # Per path: Wi-Fi retransmissions 0, 1, 2 on both sides; LTE 0 everywhere (ties: NaN).
+    assert figures["kendall_tau_b_retrans_by_path"]["wifi"] == 1.0
+    assert math.isnan(figures["kendall_tau_b_retrans_by_path"]["lte"])

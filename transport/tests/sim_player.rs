@@ -157,10 +157,7 @@ fn the_watchdog_ends_a_run_whose_path_died_with_the_state_in_the_reason() {
     };
     let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
     // Let the first segments through, then cut the path for good.
-    let mut spec = PlayerSpec {
-        video_duration_s: 20.0,
-        timeout: Duration::from_secs(3),
-    };
+    let mut spec = PlayerSpec::immediate(20.0, Duration::from_secs(3));
     let first = run_player(&mut pair, &ladder(), &spec);
     assert_eq!(first.last().unwrap()["reason"], "timeout");
     for down in [false, true] {
@@ -180,4 +177,98 @@ fn the_watchdog_ends_a_run_whose_path_died_with_the_state_in_the_reason() {
         events.iter().any(|e| e["event"] == "error"),
         "an error event for player.jsonl"
     );
+}
+
+/// The whole ladder of the content pipeline, in memory (sizes as in `SEGMENT_BYTES`, lowest
+/// bitrate first as `Ladder::load` sorts it), cut to `segments` segments.
+fn full_ladder(segments: usize) -> Ladder {
+    let reps = (0..4)
+        .rev()
+        .map(|i| Representation {
+            id: i.to_string(),
+            bitrate_bps: BITRATES[i].0 as f64,
+            width: BITRATES[i].1,
+            height: BITRATES[i].2,
+            init_bytes: INIT_BYTES[i],
+            segment_bytes: SEGMENT_BYTES[i][..segments].to_vec(),
+        })
+        .collect();
+    Ladder {
+        mpd: "synthetic.mpd".into(),
+        segment_s: 2.0,
+        duration_s: 2.0 * segments as f64,
+        reps,
+    }
+}
+
+#[test]
+fn the_player_starts_on_the_testbeds_clock_and_refetches_the_first_segment_after_switching_up() {
+    // A 50 Mbit/s path: the start-up bitrate (800 kbit/s) is left for the top at once.
+    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(50.0), Duration::from_millis(10), 0.0);
+    let path = SimPath {
+        name: "wifi".into(),
+        up: link,
+        down: link,
+    };
+    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    let spec = PlayerSpec {
+        video_duration_s: 20.0,
+        timeout: Duration::from_secs(120),
+        page_start: Duration::from_millis(1200),
+        first_request: Duration::from_millis(2300),
+    };
+    let events = run_player(&mut pair, &full_ladder(10), &spec);
+    let of = |name: &'static str| events.iter().filter(move |e| e["event"] == name);
+    assert_eq!(of("start").next().unwrap()["t_ns"], 1_200_000_000u64);
+    let segments: Vec<&Value> = of("segment").collect();
+    let first_request = segments[0]["request_t_ns"].as_u64().unwrap();
+    assert!(first_request >= 2_300_000_000, "{first_request}");
+    // The start-up delay counts from the page's start, as the emulated player's does.
+    let startup = of("startup").next().unwrap();
+    let startup_ms = startup["startup_delay_ms"].as_f64().unwrap();
+    let startup_t_ms = startup["t_ns"].as_f64().unwrap() / 1e6;
+    assert!(
+        (startup_ms - (startup_t_ms - 1200.0)).abs() < 1e-6,
+        "{startup}"
+    );
+    // init-3, chunk-3-00001, init-0, chunk-0-00001 (again, at the top), chunk-0-00002, ...
+    let urls: Vec<&str> = segments
+        .iter()
+        .map(|s| s["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &urls[..5],
+        [
+            "init-3.m4s",
+            "chunk-3-00001.m4s",
+            "init-0.m4s",
+            "chunk-0-00001.m4s",
+            "chunk-0-00002.m4s"
+        ]
+    );
+    // The re-fetched copy is not shown: the first 2 s play at the start-up bitrate.
+    let switch = of("quality_switch").next().unwrap();
+    assert_eq!(switch["from_rep"], "3");
+    assert!(
+        switch["media_time_s"].as_f64().unwrap() >= 2.0 - 1e-6,
+        "{switch}"
+    );
+    let summary = events.last().unwrap();
+    assert_eq!(summary["reason"], "ended", "{summary}");
+}
+
+#[test]
+fn mpsim_rejects_a_negative_start_time_with_exit_2() {
+    let dir = temp_dir("negative-start");
+    let mpd = write_ladder(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
+        .arg("--player-mpd")
+        .arg(&mpd)
+        .args(["--scenario", "B1", "--player-first-request-s=-1"])
+        .output()
+        .expect("mpsim runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--player-first-request-s -1"), "{stderr}");
 }

@@ -98,6 +98,15 @@ struct Cli {
     /// Seconds of video to play (at most the MPD's duration).
     #[arg(long = "video-duration", default_value_t = 60.0)]
     video_duration_s: f64,
+    /// With --player-mpd: when the player's page opens (s of the scenario's clock; its
+    /// `start` event, from which the start-up delay counts). The testbed passes the median of
+    /// its emulated trials (testbed/engine_sim.py); 0 = at once.
+    #[arg(long = "player-page-start-s", default_value_t = 0.0)]
+    player_page_start_s: f64,
+    /// With --player-mpd: when the player's first request goes out (s of the scenario's
+    /// clock; page, dash.js and MPD loaded). 0 = at once.
+    #[arg(long = "player-first-request-s", default_value_t = 0.0)]
+    player_first_request_s: f64,
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
     #[arg(long = "break-path")]
     break_path: Option<String>,
@@ -500,6 +509,15 @@ fn links_json(
 fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<String>) -> ExitCode {
     use mptransport::runtime::stats::StatsLog;
     use mptransport::sim::player::{Ladder, PlayerSpec, run_player_observed};
+    for (name, value) in [
+        ("--player-page-start-s", cli.player_page_start_s),
+        ("--player-first-request-s", cli.player_first_request_s),
+    ] {
+        if !(value.is_finite() && (0.0..=600.0).contains(&value)) {
+            eprintln!("mpsim: {name} {value}: expected seconds from 0 to 600");
+            return ExitCode::from(2);
+        }
+    }
     let ladder = match Ladder::load(mpd) {
         Ok(l) => l,
         Err(e) => {
@@ -542,7 +560,11 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
     let wall = WallInstant::now();
     let spec = PlayerSpec {
         video_duration_s: cli.video_duration_s,
-        timeout: Duration::from_secs_f64(cli.video_duration_s * 3.0 + 60.0),
+        page_start: Duration::from_secs_f64(cli.player_page_start_s),
+        first_request: Duration::from_secs_f64(cli.player_first_request_s),
+        timeout: Duration::from_secs_f64(
+            cli.player_first_request_s + cli.video_duration_s * 3.0 + 60.0,
+        ),
     };
     let events = run_player_observed(pair, &ladder, &spec, |p| {
         if every_ns > 0 && p.now.as_nanos() >= next_stats_ns {

@@ -5,6 +5,7 @@
 //! Everything random (link loss, connection ids, CC draws) comes from the run seed, so a run
 //! repeats exactly.
 
+pub mod abr;
 pub mod app_limited;
 mod cross;
 pub mod emulated_link;

@@ -9,28 +9,39 @@
 //!   cache). One request at a time, as dash.js fetches one video segment at a time.
 //! * A playout buffer: playback starts once the first media segment is in, drains in real
 //!   (virtual) time, stalls when it runs dry, resumes when a segment arrives.
-//! * dash.js's default ABR ("dynamic" strategy): the throughput rule (bitrate ≤ safety factor
-//!   0.9 × the lower of a fast and a slow exponentially weighted segment throughput) until the
-//!   buffer reaches the stable buffer time (12 s), then BOLA until it falls below half of
-//!   that. Start at the highest bitrate ≤ 1 Mbit/s (dash.js's default initial bitrate).
-//! * Buffer target: 12 s, 30 s when at the top quality (dash.js's `stableBufferTime` and
-//!   `bufferTimeAtTopQuality`).
+//! * dash.js's default ABR rules ([`super::abr`]: throughput model, throughput rule, BOLA
+//!   from 12 s of buffer, insufficient-buffer rule). Start at the highest bitrate ≤ 1 Mbit/s
+//!   (dash.js's default initial bitrate).
+//! * Buffer target: 18 s, 30 s when at the top quality (dash.js 5's `bufferTimeDefault` and
+//!   `bufferTimeAtTopQuality`); the next segment is requested once buffer + one segment
+//!   stays below it (`ScheduleController._shouldBuffer`).
+//! * The testbed's start-up: the page opens at `PlayerSpec::page_start` (the `start` event;
+//!   the emulated trial's Chromium launch) and the first request goes out at
+//!   `PlayerSpec::first_request` (page, dash.js and MPD loaded), both on the scenario's clock.
+//! * After the start-up segment, dash.js requests the first media segment again at the
+//!   bitrate it switches up to (seen in every emulated trial's nginx log); the copy is a
+//!   throughput sample but is not shown (playback already began at the start-up bitrate).
+//! * Fast switching (dash.js `_prepareForFastQualitySwitch`, on by default for VOD): an
+//!   up-switch re-requests the buffered lower-bitrate segments from 1.5 segments ahead of the
+//!   playhead on; a replacement that arrives before the playhead is shown instead.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::abr::{AbrInput, BUFFER_TIME_DEFAULT_S, DashAbr, SegmentDone};
 use super::pair::Pair;
 use crate::units::Instant;
 
 pub const REQUEST_BYTES: u64 = 400;
 pub const RESPONSE_HEADER_BYTES: u64 = 300;
-const STABLE_BUFFER_S: f64 = 12.0;
+/// dash.js `buffer.bufferTimeAtTopQuality` (s).
 const BUFFER_AT_TOP_S: f64 = 30.0;
-const SAFETY_FACTOR: f64 = 0.9;
 const INITIAL_BITRATE_BPS: f64 = 1_000_000.0;
-const BOLA_MIN_BUFFER_S: f64 = 10.0;
+/// dash.js `scheduling.defaultTimeout`: while the buffer is at its target, the schedule
+/// controller looks again this much later.
+const SCHEDULE_TIMEOUT: Duration = Duration::from_millis(500);
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// Watchdog: a response that gets no byte for this long of virtual time ends the run with
 /// reason `stuck` (an outage that long would also have closed the connection: its idle
@@ -174,62 +185,52 @@ impl Ladder {
     }
 }
 
-/// dash.js-like throughput estimate: the lower of a fast and a slow EWMA of segment
-/// throughput (half-lives 3 and 8 segments; dash.js weights by time, see docs/SIMULATOR.md).
-struct Throughput {
-    fast: f64,
-    slow: f64,
-    n: u32,
-}
-
-impl Throughput {
-    fn add(&mut self, bps: f64) {
-        let a_fast = 0.5f64.powf(1.0 / 3.0);
-        let a_slow = 0.5f64.powf(1.0 / 8.0);
-        if self.n == 0 {
-            self.fast = bps;
-            self.slow = bps;
-        } else {
-            self.fast = a_fast * self.fast + (1.0 - a_fast) * bps;
-            self.slow = a_slow * self.slow + (1.0 - a_slow) * bps;
-        }
-        self.n += 1;
+/// dash.js's fast switching (`_prepareForFastQualitySwitch`, on by default for VOD): on an
+/// up-switch to `new_rep`, the segment to request next when the buffered segment 1.5
+/// segments ahead of the playhead has a lower bitrate and at least that much is buffered
+/// (that segment and the ones after it are then downloaded again); None otherwise.
+/// `shown`: (media start s, bitrate index) of the buffered segments, in order.
+pub fn fast_switch_from(
+    shown: &[(f64, usize)],
+    bitrates: &[f64],
+    segment_s: f64,
+    playhead_s: f64,
+    buffered_to_s: f64,
+    new_rep: usize,
+) -> Option<usize> {
+    let ahead_s = 1.5 * segment_s;
+    let at_s = playhead_s + ahead_s;
+    if buffered_to_s - playhead_s < ahead_s || at_s >= buffered_to_s {
+        return None;
     }
-    fn estimate(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.fast.min(self.slow))
-    }
-}
-
-/// BOLA (Spiteri, Urgaonkar, Sitaraman, "BOLA: Near-Optimal Bitrate Adaptation for Online
-/// Videos", INFOCOM 2016) with dash.js's parameter choice: utilities ln(b_i / b_0) + 1, the
-/// minimum buffer 10 s and the buffer target mapped to the top utility.
-fn bola_choice(ladder: &Ladder, buffer_s: f64, target_s: f64) -> usize {
-    let b0 = ladder.reps[0].bitrate_bps;
-    let utilities: Vec<f64> = ladder
-        .reps
+    let j = (at_s / segment_s).floor() as usize;
+    let (_, buffered_rep) = shown
         .iter()
-        .map(|r| (r.bitrate_bps / b0).ln() + 1.0)
-        .collect();
-    let u_max = utilities.last().copied().unwrap_or(1.0);
-    let target = target_s.max(BOLA_MIN_BUFFER_S + ladder.segment_s);
-    let gp = (u_max - 1.0) / (target / BOLA_MIN_BUFFER_S - 1.0);
-    let vp = BOLA_MIN_BUFFER_S / gp;
-    let mut best = 0;
-    let mut best_score = f64::NEG_INFINITY;
-    for (i, r) in ladder.reps.iter().enumerate() {
-        let score = (vp * (utilities[i] + gp) - buffer_s) / r.bitrate_bps;
-        if score >= best_score {
-            best_score = score;
-            best = i;
-        }
-    }
-    best
+        .rev()
+        .find(|(t, _)| (*t - j as f64 * segment_s).abs() < 1e-9)?;
+    (bitrates[*buffered_rep] < bitrates[new_rep]).then_some(j)
 }
 
 pub struct PlayerSpec {
     pub video_duration_s: f64,
     /// Give up (summary reason "timeout") after this much virtual time.
     pub timeout: Duration,
+    /// When the page opens (the `start` event; start-up delay counts from here).
+    pub page_start: Duration,
+    /// When the first request (the first init segment) goes out; at least `page_start`.
+    pub first_request: Duration,
+}
+
+impl PlayerSpec {
+    /// A player that starts requesting at time 0 (no page load).
+    pub fn immediate(video_duration_s: f64, timeout: Duration) -> PlayerSpec {
+        PlayerSpec {
+            video_duration_s,
+            timeout,
+            page_start: Duration::ZERO,
+            first_request: Duration::ZERO,
+        }
+    }
 }
 
 /// Why the watchdog stops a run early: a connection closed, or the current response got no
@@ -297,12 +298,15 @@ pub fn run_player_observed(
         ((spec.video_duration_s.min(ladder.duration_s)) / ladder.segment_s).ceil() as usize;
     let segments = segments.min(ladder.reps[0].segment_bytes.len());
     let content_s = segments as f64 * ladder.segment_s;
+    let page_start = Instant::ZERO + spec.page_start;
+    let first_request = Instant::ZERO + spec.first_request.max(spec.page_start);
+    let page_start_ns = page_start.as_nanos();
     ev.push(
-        json!({"t_ns": 0, "event": "start", "player": "sim", "url": "sim://server/manifest.mpd",
+        json!({"t_ns": page_start_ns, "event": "start", "player": "sim", "url": "sim://server/manifest.mpd",
                    "mpd": ladder.mpd.display().to_string()}),
     );
     ev.push(
-        json!({"t_ns": 0, "event": "representations", "duration_s": content_s,
+        json!({"t_ns": first_request.as_nanos(), "event": "representations", "duration_s": content_s,
         "reps": ladder.reps.iter().map(|r| json!({"rep_id": r.id, "bitrate_bps": r.bitrate_bps as u64,
             "width": r.width, "height": r.height})).collect::<Vec<_>>()}),
     );
@@ -312,12 +316,20 @@ pub fn run_player_observed(
         .iter()
         .rposition(|r| r.bitrate_bps <= INITIAL_BITRATE_BPS)
         .unwrap_or(0);
-    let mut tput = Throughput {
-        fast: 0.0,
-        slow: 0.0,
-        n: 0,
-    };
-    let mut bola = false;
+    let bitrates: Vec<f64> = ladder.reps.iter().map(|r| r.bitrate_bps).collect();
+    let mut abr = DashAbr::default();
+    // The start-up segment's bitrate, until the first media segment has been re-requested
+    // (or not) after it.
+    let mut startup_rep: Option<usize> = None;
+    let mut refetch_checked = false;
+    // The bitrate of the next media segment is decided (its init segment, BOLA's delay may
+    // come first).
+    let mut decided = false;
+    // The schedule controller's next look while the buffer is full, and BOLA's request
+    // delay (`delayLoadingTime`).
+    let mut next_schedule_check: Option<Instant> = None;
+    let mut request_not_before = Instant::ZERO;
+    let mut appended = 0u32;
     let mut next_index = 0usize;
     let mut init_done: Vec<bool> = vec![false; ladder.reps.len()];
     let mut fetch: Option<Fetch> = None;
@@ -338,7 +350,7 @@ pub fn run_player_observed(
     let mut shown: Vec<(f64, usize)> = Vec::new(); // (media start s, rep) per segment
     let mut switches = 0u64;
     let mut last_shown_rep: Option<usize> = None;
-    let mut next_sample = Instant::ZERO;
+    let mut next_sample = page_start;
     let mut reason = "ended";
     let mut error: Option<String> = None;
     let mut last_progress = Instant::ZERO;
@@ -356,6 +368,7 @@ pub fn run_player_observed(
                 playing_since = None;
                 if played_s + 1e-6 < content_s {
                     stall_start = Some(dry_at);
+                    abr.buffer_empty();
                 }
             }
         }
@@ -376,7 +389,7 @@ pub fn run_player_observed(
             }
             last_shown_rep = Some(r);
         }
-        if now >= next_sample {
+        if now >= next_sample && now >= page_start {
             let r = last_shown_rep.unwrap_or(rep);
             let total_frames = (current_played * 30.0) as u64;
             ev.push(
@@ -469,12 +482,41 @@ pub fn run_player_observed(
             match f.index {
                 None => init_done[f.rep] = true,
                 Some(i) => {
-                    tput.add(bps);
-                    shown.push((i as f64 * ladder.segment_s, f.rep));
-                    buffered_to_s = (i + 1) as f64 * ladder.segment_s;
+                    let start_s = i as f64 * ladder.segment_s;
+                    // dash.js's sample: first byte to last byte (Resource Timing), header
+                    // bytes included (transferSize).
+                    abr.segment_done(SegmentDone {
+                        start_s,
+                        duration_s: ladder.segment_s,
+                        rep: f.rep,
+                        request_s: f.request_at.as_nanos() as f64 / 1e9,
+                        finish_s: now.as_nanos() as f64 / 1e9,
+                        bytes: f.bytes,
+                        first_to_last_byte: f.first_byte_at.map_or(Duration::ZERO, |t| now - t),
+                        buffer_s: (buffered_to_s - current_played).max(0.0),
+                    });
+                    next_schedule_check = None;
+                    appended += 1;
+                    if start_s + 1e-9 >= buffered_to_s {
+                        shown.push((start_s, f.rep));
+                        buffered_to_s = (i + 1) as f64 * ladder.segment_s;
+                    } else if start_s > current_played + 1e-9 {
+                        // A replacement (fast switching) still ahead of the playhead: it is
+                        // the one shown.
+                        if let Some(entry) = shown
+                            .iter_mut()
+                            .rev()
+                            .find(|(t, _)| (*t - start_s).abs() < 1e-9)
+                        {
+                            entry.1 = f.rep;
+                        }
+                    }
+                    // Otherwise (the first segment re-requested after the start-up switch)
+                    // nothing changes on screen: playback began with the first copy.
+                    startup_rep.get_or_insert(f.rep);
                     if !started {
                         started = true;
-                        startup_ms = Some(now.as_nanos() as f64 / 1e6);
+                        startup_ms = Some((now - page_start).as_secs_f64() * 1e3);
                         ev.push(json!({"t_ns": now_ns(pair), "event": "startup",
                                        "startup_delay_ms": startup_ms}));
                     }
@@ -500,32 +542,61 @@ pub fn run_player_observed(
         let target = if rep == top {
             BUFFER_AT_TOP_S
         } else {
-            STABLE_BUFFER_S
+            BUFFER_TIME_DEFAULT_S
         };
         let mut wake: Option<Instant> = None;
-        if fetch.is_none() && next_index < segments {
-            if buffer_s <= target - ladder.segment_s || !started {
-                // ABR for the next segment.
-                if bola && buffer_s < 0.5 * STABLE_BUFFER_S {
-                    bola = false;
-                } else if !bola && buffer_s >= STABLE_BUFFER_S {
-                    bola = true;
-                }
-                if started {
-                    rep = if bola {
-                        bola_choice(ladder, buffer_s, STABLE_BUFFER_S)
-                    } else {
-                        let est = tput.estimate().unwrap_or(INITIAL_BITRATE_BPS);
-                        ladder
-                            .reps
-                            .iter()
-                            .rposition(|r| r.bitrate_bps <= SAFETY_FACTOR * est)
-                            .unwrap_or(0)
+        let waiting_for = first_request
+            .max(request_not_before)
+            .max(next_schedule_check.unwrap_or(Instant::ZERO));
+        if now < waiting_for {
+            wake = Some(waiting_for);
+        } else if fetch.is_none() && next_index < segments {
+            next_schedule_check = None;
+            if buffer_s + ladder.segment_s < target || !started {
+                // ABR for the next media segment (dash.js keeps the bitrate when no rule
+                // asks), decided once: the init segment of a new bitrate is fetched and the
+                // media segment follows at that bitrate (ScheduleController's
+                // `_initFragmentNeeded` clears `shouldCheckPlaybackQuality`).
+                if started && !decided {
+                    decided = true;
+                    let input = AbrInput {
+                        buffer_s,
+                        current: rep,
+                        appended,
                     };
+                    let now_s = now.as_nanos() as f64 / 1e9;
+                    let choice = abr.choose(&bitrates, ladder.segment_s, now_s, input);
+                    let previous = rep;
+                    if let Some(r) = choice.rep {
+                        rep = r;
+                    }
+                    if choice.delay_s > 0.0 {
+                        request_not_before = now + Duration::from_secs_f64(choice.delay_s);
+                    }
+                    if !refetch_checked && let Some(first) = startup_rep {
+                        refetch_checked = true;
+                        if rep > first {
+                            next_index = 0;
+                        }
+                    } else if rep > previous
+                        && let Some(j) = fast_switch_from(
+                            &shown,
+                            &bitrates,
+                            ladder.segment_s,
+                            current_played,
+                            buffered_to_s,
+                            rep,
+                        )
+                    {
+                        next_index = next_index.min(j);
+                    }
                 }
+            }
+            if (buffer_s + ladder.segment_s < target || !started) && now >= request_not_before {
                 let (index, payload) = if init_done[rep] {
                     let i = next_index;
                     next_index += 1;
+                    decided = false;
                     (Some(i), ladder.reps[rep].segment_bytes[i])
                 } else {
                     (None, ladder.reps[rep].init_bytes)
@@ -542,9 +613,12 @@ pub fn run_player_observed(
                     request_at: now,
                     first_byte_at: None,
                 });
+            } else if now < request_not_before {
+                wake = Some(request_not_before);
             } else {
-                let wait = buffer_s - (target - ladder.segment_s);
-                wake = Some(now + Duration::from_secs_f64(wait.max(0.001)));
+                let check = now + SCHEDULE_TIMEOUT;
+                next_schedule_check = Some(check);
+                wake = Some(check);
             }
         }
         if let Some(since) = playing_since {
@@ -591,4 +665,35 @@ pub fn run_player_observed(
         "error": error}),
     );
     ev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fast_switch_from;
+
+    const BITRATES: [f64; 4] = [800_000.0, 1_500_000.0, 3_000_000.0, 5_240_000.0];
+
+    #[test]
+    fn fast_switching_replaces_from_one_and_a_half_segments_ahead() {
+        // 10 segments of 2 s buffered at index 1, playhead at 5 s: 5 + 3 = 8 s is segment 4.
+        let shown: Vec<(f64, usize)> = (0..10).map(|i| (f64::from(i) * 2.0, 1)).collect();
+        assert_eq!(
+            fast_switch_from(&shown, &BITRATES, 2.0, 5.0, 20.0, 3),
+            Some(4)
+        );
+        // Not when the buffered segment there is as good as the new bitrate.
+        assert_eq!(fast_switch_from(&shown, &BITRATES, 2.0, 5.0, 20.0, 1), None);
+        // Not with less than 1.5 segments (3 s) buffered.
+        assert_eq!(
+            fast_switch_from(&shown, &BITRATES, 2.0, 17.5, 20.0, 3),
+            None
+        );
+        // A segment replaced already (the last entry for its start counts).
+        let mut replaced = shown.clone();
+        replaced.push((8.0, 3));
+        assert_eq!(
+            fast_switch_from(&replaced, &BITRATES, 2.0, 5.0, 20.0, 3),
+            None
+        );
+    }
 }
