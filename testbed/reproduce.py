@@ -1256,7 +1256,7 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
     claims, figures = seed002_claims(ok)
     page.claims = claims
     page.emulated, emulated = seed002_emulated_section(r)
-    page.claims += seed002_discard_claims(emulated)
+    page.claims += seed002_discard_claims(emulated, seed002_live_selection(r))
     page.extra = figures
     page.extra_notes = [
         f"Simulated run: `{_shown(sim_run, r.repo)}` ({len(summary)} trials, {n_failed} not ok and left out of the means).",
@@ -1275,31 +1275,61 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
     return page
 
 
-def seed002_discard_claims(sel: Selection | None) -> list[Claim]:
+def seed002_live_selection(r: Runner) -> Selection | None:
+    """Live-mode trials of seed 002's cells (any of its CCs and schedulers, 1 repetition or
+    more) in the --from runs: the live discard claim's evidence. None without such a trial."""
+    emu_runs = r.opts.runs_of_engine("emulate")
+    if not emu_runs:
+        return None
+    live = Subset(SEED002_SCENARIOS, SEED002_CCS, SEED002_SCHEDS, 1,
+                  r.opts.emulated_video_s, video_mode="live")  # fmt: skip
+    sel = select_subset(emu_runs, live)
+    return sel if len(sel.trials) else None
+
+
+DISCARD_RULE = (
+    "rule (ours): τ-b ≥ 0.3 reproduced, > 0 partly (nan: no variation); emulated cells only, "
+    "60 s clips; discards = skipped + dropped frames (docs/PLAYER.md)"
+)
+
+
+def _discard_claim(name: str, paper: str, sel: Selection, what: str) -> Claim:
+    """Whether the cells' mean discarded frames rank with their mean underflows."""
+    stalls = _cell_means(sel.trials, "stalls")
+    discards = _cell_means(sel.trials, "discarded_frames")
+    keys = sorted(set(stalls) & set(discards))
+    if not keys:
+        return Claim(name, paper, f"{what}: no cell with both figures", NOT_RUN, DISCARD_RULE)
+    tau = _kendall_tau([stalls[k] for k in keys], [discards[k] for k in keys])
+    ours = (f"{what}: Kendall's τ-b between mean discarded frames and mean underflows over "
+            f"{len(keys)} cells {tau:.2f} (discards per trial {min(discards[k] for k in keys):.1f} "
+            f"to {max(discards[k] for k in keys):.1f}; underflows {min(stalls[k] for k in keys):.1f} "
+            f"to {max(stalls[k] for k in keys):.1f})")  # fmt: skip
+    verdict = REPRODUCED if tau >= 0.3 else PARTLY if tau > 0 else NOT_REPRODUCED
+    return Claim(name, paper, ours, verdict, DISCARD_RULE)
+
+
+def seed002_discard_claims(sel: Selection | None, live_sel: Selection | None = None) -> list[Claim]:
     """Picture discards: measurable only in emulation (the simulated player has no decoder)."""
-    live = Claim(
-        "Picture discards, live mode (Figs. 4b-10b)",
-        "discards follow the underflows",
-        "not run: seed 002 is reproduced in VOD mode only",
-        NOT_RUN,
-        "the simulator's player has no live mode, and the emulated subset is VOD",
-    )
+    live_name = "Picture discards, live mode (Figs. 4b-10b)"
+    live_paper = "discards follow the underflows"
+    if live_sel is None:
+        live = Claim(live_name, live_paper, "not run: no live-mode run of seed 002's cells given",
+                     NOT_RUN, "the simulator's player has no live mode; pass an emulated "
+                     "`--video-mode live` run of seed 002's scenarios with --from")  # fmt: skip
+    else:
+        cells = sorted({(sc, cc, s) for sc, cc, s in zip(
+            live_sel.trials["scenario"], live_sel.trials["cc"], live_sel.trials["sched"], strict=True)})  # fmt: skip
+        live = _discard_claim(live_name, live_paper, live_sel,
+                              f"emulated live trials ({len(live_sel.trials)} in {len(cells)} cells: "
+                              + ", ".join("/".join(c) for c in cells) + ")")  # fmt: skip
     name = "Picture discards follow the buffer underflows, VOD (Figs. 4b-10b)"
     paper = "cells with large underflows also discard pictures"
     if sel is None or not len(sel.trials):
         return [Claim(name, paper, "not measurable in the simulator (no decoder); the emulated subset is not run",
                       NOT_RUN, "the simulated player model has no decoder or CPU, so `discarded_frames` is 0 by construction"),
                 live]  # fmt: skip
-    stalls = _cell_means(sel.trials, "stalls")
-    discards = _cell_means(sel.trials, "discarded_frames")
-    keys = sorted(set(stalls) & set(discards))
-    tau = _kendall_tau([stalls[k] for k in keys], [discards[k] for k in keys])
-    return [Claim(name, paper,
-                  f"emulated subset: Kendall's τ-b between mean discarded frames and mean underflows over {len(keys)} cells {tau:.2f} "
-                  f"(discards per trial {min(discards[k] for k in keys):.1f} to {max(discards[k] for k in keys):.1f})" if keys else "no cell with both figures",
-                  REPRODUCED if tau >= 0.3 else PARTLY if tau > 0 else NOT_REPRODUCED,
-                  "rule (ours): τ-b ≥ 0.3 reproduced, > 0 partly (nan: no variation); emulated cells only, 60 s clips; discards = skipped + dropped frames (docs/PLAYER.md)"),
-            live]  # fmt: skip
+    return [_discard_claim(name, paper, sel, "emulated subset"), live]
 
 
 # --- seed 002: the emulated subset, selected from run folders ---------------------------------
@@ -1317,6 +1347,7 @@ class Subset:
     reps: int
     video_s: int
     optional_ccs: tuple[str, ...] = ()
+    video_mode: str = "vod"
 
     def cells(self, ccs: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
         return [
@@ -1455,7 +1486,7 @@ def _select_from_run(run: Path, subset: Subset) -> tuple[RunSource, pd.DataFrame
         (_column(summary, "transport", "user") == "user")
         & (_column(summary, "player", "dashjs") == "dashjs")
         & (clip == subset.video_s)
-        & (mode == "vod")
+        & (mode == subset.video_mode)
         & _column(summary, "cc_opts", "").map(_blank)
         & _column(summary, "sched_opts", "").map(_blank)
     )

@@ -233,7 +233,8 @@ def _write_run(
     specs = [
         {"scenario": r.scenario, "transport": r.transport, "cc": r.cc, "sched": r.sched,
          "player": r.player, "video_duration_s": int(r.video_duration_s), "rep": int(r.rep),
-         "seed": int(r.rep) + 1, "video_mode": "vod", "cc_opts": [], "sched_opts": []}
+         "seed": int(r.rep) + 1, "video_mode": getattr(r, "video_mode", "vod"), "cc_opts": [],
+         "sched_opts": []}
         for r in rows.itertuples()
     ]  # fmt: skip
     run.mkdir(parents=True)
@@ -471,3 +472,37 @@ def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
         "| T | [seed007](docs/reproductions/seed007.md) | 1 | 0 | 2 | 1 | claims on the emulated cells: 1 partly; 54 of the subset's 72 trials used, all 72 take 1 h 20 min one at a time (measured) | 61 s / 59 s |"
         in table
     )
+
+
+def test_live_discard_claim_reads_live_runs_and_the_vod_subset_ignores_them(tmp_path: Path) -> None:
+    vod = _cells(["B1", "A1", "B2", "A2"], ["bbr", "lia", "compound"], ["lrf", "tp-sty"])
+    _write_run(tmp_path / "vod", vod, "emulate", ["--scenario", "A1,A2,B1,B2"])
+    # One live repetition of B1's bbr/cubic x lrf/tp-sty cells; discards follow the underflows
+    # (cubic x tp-sty stalls twice and discards most), then a flat live run (no variation).
+    live = pd.DataFrame([
+        {"scenario": "B1", "cc": cc, "sched": s, "rep": 0, "video_mode": "live",
+         "stalls": st, "discarded_frames": d}
+        for cc, s, st, d in [("bbr", "lrf", 0.0, 0.0), ("bbr", "tp-sty", 1.0, 3.0),
+                             ("cubic", "lrf", 0.0, 1.0), ("cubic", "tp-sty", 2.0, 9.0)]
+    ])  # fmt: skip
+    _write_run(tmp_path / "live", live, "emulate", ["--video-mode", "live", "--scenario", "B1"])
+    runs = [tmp_path / "vod", tmp_path / "live"]
+    sel = reproduce.select_subset(runs, SUBSET)
+    assert len(sel.trials) == 72 and sel.sources[1].n_outside == 4  # live trials: not VOD cells
+    live_subset = reproduce.Subset(reproduce.SEED002_SCENARIOS, reproduce.SEED002_CCS,
+                                   reproduce.SEED002_SCHEDS, 1, 60, video_mode="live")  # fmt: skip
+    live_sel = reproduce.select_subset(runs, live_subset)
+    assert len(live_sel.trials) == 4 and set(live_sel.trials["cc"]) == {"bbr", "cubic"}
+    vod_claim, live_claim = reproduce.seed002_discard_claims(sel, live_sel)
+    assert live_claim.verdict == reproduce.REPRODUCED, live_claim.ours
+    assert "4 in 4 cells" in live_claim.ours and "B1/cubic/tp-sty" in live_claim.ours
+    assert vod_claim.verdict == reproduce.REPRODUCED  # _cells: discards = 10 x underflows
+    # Without a live run the claim is not run, and says what would make it run.
+    _, not_run = reproduce.seed002_discard_claims(sel, None)
+    assert not_run.verdict == reproduce.NOT_RUN and "--video-mode live" in not_run.why
+    # Discards that fall as underflows rise: not reproduced.
+    live["discarded_frames"] = [9.0, 3.0, 5.0, 0.0]
+    _write_run(tmp_path / "live-inverse", live, "emulate", ["--video-mode", "live"])
+    inverse = reproduce.select_subset([tmp_path / "live-inverse"], live_subset)
+    _, inverse_claim = reproduce.seed002_discard_claims(sel, inverse)
+    assert inverse_claim.verdict == reproduce.NOT_REPRODUCED, inverse_claim.ours
