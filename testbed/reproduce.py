@@ -1275,15 +1275,19 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
     return page
 
 
+def seed002_live_subset(opts: Options) -> Subset:
+    """Seed 002's cells in live mode: any of its CCs and schedulers, 1 repetition or more."""
+    return Subset(SEED002_SCENARIOS, SEED002_CCS, SEED002_SCHEDS, 1, opts.emulated_video_s,
+                  video_mode="live")  # fmt: skip
+
+
 def seed002_live_selection(r: Runner) -> Selection | None:
     """Live-mode trials of seed 002's cells (any of its CCs and schedulers, 1 repetition or
     more) in the --from runs: the live discard claim's evidence. None without such a trial."""
     emu_runs = r.opts.runs_of_engine("emulate")
     if not emu_runs:
         return None
-    live = Subset(SEED002_SCENARIOS, SEED002_CCS, SEED002_SCHEDS, 1,
-                  r.opts.emulated_video_s, video_mode="live")  # fmt: skip
-    sel = select_subset(emu_runs, live)
+    sel = select_subset(emu_runs, seed002_live_subset(r.opts))
     return sel if len(sel.trials) else None
 
 

@@ -489,8 +489,7 @@ def test_live_discard_claim_reads_live_runs_and_the_vod_subset_ignores_them(tmp_
     runs = [tmp_path / "vod", tmp_path / "live"]
     sel = reproduce.select_subset(runs, SUBSET)
     assert len(sel.trials) == 72 and sel.sources[1].n_outside == 4  # live trials: not VOD cells
-    live_subset = reproduce.Subset(reproduce.SEED002_SCENARIOS, reproduce.SEED002_CCS,
-                                   reproduce.SEED002_SCHEDS, 1, 60, video_mode="live")  # fmt: skip
+    live_subset = reproduce.seed002_live_subset(Options())
     live_sel = reproduce.select_subset(runs, live_subset)
     assert len(live_sel.trials) == 4 and set(live_sel.trials["cc"]) == {"bbr", "cubic"}
     vod_claim, live_claim = reproduce.seed002_discard_claims(sel, live_sel)
