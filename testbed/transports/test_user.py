@@ -99,9 +99,9 @@ def test_finish_counts_paths_that_carried_data(tmp_path: Path) -> None:
 def test_established_path_without_data_is_valid_and_flagged(tmp_path: Path) -> None:
     # What a sticky scheduler does (seed 002's A2 bbr x tp-sty): lte's HELLO was acknowledged
     # on both connections, then every byte went over wifi.
-    write_stats(tmp_path / "transport-client.jsonl",
-                [subflow(1, "wifi", 0, established=False), subflow(1, "lte", 0, established=False),
-                 subflow(1, "wifi", 40_890_325), subflow(1, "lte", 0), subflow(2, "lte", 0)])  # fmt: skip
+    rows = [subflow(1, "wifi", 0, established=False), subflow(1, "lte", 0, established=False),
+            subflow(1, "wifi", 40_890_325), subflow(1, "lte", 0), subflow(2, "lte", 0)]  # fmt: skip
+    write_stats(tmp_path / "transport-client.jsonl", rows)
     ctx = FakeCtx(tmp_path)
     user.finish(ctx)
     assert ctx.invalid_reasons == []
