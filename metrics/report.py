@@ -415,8 +415,8 @@ def _counts_sentence(summary: pd.DataFrame) -> str:
     unused = flags.fillna("").astype(str) != ""
     if unused.any():
         sentence += (
-            f" {int(unused.sum())} counted trial(s) left a path unused: its subflow was established "
-            "but carried no stream data (<code>paths_unused</code>; docs/METRICS.md)."
+            f" {int(unused.sum())} counted trial(s) left a path unused: its subflow was "
+            "established but carried no stream data (<code>paths_unused</code>; docs/METRICS.md)."
         )
     return sentence
 
