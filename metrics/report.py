@@ -412,7 +412,7 @@ def _counts_sentence(summary: pd.DataFrame) -> str:
         f"{status.get('incomplete', 0)} incomplete; {len(valid)} counted (ok and valid)."
     )
     flags = valid["paths_unused"] if "paths_unused" in valid.columns else pd.Series(dtype=object)
-    unused = flags.fillna("").astype(str) != ""
+    unused = flags.notna() & (flags.astype(str) != "")
     if unused.any():
         sentence += (
             f" {int(unused.sum())} counted trial(s) left a path unused: its subflow was "
