@@ -164,6 +164,8 @@ def test_two_subflows_carry_data_and_bytes_match_the_wire(
         out.mkdir()
         result = transfer(namespaces, out, 20_000_000)
         assert result["valid"], result["invalid_reasons"]
+        # Real sampler lines carry the evidence of the never-established rule (state, rtt).
+        assert result["paths_established"] == ["lte", "wifi"] and result["paths_unused"] == []
         assert result["paths_with_data"] == ["lte", "wifi"]
         ratios = {
             path: result["bytes_vs_emulator"][path]["kernel_over_emulator_in"]

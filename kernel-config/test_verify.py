@@ -22,7 +22,16 @@ def mib(**deltas: int) -> dict[str, dict[str, dict[str, int]]]:
     }
 
 
-def line(path: str, sent: int, *, mptcp: bool | None = True, retrans: int = 0) -> dict[str, Any]:
+def line(
+    path: str,
+    sent: int,
+    *,
+    mptcp: bool | None = True,
+    retrans: int = 0,
+    state: str = "ESTAB",
+    srtt_ms: float | None = 20.5,
+) -> dict[str, Any]:
+    """One kernel-subflows.jsonl line; by default an established socket with an RTT sample."""
     addr = {"wifi": "10.1.1.2", "lte": "10.2.1.2"}[path]
     return {
         "event": "subflow",
@@ -30,6 +39,9 @@ def line(path: str, sent: int, *, mptcp: bool | None = True, retrans: int = 0) -
         "conn": "c89b94eb" if mptcp else f"10.1.2.2:8080-{addr}:40000",
         "path": path,
         "mptcp": mptcp,
+        "state": state,
+        "srtt_ms": srtt_ms,
+        "min_rtt_ms": srtt_ms,
         "bytes_sent_total": sent,
         "bytes_acked_total": sent,
         "bytes_retrans_total": retrans * 1448,
@@ -74,13 +86,37 @@ def test_fallback_to_tcp_marks_invalid() -> None:
     assert any("fell back to plain TCP" in r for r in result["invalid_reasons"])
 
 
-def test_one_path_only_marks_invalid() -> None:
+def test_path_never_established_marks_invalid() -> None:
     result = verify.verdict("kernel", mib(**GOOD_MIB), [line("wifi", 9_000_000)], [])
     assert result["subflows_with_data"] == 1
+    assert result["paths_established"] == ["wifi"] and result["paths_unused"] == []
     assert result["invalid_reasons"] == [
-        "kernel MPTCP: 2 subflows configured but only 1 path(s) carried data"
-        " (wifi; a path counts from 65536 bytes sent)"
+        "kernel MPTCP: 2 subflows configured but lte never established (no socket on it past"
+        " SYN-RECV with an RTT sample in kernel-subflows.jsonl)"
     ]
+
+
+def test_a_join_stuck_in_syn_recv_is_not_established() -> None:
+    # A request socket (the MP_JOIN's third ACK never arrived): no full socket, no RTT.
+    lines = [line("wifi", 9_000_000), line("lte", 0, state="SYN-RECV", srtt_ms=None)]
+    result = verify.verdict("kernel", mib(**GOOD_MIB), lines, [])
+    assert result["valid"] is False
+    assert "lte never established" in result["invalid_reasons"][0]
+
+
+def test_established_path_without_data_is_valid_and_flagged() -> None:
+    # The scheduler kept every byte on wifi; the lte join completed (ESTAB, RTT from the
+    # SYN-ACK) and sent only its handshake. Its socket was later destroyed (ss -E: UNCONN).
+    lte = line("lte", 0)
+    lte_destroyed = line("lte", 0, state="UNCONN") | {"final": True}
+    result = verify.verdict(
+        "kernel", mib(**GOOD_MIB), [line("wifi", 9_000_000), lte, lte_destroyed], []
+    )
+    assert result["valid"] is True, result["invalid_reasons"]
+    assert result["subflows_with_data"] == 1
+    assert result["paths_established"] == ["lte", "wifi"]
+    assert result["paths_unused"] == ["lte"]
+    assert "paths_unused=lte" in verify.format_summary(result)
 
 
 def test_player_not_under_mptcpize_marks_invalid() -> None:
@@ -102,6 +138,7 @@ def test_bytes_mismatch_with_emulator_marks_invalid() -> None:
 def test_tcp_lte_must_use_lte_only() -> None:
     ok = verify.verdict("tcp-lte", mib(), [line("lte", 3_000_000, mptcp=False)], [])
     assert ok["valid"] is True and ok["paths_with_data"] == ["lte"]
+    assert ok["paths_unused"] is None  # single-path by design: nothing to flag
     wrong = verify.verdict("tcp-lte", mib(), [line("wifi", 3_000_000, mptcp=False)], [])
     assert wrong["invalid_reasons"] == ["tcp-lte: expected data on lte only, got wifi"]
 

@@ -174,6 +174,7 @@ def finish(ctx: Any) -> dict[str, Any]:
         result["spec"] = {"cc": ctx.spec.cc, "sched": ctx.spec.sched}
         write_json_atomically(trial_dir / "kernel-mptcp.json", result)
         ctx.subflows_with_data = result["subflows_with_data"]
+        ctx.paths_unused = result["paths_unused"]
         for reason in result["invalid_reasons"]:
             ctx.mark_invalid(reason)
         return result

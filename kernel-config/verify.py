@@ -10,7 +10,14 @@ A trial is invalid (ctx.mark_invalid) when MPTCP was asked for and
 * no MP_CAPABLE connection reached the server, or the client sent no MP_CAPABLE SYN;
 * any connection fell back to plain TCP (MIB fallback counters), or a plain TCP socket
   served the player next to the MPTCP ones;
-* fewer paths than configured carried data (at least DATA_MIN_BYTES sent on the path).
+* a configured path was never established: no socket on it (sampled in the server
+  namespace) with a completed handshake, i.e. in a state past SYN-RECV and with an RTT
+  sample (the kernel creates the full socket on the handshake's last ACK, and for a
+  passive open measures the SYN-ACK's round trip then, so even a subflow that never sends
+  data shows `rtt`/`minrtt`).
+A path that was established but carried no data (under DATA_MIN_BYTES sent) is a
+scheduler's choice, not a broken set-up: the trial stays valid and the path is listed in
+`paths_unused` (docs/ORCHESTRATOR.md, "Validity").
 For tcp-* trials the check is the mirror image: one path only, no MPTCP.
 Kernel and emulator bytes per path are compared (server->client direction); a mismatch
 over BYTES_TOLERANCE is reported and makes the trial invalid too (the logs would not agree).
@@ -29,6 +36,8 @@ from kernel_config.ss_parser import (
 )
 
 DATA_MIN_BYTES = 65536  # a path "carries data" from 64 KiB on: more than handshakes and DATA_FIN
+# ss states of a socket whose handshake has not completed (request sockets, active opens).
+HANDSHAKE_STATES = ("SYN-SENT", "SYN-RECV")
 BYTES_TOLERANCE = 0.05
 PATHS = ("wifi", "lte")
 FALLBACK_COUNTERS = (
@@ -113,9 +122,12 @@ def summarise_subflows(
     """Per socket the line with the most bytes sent (counters only grow), then per path sums."""
     best: dict[str, dict[str, Any]] = {}
     known_mptcp: dict[str, bool] = {}
+    established: set[str] = set()
     for line in lines:
         if line.get("event") != "subflow":
             continue
+        if handshake_completed(line):
+            established.add(str(line["path"]))
         key = line["subflow"]
         if line.get("mptcp") is not None:
             known_mptcp[key] = bool(line["mptcp"])
@@ -147,16 +159,26 @@ def summarise_subflows(
         totals["bytes_retrans"] += int(line["bytes_retrans_total"])
         totals["pkts_retrans"] += int(line["pkts_retrans_total"])
         totals["wire_bytes_sent"] += wire_bytes(line, mptcp)
+    paths_with_data = sorted(
+        path
+        for path, totals in per_path.items()
+        if path in paths and totals["bytes_sent"] >= DATA_MIN_BYTES
+    )
     return {
         "per_path": per_path,
+        "paths_established": sorted(
+            path for path in paths if path in established or path in paths_with_data
+        ),
         "mptcp_connections": len(mptcp_conns),
         "plain_tcp_sockets": sorted(plain_tcp_sockets),
-        "paths_with_data": sorted(
-            path
-            for path, totals in per_path.items()
-            if path in paths and totals["bytes_sent"] >= DATA_MIN_BYTES
-        ),
+        "paths_with_data": paths_with_data,
     }
+
+
+def handshake_completed(line: dict[str, Any]) -> bool:
+    """A sampled socket past its handshake: not SYN-SENT/SYN-RECV, and an RTT sample."""
+    rtt_ms = line.get("srtt_ms") or line.get("min_rtt_ms")
+    return line.get("state") not in HANDSHAKE_STATES and rtt_ms is not None and rtt_ms > 0
 
 
 def emulator_down_bytes(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -253,12 +275,12 @@ def verdict(
                 f"kernel MPTCP: {len(subflows['plain_tcp_sockets'])} plain TCP socket(s) served"
                 f" the player: {', '.join(subflows['plain_tcp_sockets'][:4])}"
             )
-        if len(paths_with_data) < len(paths):
+        never = [path for path in paths if path not in subflows["paths_established"]]
+        if never:
             reasons.append(
-                f"kernel MPTCP: {len(paths)} subflows configured but only"
-                f" {len(paths_with_data)} path(s) carried data"
-                f" ({', '.join(paths_with_data) or 'none'};"
-                f" a path counts from {DATA_MIN_BYTES} bytes sent)"
+                f"kernel MPTCP: {len(paths)} subflows configured but {', '.join(never)} never"
+                " established (no socket on it past SYN-RECV with an RTT sample in"
+                " kernel-subflows.jsonl)"
             )
     else:
         expected_path = transport.removeprefix("tcp-")
@@ -285,6 +307,15 @@ def verdict(
         and not subflows["plain_tcp_sockets"],
         "subflows_with_data": len(paths_with_data),
         "paths_with_data": paths_with_data,
+        "paths_established": subflows["paths_established"],
+        # Established but under DATA_MIN_BYTES sent: valid, flagged (MPTCP trials only).
+        "paths_unused": [
+            path
+            for path in paths
+            if path in subflows["paths_established"] and path not in paths_with_data
+        ]
+        if mptcp_expected
+        else None,
         "mptcp_connections": subflows["mptcp_connections"],
         "plain_tcp_sockets": subflows["plain_tcp_sockets"],
         "per_path": subflows["per_path"],
@@ -302,6 +333,7 @@ def format_summary(result: dict[str, Any]) -> str:
         f"transport={result['transport']} cc={result.get('spec', {}).get('cc')}"
         f" sched={result.get('spec', {}).get('sched')} mptcp_used={result['mptcp_used']}"
         f" subflows_with_data={result['subflows_with_data']}"
+        f" paths_unused={','.join(result.get('paths_unused') or []) or '-'}"
         f" mptcp_connections={result['mptcp_connections']}"
         f" kernel_verdict_valid={result['valid']}",
         f"{'path':<5} {'bytes_sent':>12} {'kernel_wire':>12} {'emu_in':>12} {'kernel/emu_in':>13}"

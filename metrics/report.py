@@ -70,6 +70,7 @@ TRIAL_TABLE_COLUMNS = [
     "trial_id",
     "status",
     "valid",
+    "paths_unused",
     "stalls",
     "stall_total_ms",
     "discarded_frames",
@@ -405,11 +406,19 @@ def _utc(unix_s: Any) -> str:
 
 def _counts_sentence(summary: pd.DataFrame) -> str:
     status = summary["status"].value_counts()
-    valid = len(counted(summary))
-    return (
+    valid = counted(summary)
+    sentence = (
         f"{len(summary)} trial(s): {status.get('ok', 0)} ok, {status.get('failed', 0)} failed, "
-        f"{status.get('incomplete', 0)} incomplete; {valid} counted (ok and valid)."
+        f"{status.get('incomplete', 0)} incomplete; {len(valid)} counted (ok and valid)."
     )
+    flags = valid["paths_unused"] if "paths_unused" in valid.columns else pd.Series(dtype=object)
+    unused = flags.notna() & (flags.astype(str) != "")
+    if unused.any():
+        sentence += (
+            f" {int(unused.sum())} counted trial(s) left a path unused: its subflow was "
+            "established but carried no stream data (<code>paths_unused</code>; docs/METRICS.md)."
+        )
+    return sentence
 
 
 def _problems_section(summary: pd.DataFrame) -> str:

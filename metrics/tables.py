@@ -55,6 +55,7 @@ STATUS_COLUMNS = [
     "invalid_reason",
     "wall_duration_s",
     "subflows_with_data",
+    "paths_unused",
     "log_errors",
 ]
 # The player summary's fields (metrics/player_summary.py), `end_reason` named player_end.
@@ -167,8 +168,18 @@ def trial_status(trial: Trial) -> dict[str, Any]:
         "invalid_reason": "; ".join(reasons),
         "wall_duration_s": (result or {}).get("wall_duration_s", math.nan),
         "subflows_with_data": (result or {}).get("subflows_with_data", math.nan),
+        "paths_unused": paths_unused((result or {}).get("paths_unused")),
         "log_errors": len(trial.errors),
     }
+
+
+def paths_unused(recorded: Any) -> str | float:
+    """result.json `paths_unused` as one cell: the paths whose subflow was established but
+    carried no stream data, comma-separated ("" = every path carried data); NaN when the
+    trial does not say (a transport without the check, a failed trial, an older run)."""
+    if not isinstance(recorded, list):
+        return math.nan
+    return ",".join(str(name) for name in recorded)
 
 
 # ---------------------------------------------------------------- player metrics

@@ -141,7 +141,8 @@ def _finish(
     except ValueError:
         reason = f"mpsim exit {proc.returncode}: {err.strip()[-300:]}"
     _write_transport_logs(trial_dir, spec, sim)
-    paths = (sim.get("server_paths") or {}).values()
+    server_paths = sim.get("server_paths") or {}
+    paths = server_paths.values()
     summary = sim.get("player_summary") or {}
     if reason is None and not summary.get("ended"):
         # `stuck`: mpsim's watchdog (no progress, or a connection closed), with the state
@@ -159,6 +160,14 @@ def _finish(
         "engine": ENGINE,
         "virtual_duration_s": sim.get("virtual_s"),
         "subflows_with_data": sum(1 for p in paths if p.get("data_bytes_sent", 0) > 0),
+        # As the `user` transport's finish() (docs/ORCHESTRATOR.md, "Validity"): acknowledged
+        # bytes but no stream data. The simulator has no broken set-up to invalidate.
+        "paths_unused": [
+            name
+            for name, p in server_paths.items()
+            if p.get("bytes_acked_total", 0) > 0
+            and p.get("data_bytes_sent", 0) == p.get("data_bytes_received_total", 0) == 0
+        ],
     }
     write_json_atomically(trial_dir / "result.json", result, durable=False)
     return result

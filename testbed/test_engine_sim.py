@@ -62,7 +62,12 @@ def test_a_small_matrix_runs_and_logs_the_transport_every_second(tmp_path: Path)
     assert run_sim_matrix(specs, run_dir, REPO, jobs=2, argv=["test"]) == 0
     for spec in specs:
         trial = run_dir / "trials" / spec.trial_id()
-        assert json.loads((trial / "result.json").read_text())["status"] == "ok"
+        result = json.loads((trial / "result.json").read_text())
+        assert result["status"] == "ok"
+        sent = {name: p["data_bytes_sent"] for name, p in
+                json.loads((trial / "sim.json").read_text())["server_paths"].items()}  # fmt: skip
+        assert [name for name in result["paths_unused"] if sent[name] > 0] == []
+        assert result["subflows_with_data"] == sum(1 for b in sent.values() if b > 0)
         lines = [json.loads(x) for x in (trial / "transport-server.jsonl").read_text().splitlines()]
         wifi_t_s = [
             x["t_ns"] / 1e9 for x in lines if x["event"] == "subflow" and x["path"] == "wifi"

@@ -73,6 +73,9 @@ class TrialContext:
     events: EventLog | None = None
     invalid_reasons: list[str] = field(default_factory=list)
     subflows_with_data: int | None = None  # set by transports that know (result.json)
+    # Paths whose subflow was established but carried no stream data (a scheduler's choice,
+    # not a broken set-up; docs/ORCHESTRATOR.md "Validity"); None = the transport cannot tell.
+    paths_unused: list[str] | None = None
     cpu_sets: TrialCpuSets | None = None  # the player's and the testbed's CPUs (cpusets.py)
     emulator: Process | None = None  # the running linkemu (replaced by a scenario restart)
 
@@ -392,6 +395,7 @@ def _collect(run: TrialRun, status: str, reason: str | None) -> dict:
         "invalid_reasons": list(ctx.invalid_reasons) if ctx else [],
         "wall_duration_s": round(time.monotonic() - run.started, 3),
         "subflows_with_data": ctx.subflows_with_data if ctx else None,
+        "paths_unused": ctx.paths_unused if ctx else None,
     }
     if status != "ok" and reason:
         result["invalid_reasons"].append(f"failed: {reason}")

@@ -8,6 +8,7 @@ connections.
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from pathlib import Path
@@ -197,6 +198,16 @@ def test_failed_trial_keeps_its_reason(known_copy: Path) -> None:
         "player crashed (exit 139)",
         False,
     )
+
+
+def test_paths_unused_is_copied_from_result_json(known_copy: Path) -> None:
+    result_path = known_copy / "result.json"
+    result = json.loads(result_path.read_text())
+    assert math.isnan(summary_row(known_copy)["paths_unused"])  # not recorded: an older run
+    for recorded, cell in ((["lte"], "lte"), ([], ""), (["lte", "sat"], "lte,sat")):
+        result_path.write_text(json.dumps(result | {"paths_unused": recorded}))
+        row = summary_row(known_copy)
+        assert (row["paths_unused"], row["valid"]) == (cell, True)
 
 
 def test_kernel_trial_retransmissions_and_cwnd_from_ss() -> None:

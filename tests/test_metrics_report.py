@@ -82,6 +82,22 @@ def test_report_is_self_contained_and_lists_problems(built_run: Path) -> None:
     assert not list(built_run.glob("*.partial"))
 
 
+def test_an_unused_path_is_shown_in_the_trial_table_and_counted(tmp_path: Path) -> None:
+    run = Path(shutil.copytree(RUN_SMALL, tmp_path / "run-small"))
+    flagged = "A1__user__bbr__lrf__dashjs__v10__r0__s1"
+    result_path = run / "trials" / flagged / "result.json"
+    result_path.write_text(result_path.read_text().replace("}", ', "paths_unused": ["lte"]}'))
+    build(run)
+    summary = pd.read_csv(run / "summary.csv").set_index("trial_id")
+    assert summary.loc[flagged, "paths_unused"] == "lte" and summary.loc[flagged, "valid"]
+    page = (run / "report.html").read_text()
+    assert "1 counted trial(s) left a path unused" in page
+    trials = page[page.index("<h2>All trials</h2>") :]
+    header = re.findall(r"<th>([^<]*)</th>", trials[: trials.index("</thead>")])
+    assert header[:4] == ["trial_id", "status", "valid", "paths_unused"]
+    assert "<td>lte</td>" in trials[trials.index(flagged) :].split("</tr>")[0]
+
+
 def test_cli_rejects_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "metrics", "report", str(tmp_path)],

@@ -28,6 +28,7 @@ class FakeCtx:
     t0_ns: int = 123
     invalid_reasons: list[str] = field(default_factory=list)
     subflows_with_data: int | None = None
+    paths_unused: list[str] | None = None
 
     def mark_invalid(self, reason: str) -> None:
         self.invalid_reasons.append(reason)
@@ -37,8 +38,11 @@ def write_stats(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def subflow(conn: int, name: str, received: int) -> dict:
+def subflow(conn: int, name: str, received: int, *, established: bool = True,
+            acked: int = 25) -> dict:  # fmt: skip
+    """One `subflow` line; by default of an established subflow whose HELLO was acknowledged."""
     return {"t_ns": 1, "src": "mpproxy-client", "event": "subflow", "conn": conn, "path": name,
+            "established": established, "bytes_acked_total": acked if established else 0,
             "data_bytes_received_total": received}  # fmt: skip
 
 
@@ -88,17 +92,52 @@ def test_finish_counts_paths_that_carried_data(tmp_path: Path) -> None:
     ctx = FakeCtx(tmp_path)
     user.finish(ctx)
     assert ctx.subflows_with_data == 2
-    assert ctx.invalid_reasons == []
+    assert ctx.invalid_reasons == [] and ctx.paths_unused == []
     assert user.data_bytes_per_path(tmp_path) == {"wifi": 500, "lte": 700}
 
 
-def test_finish_marks_single_path_trial_invalid(tmp_path: Path) -> None:
-    write_stats(tmp_path / "transport-client.jsonl", [subflow(1, "wifi", 10), subflow(1, "lte", 0)])
+def test_established_path_without_data_is_valid_and_flagged(tmp_path: Path) -> None:
+    # What a sticky scheduler does (seed 002's A2 bbr x tp-sty): lte's HELLO was acknowledged
+    # on both connections, then every byte went over wifi.
+    rows = [subflow(1, "wifi", 0, established=False), subflow(1, "lte", 0, established=False),
+            subflow(1, "wifi", 40_890_325), subflow(1, "lte", 0), subflow(2, "lte", 0)]  # fmt: skip
+    write_stats(tmp_path / "transport-client.jsonl", rows)
+    ctx = FakeCtx(tmp_path)
+    user.finish(ctx)
+    assert ctx.invalid_reasons == []
+    assert ctx.subflows_with_data == 1
+    assert ctx.paths_unused == ["lte"]
+
+
+def test_path_never_established_marks_the_trial_invalid(tmp_path: Path) -> None:
+    # A broken set-up: lte's HELLO was never answered (its lines stay established=false).
+    write_stats(tmp_path / "transport-client.jsonl",
+                [subflow(1, "wifi", 10), subflow(1, "lte", 0, established=False),
+                 subflow(1, "lte", 0, established=False)])  # fmt: skip
     ctx = FakeCtx(tmp_path)
     user.finish(ctx)
     assert ctx.subflows_with_data == 1
+    assert ctx.paths_unused == []
     assert len(ctx.invalid_reasons) == 1
-    assert "only 1 of 2 subflows" in ctx.invalid_reasons[0] and "lte=0 B" in ctx.invalid_reasons[0]
+    reason = ctx.invalid_reasons[0]
+    assert "1 of 2 subflows never established (lte:" in reason and "lte=0 B" in reason
+
+
+def test_established_but_never_acknowledged_is_not_established(tmp_path: Path) -> None:
+    # The server side marks a subflow established on the HELLO it receives; without an
+    # acknowledged byte the path has not been shown to work both ways.
+    write_stats(tmp_path / "transport-server.jsonl",
+                [subflow(1, "wifi", 900), subflow(1, "lte", 0, acked=0)])  # fmt: skip
+    reasons, with_data, unused = user.verdict(tmp_path, ["wifi", "lte"])
+    assert with_data == 1 and unused == []
+    assert len(reasons) == 1 and "never established (lte:" in reasons[0]
+
+
+def test_a_configured_path_with_no_line_at_all_is_never_established(tmp_path: Path) -> None:
+    write_stats(tmp_path / "transport-client.jsonl", [subflow(1, "wifi", 900)])
+    reasons, with_data, unused = user.verdict(tmp_path, ["wifi", "lte"])
+    assert (with_data, unused) == (1, [])
+    assert "never established (lte:" in reasons[0]
 
 
 def test_finish_reports_a_malformed_line_with_file_and_number(tmp_path: Path) -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from metrics import schemas
+from testbed.transports import user
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "transport/bench/bench.py"
@@ -39,12 +41,18 @@ def load_bench():
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize(("cc", "sched"), [("bbr", "lrf"), ("cubic", "rr")])
-def test_20_mb_byte_exact_through_mpproxy_over_lossy_emulated_paths(cc: str, sched: str) -> None:
+def test_20_mb_byte_exact_through_mpproxy_over_lossy_emulated_paths(
+    cc: str, sched: str, tmp_path: Path
+) -> None:
     bench = load_bench()
     with bench.emulated("exact", seed=1) as (topo, workdir, t0):
         row = bench.run_user(topo, workdir, t0, cc, sched, ["wifi", "lte"], 20_000_000, "t")
         for side in ("client", "server"):  # mpproxy's real stats follow docs/schemas/transport
             assert schemas.check_file(workdir / f"t-{side}.jsonl", "transport") == [], side
+            shutil.copy(workdir / f"t-{side}.jsonl", tmp_path / f"transport-{side}.jsonl")
+    # finish()'s subflow rule on real logs: both paths established and used.
+    assert user.verdict(tmp_path, ["wifi", "lte"]) == ([], 2, [])
+    assert all(e.established for e in user.path_evidence(tmp_path).values())
     assert row["bytes"] == 20_000_000
     assert row["sha_ok"], row
     assert all(row["path_bytes"].get(p, 0) > 0 for p in ("wifi", "lte")), row

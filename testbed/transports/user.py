@@ -8,8 +8,12 @@ path's server address (the trial's address plan) and `mpproxy client` on 127.0.0
 in the client namespace (one subflow per path, bound to the path's client address, so the
 router sends it over that path), and returns Endpoint("127.0.0.1", 8080). Both write
 transport-{client,server}.jsonl (§5.2).
-finish() counts the paths that carried stream data and marks the trial invalid if fewer than
-configured did (a multipath result that is really single-path must not be counted).
+finish() checks every configured path in the `subflow` lines of both sides
+(docs/ORCHESTRATOR.md, "Validity"): a path whose subflow never completed its handshake
+(no line with `established: true` and an acknowledged byte) means a broken set-up (routing,
+namespace, address plan), so the trial is invalid; a path that was established but carried
+no stream data is a scheduler's choice (a sticky scheduler staying on one path), so the
+trial stays valid and the path is listed in result.json's `paths_unused`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import os
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from metrics.read import json_lines
@@ -157,32 +162,75 @@ def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
 def data_bytes_per_path(trial_dir: Path) -> dict[str, int]:
     """Stream bytes each path carried: per (side, connection, path) the last `subflow` line's
     data_bytes_received_total, summed over connections and both sides."""
+    return {name: p.data_bytes for name, p in path_evidence(trial_dir).items()}
+
+
+@dataclass
+class PathEvidence:
+    """What the `subflow` lines of transport-{client,server}.jsonl say about one path."""
+
+    data_bytes: int = 0  # stream bytes received on it, summed over connections and sides
+    established: bool = False  # some subflow on it completed its handshake (see below)
+
+
+def path_evidence(trial_dir: Path) -> dict[str, PathEvidence]:
+    """Per path: the stream bytes it carried and whether a subflow on it was ever established.
+
+    Established = a `subflow` line (either side, any connection) with `established: true`
+    and `bytes_acked_total` > 0: the HELLO handshake completed and a datagram sent on the
+    path was acknowledged, so the path works both ways and has an RTT sample. A path that
+    carried stream data counts as established too."""
     last: dict[tuple[str, int, str], int] = {}
+    evidence: dict[str, PathEvidence] = {}
     for side in ("client", "server"):
         path = Path(trial_dir) / f"transport-{side}.jsonl"
         if not path.is_file():
             continue
         for row in json_lines(path):
             if row.get("event") == "subflow":
-                key = (side, int(row["conn"]), str(row["path"]))
-                last[key] = int(row.get("data_bytes_received_total", 0))
-    totals: dict[str, int] = {}
+                name = str(row["path"])
+                last[(side, int(row["conn"]), name)] = int(row.get("data_bytes_received_total", 0))
+                entry = evidence.setdefault(name, PathEvidence())
+                if row.get("established") is True and int(row.get("bytes_acked_total", 0)) > 0:
+                    entry.established = True
     for (_side, _conn, name), value in last.items():
-        totals[name] = totals.get(name, 0) + value
-    return totals
+        evidence[name].data_bytes += value
+    for entry in evidence.values():
+        entry.established = entry.established or entry.data_bytes > 0
+    return evidence
+
+
+def verdict(trial_dir: Path, names: list[str]) -> tuple[list[str], int, list[str]]:
+    """(invalid reasons, subflows_with_data, paths_unused) of a trial folder whose configured
+    paths are `names`; the one rule, used by finish() and by `python -m
+    testbed.transports.revalidate`. A malformed log line raises ValueError (file:line)."""
+    evidence = path_evidence(trial_dir)
+    seen = {name: evidence.get(name, PathEvidence()) for name in names}
+    carried = [name for name, p in seen.items() if p.data_bytes > 0]
+    never = [name for name, p in seen.items() if not p.established]
+    unused = [name for name, p in seen.items() if p.established and p.data_bytes == 0]
+    reasons = []
+    if never:
+        detail = ", ".join(f"{n}={p.data_bytes} B" for n, p in seen.items())
+        reasons.append(
+            f"user: {len(never)} of {len(names)} subflows never established"
+            f" ({', '.join(never)}: no `subflow` line with established=true and an"
+            f" acknowledged byte; stream data {detail})"
+        )
+    return reasons, len(carried), unused
+
+
+def configured_paths(ctx) -> list[str]:  # ctx: testbed.trial.TrialContext
+    return [p.split("=", 1)[0] for p in _plan_paths(ctx)[1]]
 
 
 def finish(ctx) -> None:  # ctx: testbed.trial.TrialContext
     try:
-        totals = data_bytes_per_path(Path(ctx.dir))
+        reasons, ctx.subflows_with_data, ctx.paths_unused = verdict(
+            Path(ctx.dir), configured_paths(ctx)
+        )
     except ValueError as exc:
         ctx.mark_invalid(f"user: {exc}")
         return
-    names = [p.split("=", 1)[0] for p in _plan_paths(ctx)[1]]
-    carried = [name for name in names if totals.get(name, 0) > 0]
-    ctx.subflows_with_data = len(carried)
-    if len(carried) < len(names):
-        detail = ", ".join(f"{n}={totals.get(n, 0)} B" for n in names)
-        ctx.mark_invalid(
-            f"user: only {len(carried)} of {len(names)} subflows carried data ({detail})"
-        )
+    for reason in reasons:
+        ctx.mark_invalid(reason)
