@@ -247,40 +247,17 @@ fn asymmetric_rtt_lrf_and_arp() -> (Outcome, Outcome) {
 #[test]
 fn arp_cuts_the_out_of_order_queue_on_asymmetric_rtt_without_slowing_down() {
     let (lrf, arp) = asymmetric_rtt_lrf_and_arp();
-    // What the paper measures and this run meets: the average queue (Fig. 11(a)) and the
-    // queue once start-up is over (Fig. 11(b) after its first 2 s). The overall maximum
-    // falls in BBR's start-up of the 150 ms subflow, where the paper's P runs round robin
-    // (docs/algorithms/arp.md, "Where the maximum comes from"); the issue's bar on it is the
-    // ignored test below. Regression bounds here, looser than the measured figures.
+    // The jitter-free run that the timeline of docs/algorithms/arp.md ("Where the maximum
+    // comes from") dissects; one run, so one sample: the figures over seeds, and the issue's
+    // bar on them, are `arp_over_seeds_on_asymmetric_rtt` and the ignored
+    // `arp_meets_the_issue_bar_on_the_overall_maximum_and_time` below. Regression bounds
+    // on this run, looser than its figures: the average queue (Fig. 11(a)) and the queue
+    // once start-up is over.
     assert!(arp.steady_from_s.is_finite() && lrf.steady_from_s.is_finite());
     assert!(arp.ofo_mean_bytes < 0.75 * lrf.ofo_mean_bytes);
     assert!(arp.ofo_max_steady_bytes as f64 <= 0.5 * lrf.ofo_max_steady_bytes as f64);
     assert!(arp.ofo_max_settled_bytes as f64 <= 0.5 * lrf.ofo_max_settled_bytes as f64);
     assert!(arp.completion_s <= 1.10 * lrf.completion_s);
-}
-
-/// The issue's bar on the same run: the overall maximum ≤ 0.5× lrf's and the completion
-/// time within +5 %. A faithful AR&P measures 1.10× and +5.3 % (docs/algorithms/arp.md):
-/// the maximum is set while the 150 ms subflow is in BBR's STARTUP, where the paper's
-/// P-scheduling "behaves the same as Round-Robin", and the extra time is the copies that
-/// subflow carries while AR keeps it in R during its STARTUP ramp. Kept as the bar, not
-/// lowered: `cargo test --release --test sched_scenarios arp_meets -- --ignored --nocapture`.
-#[test]
-#[ignore = "measures max 1.10× lrf and +5.3 % time against ≤ 0.5× and ≤ +5 %; see docs/algorithms/arp.md"]
-fn arp_meets_the_issue_bar_on_the_overall_maximum_and_time() {
-    let (lrf, arp) = asymmetric_rtt_lrf_and_arp();
-    assert!(
-        arp.ofo_max_bytes as f64 <= 0.5 * lrf.ofo_max_bytes as f64,
-        "max {} vs lrf {}",
-        arp.ofo_max_bytes,
-        lrf.ofo_max_bytes
-    );
-    assert!(
-        arp.completion_s <= 1.05 * lrf.completion_s,
-        "{:.3} s vs lrf {:.3} s",
-        arp.completion_s,
-        lrf.completion_s
-    );
 }
 
 /// Keeps the wrapped scheduler's trace state after each decision, for printing.
@@ -311,16 +288,25 @@ impl Scheduler for StateSpy {
 /// so far (each line: the bin starting at that time, the sender's state at its end), and for
 /// arp its N mask
 /// and whether P runs (the table in docs/algorithms/arp.md, "Where the maximum comes from"):
-/// `cargo test --release --test sched_scenarios arp_timeline -- --ignored --nocapture`.
+/// `cargo test --release --test sched_scenarios arp_timeline -- --ignored --nocapture`
+/// (`SCHED_JITTER_SEED=k` in front: seed k of the multi-seed sweep).
 #[test]
 #[ignore = "prints a timeline for docs/algorithms/arp.md; asserts nothing beyond a clean transfer"]
 fn arp_timeline_of_the_out_of_order_queue_on_asymmetric_rtt() {
     let paths = [path("wifi", 20.0, 25), path("lte", 20.0, 75)];
+    // `SCHED_JITTER_SEED=k`: the run of seed k of the multi-seed sweep (ACK jitter on).
+    let jitter_seed = std::env::var("SCHED_JITTER_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
     for name in ["lrf", "arp"] {
-        let mut pair = Pair::new(cfg("bbr", name), cfg("bbr", name), &paths, 3);
+        let (c, s) = (cfg("bbr", name), cfg("bbr", name));
+        let mut pair = match jitter_seed {
+            None => Pair::new(c, s, &paths, 3),
+            Some(k) => jittered_pair(c, s, &paths, k, ACK_JITTER_MS),
+        };
         let spec = TransferSpec {
             response_bytes: 20_000_000,
-            seed: 11,
+            seed: jitter_seed.unwrap_or(11),
             max_time: Duration::from_secs(600),
             ..TransferSpec::default()
         };
@@ -791,7 +777,7 @@ fn arp_asymmetric_rtt_over_seeds(
             line += &format!(" | {s} {}", show_spread(&v, scale, digits));
             if s != "lrf" {
                 let r: Vec<f64> = v.iter().zip(&lrf).map(|(a, b)| a / b).collect();
-                line += &format!(" ({}×)", show_spread(&r, 1.0, 2));
+                line += &format!(" ({}×)", show_spread(&r, 1.0, 3));
             }
         }
         println!("{line}");
@@ -812,14 +798,42 @@ fn ratios(
         .collect()
 }
 
-/// The whole AR&P sweep (about N s of CPU):
-/// `cargo test --release --test sched_scenarios arp_over_seeds -- --ignored --nocapture`.
+/// Seed 000 Fig. 11(b) over seeds 1–20, lrf (= minRTT), rr and arp (about 8 s of CPU):
+/// `cargo test --release --test sched_scenarios arp_over_seeds -- --nocapture` prints each
+/// run and the table of docs/algorithms/arp.md ("Over seeds"). Asserts what holds there; the
+/// bounds sit above the worst seed (or the median where a statistic is bimodal), see below.
 #[test]
-#[ignore = "the 20-seed sweep of docs/algorithms/arp.md; the default suite runs a subset"]
-fn arp_over_seeds_on_asymmetric_rtt_sweep() {
+fn arp_over_seeds_on_asymmetric_rtt() {
     let n = env_or("SCHED_SEEDS", ARP_SWEEP_SEEDS);
     let out = arp_asymmetric_rtt_over_seeds(&["lrf", "rr", "arp"], n);
-    let _ = ratios(&out, "arp", |o| o.completion_s);
+    let mean = ratios(&out, "arp", |o| o.ofo_mean_bytes);
+    let after_3s = ratios(&out, "arp", |o| o.ofo_max_settled_bytes as f64);
+    let after_startup = ratios(&out, "arp", |o| o.ofo_max_steady_bytes as f64);
+    let time = ratios(&out, "arp", |o| o.completion_s);
+    // Measured over seeds 1–20 (docs/algorithms/arp.md): the mean 0.60× (0.01–0.62), the
+    // maximum after 3 s 0.18× (0.00–0.20): every seed, so every seed is held to a bound
+    // between the worst seed and lrf. After start-up 0.10× in the median, but 1.00× in one
+    // seed (LTE joins N only after its start-up); the median is held to the issue's 0.5×.
+    // Time: +5.4 % in the median, up to +80 % in the seeds where LTE never leaves R; the
+    // median is held to +10 %.
+    assert!(mean.iter().all(|r| *r < 0.75), "mean {mean:?}");
+    assert!(after_3s.iter().all(|r| *r <= 0.5), "after 3 s {after_3s:?}");
+    assert!(median(&after_startup) <= 0.5, "after start-up {after_startup:?}");
+    assert!(median(&time) <= 1.10, "time {time:?}");
+}
+
+/// The issue's bar over the same seeds: the overall maximum ≤ 0.5× lrf's and the completion
+/// time within +5 %, each as the median of the per-seed ratios. Not met (docs/algorithms/arp.md,
+/// "Over seeds"); kept as the bar, not lowered:
+/// `cargo test --release --test sched_scenarios arp_meets -- --ignored --nocapture`.
+#[test]
+#[ignore = "measures a median max of 1.09× lrf and +5.4 % time against ≤ 0.5× and ≤ +5 %; see docs/algorithms/arp.md"]
+fn arp_meets_the_issue_bar_on_the_overall_maximum_and_time() {
+    let out = arp_asymmetric_rtt_over_seeds(&["lrf", "arp"], ARP_SWEEP_SEEDS);
+    let max = ratios(&out, "arp", |o| o.ofo_max_bytes as f64);
+    let time = ratios(&out, "arp", |o| o.completion_s);
+    assert!(median(&max) <= 0.5, "max / lrf per seed {max:?}");
+    assert!(median(&time) <= 1.05, "time / lrf per seed {time:?}");
 }
 
 type P95Table = std::collections::BTreeMap<(u64, &'static str, &'static str), Vec<f64>>;
