@@ -445,54 +445,6 @@ fn percentile(v: &[f64], q: f64) -> f64 {
 }
 
 #[test]
-fn blest_and_ecf_cut_the_tail_delivery_delay_of_app_limited_writes() {
-    // 10 Mbit/s each, RTT 10 ms vs 100 ms; 1 MB written every second for 30 s. Every
-    // combination is printed; docs/algorithms/blest.md and ecf.md discuss them.
-    let paths = [path("fast", 10.0, 5), path("slow", 10.0, 50)];
-    let mut p95 = std::collections::BTreeMap::new();
-    for window in [16u64 << 20, 512 << 10, 256 << 10] {
-        for cc in ["cubic", "bbr"] {
-            for s in ["lrf", "blest", "ecf", "ecf/no-penalty"] {
-                let v = percentile(&app_limited(cc, s, &paths, 30, window, None), 0.95);
-                p95.insert((window, cc, s), v);
-            }
-            println!(
-                "app-limited 1 MB/s, window {} KiB, {cc}: p95 delivery delay lrf {:.0} ms, \
-                 blest {:.0} ms, ecf {:.0} ms, ecf rcv_buf_penalty=off {:.0} ms",
-                window >> 10,
-                p95[&(window, cc, "lrf")] * 1e3,
-                p95[&(window, cc, "blest")] * 1e3,
-                p95[&(window, cc, "ecf")] * 1e3,
-                p95[&(window, cc, "ecf/no-penalty")] * 1e3
-            );
-        }
-    }
-    // What holds in this run (deterministic: no random loss; the table in
-    // docs/algorithms/blest.md and ecf.md): BLEST cuts the tail with cubic once the receive
-    // window binds (with bbr its Reno-shaped estimate keeps it off the slow path); ECF with
-    // bbr and with cubic at the default window, and with cubic and a binding window only
-    // without the kernel's cwnd penalisation. (ECF also beat lrf with bbr at 512 KiB, 671 vs
-    // 875 ms, while subflows were marked app-limited and BBR stayed in STARTUP; since that
-    // fidelity fix lrf takes 736 ms and ECF 792 ms.)
-    for w in [512u64 << 10, 256 << 10] {
-        for s in ["blest", "ecf/no-penalty"] {
-            assert!(p95[&(w, "cubic", s)] < p95[&(w, "cubic", "lrf")], "{s} {w}");
-        }
-    }
-    // With bbr at the default window ECF cut p95 from 611 to 591 ms while BBR lacked Linux
-    // 6.x's ACK-aggregation cwnd allowance; with it (docs/algorithms/bbr.md) the two tie,
-    // 608 (lrf) vs 609 ms (ecf), the same for seeds 1..7 (605 vs 611 with
-    // `--cc-opt ack_aggregation=false`). What holds is that ECF does not lengthen the tail:
-    // within 2 % of lrf (the tolerance is this change's, chosen above the 0.2 % tie).
-    let w = 16u64 << 20;
-    assert!(p95[&(w, "cubic", "ecf")] < p95[&(w, "cubic", "lrf")], "ecf cubic {w}");
-    assert!(
-        p95[&(w, "bbr", "ecf")] <= 1.02 * p95[&(w, "bbr", "lrf")],
-        "ecf bbr {w}"
-    );
-}
-
-#[test]
 fn every_scheduler_survives_a_path_break_byte_exact() {
     // Seed 000 Fig. 10(a) conditions (netem-scenarios/seed000-path-break.toml): 20 Mbit/s,
     // 25 ms one way on both paths, then a total outage of lte. 50 MB over 40 Mbit/s takes
@@ -841,54 +793,148 @@ type P95Table = std::collections::BTreeMap<(u64, &'static str, &'static str), Ve
 const APP_SCHEDULERS: [&str; 4] = ["lrf", "blest", "ecf", "ecf/no-penalty"];
 const APP_WINDOWS: [u64; 3] = [16 << 20, 512 << 10, 256 << 10];
 
-/// Per (window, cc, scheduler), the p95 per-write delay of each seed 1..=`n_seeds`.
-fn app_limited_over_seeds(ccs: &[&'static str], n_seeds: u64, writes: u64) -> P95Table {
+/// 10 Mbit/s each, RTT 10 ms vs 100 ms: per seed 1..=`n_seeds`, the p95 of the per-write
+/// delivery delay over `writes` writes of 1 MB, one a second.
+fn p95_per_seed(window: u64, cc: &str, sched_name: &str, n_seeds: u64, writes: u64) -> Vec<f64> {
     let paths = [path("fast", 10.0, 5), path("slow", 10.0, 50)];
+    (1..=n_seeds)
+        .map(|seed| {
+            let delays = app_limited(cc, sched_name, &paths, writes, window, Some(seed));
+            percentile(&delays, 0.95)
+        })
+        .collect()
+}
+
+/// Per-seed ratios of one cell against lrf with the same window, CC and seed.
+fn against_lrf(t: &P95Table, window: u64, cc: &'static str, s: &'static str) -> Vec<f64> {
+    let lrf = &t[&(window, cc, "lrf")];
+    t[&(window, cc, s)].iter().zip(lrf).map(|(a, b)| a / b).collect()
+}
+
+/// Runs `cells` (and lrf for each window × CC among them), printing one line per window × CC
+/// in the form of docs/algorithms/blest.md's table.
+fn app_limited_over_seeds(
+    cells: &[(u64, &'static str, &'static str)],
+    n_seeds: u64,
+    writes: u64,
+) -> P95Table {
     let mut t = P95Table::new();
-    for window in APP_WINDOWS {
-        for &cc in ccs {
-            for s in APP_SCHEDULERS {
-                let v = (1..=n_seeds)
-                    .map(|seed| {
-                        percentile(&app_limited(cc, s, &paths, writes, window, Some(seed)), 0.95)
-                    })
-                    .collect();
-                t.insert((window, cc, s), v);
-            }
-            let lrf = &t[&(window, cc, "lrf")];
-            let mut line = format!(
-                "window {} KiB, {cc}, p95 of {writes} writes (ms), median [min–max] over \
-                 {n_seeds} seeds: lrf {}",
-                window >> 10,
-                show_spread(lrf, 1e3, 0)
-            );
-            for s in &APP_SCHEDULERS[1..] {
-                let v = &t[&(window, cc, *s)];
-                let r: Vec<f64> = v.iter().zip(lrf).map(|(a, b)| a / b).collect();
-                let below = r.iter().filter(|x| **x < 1.0).count();
-                line += &format!(
-                    "; {s} {} (×lrf {}, below lrf in {below}/{n_seeds})",
-                    show_spread(v, 1e3, 0),
-                    show_spread(&r, 1.0, 3)
-                );
-            }
-            println!("{line}");
+    let mut groups: Vec<(u64, &'static str)> = Vec::new();
+    for &(w, cc, s) in cells {
+        for name in ["lrf", s] {
+            t.entry((w, cc, name))
+                .or_insert_with(|| p95_per_seed(w, cc, name, n_seeds, writes));
         }
+        if !groups.contains(&(w, cc)) {
+            groups.push((w, cc));
+        }
+    }
+    for (w, cc) in groups {
+        let mut line = format!(
+            "window {} KiB, {cc}, p95 of {writes} writes (ms), median [min–max] over \
+             {n_seeds} seeds: lrf {}",
+            w >> 10,
+            show_spread(&t[&(w, cc, "lrf")], 1e3, 0)
+        );
+        for s in &APP_SCHEDULERS[1..] {
+            let Some(v) = t.get(&(w, cc, *s)) else {
+                continue;
+            };
+            let r = against_lrf(&t, w, cc, s);
+            let below = r.iter().filter(|x| **x < 1.0).count();
+            line += &format!(
+                "; {s} {} (×lrf {}, below lrf in {below}/{n_seeds})",
+                show_spread(v, 1e3, 0),
+                show_spread(&r, 1.0, 3)
+            );
+        }
+        println!("{line}");
     }
     t
 }
 
-/// The whole BLEST/ECF sweep:
-/// `cargo test --release --test sched_scenarios app_limited_over_seeds -- --ignored --nocapture`.
+/// Every window × CC × scheduler of docs/algorithms/blest.md's table (about 170 s of CPU):
+/// `cargo test --release --test sched_scenarios app_limited_over_seeds_sweep -- --ignored --nocapture`.
 #[test]
-#[ignore = "the 10-seed, 300-write sweep of docs/algorithms/blest.md"]
+#[ignore = "the 10-seed, 300-write sweep of docs/algorithms/blest.md (about 170 s of CPU)"]
 fn app_limited_over_seeds_sweep() {
+    let mut cells = Vec::new();
+    for w in APP_WINDOWS {
+        for cc in ["cubic", "bbr"] {
+            for s in &APP_SCHEDULERS[1..] {
+                cells.push((w, cc, *s));
+            }
+        }
+    }
     let t = app_limited_over_seeds(
-        &["cubic", "bbr"],
+        &cells,
         env_or("SCHED_SEEDS", APP_SWEEP_SEEDS),
         env_or("SCHED_WRITES", APP_SWEEP_WRITES),
     );
-    assert!(!t.is_empty());
+    assert_eq!(t.len(), 24);
+}
+
+/// Cells where the sweep (seeds 1–10, 300 writes) put the scheduler's p95 below lrf's in every
+/// seed; worst per-seed ratio in the comment.
+const CUTS_IN_EVERY_SEED: [(u64, &str, &str); 7] = [
+    (16 << 20, "cubic", "ecf"),            // 0.990
+    (16 << 20, "bbr", "ecf"),              // 0.910
+    (512 << 10, "cubic", "blest"),         // 0.953
+    (512 << 10, "cubic", "ecf/no-penalty"), // 0.964
+    (256 << 10, "cubic", "blest"),         // 0.843
+    (256 << 10, "cubic", "ecf/no-penalty"), // 0.877
+    (256 << 10, "bbr", "ecf"),             // 0.971
+];
+
+/// Cells where it was above lrf's in every seed; best per-seed ratio in the comment.
+const SLOWER_IN_EVERY_SEED: [(u64, &str, &str); 4] = [
+    (512 << 10, "bbr", "blest"),  // 1.367: BLEST's Reno-shaped estimate with BBR
+    (256 << 10, "bbr", "blest"),  // 1.040
+    (512 << 10, "cubic", "ecf"),  // 1.126: the kernel's cwnd penalisation
+    (256 << 10, "cubic", "ecf"),  // 1.101
+];
+
+/// Seeds 1–3 of the sweep (the first three of its ten; about 35 s of CPU) on the cells whose
+/// sign did not change over the ten: each seed must keep that sign. The worst seed of the
+/// ten is at least 1 % from a tie in every such cell (table in docs/algorithms/blest.md); the
+/// mixed cells (BLEST at the default window, ECF with bbr at 512 KiB) are not asserted.
+#[test]
+fn blest_and_ecf_tail_delay_over_seeds_keeps_the_sign_of_the_sweep() {
+    let cells: Vec<_> = CUTS_IN_EVERY_SEED
+        .iter()
+        .chain(SLOWER_IN_EVERY_SEED.iter())
+        .copied()
+        .collect();
+    let t = app_limited_over_seeds(&cells, env_or("SCHED_SEEDS", 3), APP_SWEEP_WRITES);
+    for (w, cc, s) in CUTS_IN_EVERY_SEED {
+        let r = against_lrf(&t, w, cc, s);
+        assert!(r.iter().all(|x| *x < 1.0), "{s} {cc} {w}: {r:?}");
+    }
+    for (w, cc, s) in SLOWER_IN_EVERY_SEED {
+        let r = against_lrf(&t, w, cc, s);
+        assert!(r.iter().all(|x| *x > 1.0), "{s} {cc} {w}: {r:?}");
+    }
+}
+
+/// The issue's bar: at the issue's set-up (the default receive window) BLEST and ECF each
+/// cut the p95 against lrf, with cubic and with bbr, in every seed of the sweep. ECF does;
+/// BLEST does not (ties lrf with cubic, mixed with bbr; docs/algorithms/blest.md):
+/// `cargo test --release --test sched_scenarios blest_and_ecf_meet -- --ignored --nocapture`.
+#[test]
+#[ignore = "BLEST at the default window: 1.000× lrf with cubic (3/10 seeds below), 0.988× with bbr (6/10); see docs/algorithms/blest.md"]
+fn blest_and_ecf_meet_the_issue_bar_at_the_default_window() {
+    let w = 16 << 20;
+    let cells = [
+        (w, "cubic", "blest"),
+        (w, "cubic", "ecf"),
+        (w, "bbr", "blest"),
+        (w, "bbr", "ecf"),
+    ];
+    let t = app_limited_over_seeds(&cells, APP_SWEEP_SEEDS, APP_SWEEP_WRITES);
+    for (w, cc, s) in cells {
+        let r = against_lrf(&t, w, cc, s);
+        assert!(r.iter().all(|x| *x < 1.0), "{s} {cc}: {r:?}");
+    }
 }
 
 /// The jittered pair without jitter is the plain pair: the same transfer, the same queue.
