@@ -41,6 +41,14 @@ fn path(name: &str, mbps: f64, one_way_ms: u64) -> SimPath {
 /// with it which packets a drop-tail queue drops.
 const ACK_JITTER_MS: f64 = 1.0;
 
+/// [`ACK_JITTER_MS`], or `SCHED_ACK_JITTER_MS` for a sensitivity run (docs/algorithms/arp.md).
+fn ack_jitter_ms() -> f64 {
+    std::env::var("SCHED_ACK_JITTER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ACK_JITTER_MS)
+}
+
 /// A pair over `paths` whose client → server links add a uniform 0..`ack_jitter_ms` to every
 /// packet, seeded by `seed` (linkemu's jitter: delay + j/2 ± j/2, never reordering). The
 /// server → client (data) links are the paths' own, unchanged. `ack_jitter_ms = 0` gives the
@@ -118,7 +126,7 @@ fn transfer_jittered(
     seed: u64,
 ) -> Outcome {
     let (c, s) = (cfg(cc, sched_name), cfg(cc, sched_name));
-    let pair = jittered_pair(c, s, paths, seed, ACK_JITTER_MS);
+    let pair = jittered_pair(c, s, paths, seed, ack_jitter_ms());
     transfer_on(pair, cc, sched_name, paths.len(), bytes, seed)
 }
 
@@ -311,7 +319,7 @@ fn arp_timeline_of_the_out_of_order_queue_on_asymmetric_rtt() {
         let (c, s) = (cfg("bbr", name), cfg("bbr", name));
         let mut pair = match jitter_seed {
             None => Pair::new(c, s, &paths, 3),
-            Some(k) => jittered_pair(c, s, &paths, k, ACK_JITTER_MS),
+            Some(k) => jittered_pair(c, s, &paths, k, ack_jitter_ms()),
         };
         let spec = TransferSpec {
             response_bytes: 20_000_000,
@@ -434,7 +442,7 @@ fn app_limited(
     }
     let mut pair = match jitter_seed {
         None => Pair::new(c.clone(), c, paths, 5),
-        Some(seed) => jittered_pair(c.clone(), c, paths, seed, ACK_JITTER_MS),
+        Some(seed) => jittered_pair(c.clone(), c, paths, seed, ack_jitter_ms()),
     };
     let spec = AppLimitedSpec {
         writes,
@@ -763,6 +771,8 @@ fn ratios(
 /// `cargo test --release --test sched_scenarios arp_over_seeds -- --nocapture` prints each
 /// run and the table of docs/algorithms/arp.md ("Over seeds"). Asserts what holds there; the
 /// bounds sit above the worst seed (or the median where a statistic is bimodal), see below.
+/// They hold for the set-up's 0–1 ms jitter (and 0–0.3 ms); with `SCHED_ACK_JITTER_MS=3` the
+/// after-3-s bound fails (1.20× lrf, the page's sensitivity table).
 #[test]
 fn arp_over_seeds_on_asymmetric_rtt() {
     let n = env_or("SCHED_SEEDS", ARP_SWEEP_SEEDS);
