@@ -736,6 +736,28 @@ fn arp_asymmetric_rtt_over_seeds(
         }
     }
     println!("median [min–max] over {n_seeds} seeds; ratios per seed against lrf");
+    // One record per scheduler and metric for `REPRO_OUT` (testbed/reproduce.py): the median
+    // and range over seeds (in `unit`: the labels' kB are for printing), and of the per-seed
+    // ratio to lrf.
+    for &s in scheds {
+        for (label, f) in ARP_METRICS {
+            let v: Vec<f64> = out[s].iter().map(f).collect();
+            let r: Vec<f64> = v
+                .iter()
+                .zip(out["lrf"].iter().map(f))
+                .map(|(a, b)| a / b)
+                .collect();
+            let ((m, lo, hi), (rm, rlo, rhi)) = (spread(&v), spread(&r));
+            mptransport::report::emit(
+                "arp_asymmetric_rtt_over_seeds",
+                &serde_json::json!({"cc": "bbr", "sched": s, "seeds": n_seeds,
+                    "ack_jitter_ms": ack_jitter_ms(), "metric": label,
+                    "unit": if label.contains("kB") { "bytes" } else { "s" },
+                    "median": m, "min": lo, "max": hi,
+                    "ratio_to_lrf_median": rm, "ratio_to_lrf_min": rlo, "ratio_to_lrf_max": rhi}),
+            );
+        }
+    }
     for (label, f) in ARP_METRICS {
         let scale = if label.contains("kB") { 1e-3 } else { 1.0 };
         let digits = if label.contains("kB") { 0 } else { 3 };
