@@ -1023,3 +1023,40 @@ fn jittered_pair_without_jitter_is_the_plain_pair() {
         (b.completion_s, b.ofo_max_bytes)
     );
 }
+
+/// Seed 000 Fig. 11(a) over seeds: equal rates (20 Mbit/s), RTT 50 ms against 50, 100, 150
+/// and 250 ms, 20 MB with bbr, lrf and arp with the 0–1 ms ACK jitter, seeds 1–10 (fixed
+/// before the run, as the other sweeps); per RTT the median [range] of the per-seed ratios
+/// arp/lrf of the mean queue (what the figure plots), the maximum and the time (about 20 s
+/// of CPU): `cargo test --release --test sched_scenarios arp_fig11a_over_seeds -- --ignored
+/// --nocapture`. Figures in docs/algorithms/arp.md.
+#[test]
+#[ignore = "a sweep for docs/algorithms/arp.md (Fig. 11(a) over seeds)"]
+fn arp_fig11a_over_seeds() {
+    let n = env_or("SCHED_SEEDS", 10);
+    for one_way_ms in [25u64, 50, 75, 125] {
+        let paths = [path("wifi", 20.0, 25), path("lte", 20.0, one_way_ms)];
+        let runs = |s: &str| -> Vec<Outcome> {
+            (1..=n)
+                .map(|seed| transfer_jittered("bbr", s, &paths, 20_000_000, seed))
+                .collect()
+        };
+        let (lrf, arp) = (runs("lrf"), runs("arp"));
+        let ratio = |f: fn(&Outcome) -> f64| -> Vec<f64> {
+            arp.iter()
+                .zip(&lrf)
+                .map(|(a, b)| f(a) / f(b).max(1.0))
+                .collect()
+        };
+        let mean_lrf: Vec<f64> = lrf.iter().map(|o| o.ofo_mean_bytes).collect();
+        println!(
+            "RTT 50 vs {} ms over {n} seeds: lrf mean queue {} kB; arp/lrf mean {}×, max {}×, \
+             time {}×",
+            2 * one_way_ms,
+            show_spread(&mean_lrf, 1e-3, 1),
+            show_spread(&ratio(|o| o.ofo_mean_bytes), 1.0, 3),
+            show_spread(&ratio(|o| o.ofo_max_bytes as f64), 1.0, 3),
+            show_spread(&ratio(|o| o.completion_s), 1.0, 3)
+        );
+    }
+}
