@@ -1,9 +1,12 @@
 //! The schedulers of docs/algorithms/arp.md, blest.md, ecf.md and default-schedulers.md in
 //! the simulator, on the scenarios those pages report:
 //! * asymmetric RTT (20 Mbit/s both, RTT 50 vs 150 ms), 20 MB with bbr: the receiver's
-//!   largest out-of-order queue and the completion time, arp against lrf;
+//!   out-of-order queue (maximum, after 2 s, after start-up, mean) and the completion time,
+//!   arp against lrf and rr, over 20 seeds of a 0–1 ms ACK jitter (and one jitter-free run
+//!   dissected in docs/algorithms/arp.md);
 //! * heterogeneous paths (10 Mbit/s each, RTT 10 vs 100 ms), a sender that writes 1 MB
-//!   every second: the 95th percentile of per-write delivery delay, blest/ecf against lrf;
+//!   every second: the 95th percentile of per-write delivery delay, blest/ecf against lrf,
+//!   over 10 seeds of the same jitter and 300 writes;
 //! * a path that breaks mid-transfer: every scheduler delivers 50 MB byte-exact;
 //! * AR&P's "predicted arrival never decreases within a batch", checked on every decision of
 //!   real transfers.
@@ -30,6 +33,60 @@ fn path(name: &str, mbps: f64, one_way_ms: u64) -> SimPath {
     bdp_path(name, mbps, one_way_ms, 0.0)
 }
 
+/// Largest random extra delay of every packet on a path's ACK direction (client → server) in
+/// the multi-seed runs: uniform 0–1 ms, FIFO kept, as `sim::net::ACK_JITTER` in the
+/// coupled-CC and seed 003 tests. Without it these runs have no random element (no random
+/// loss), every seed gives the same run, and a maximum or a p95 is one sample; with it the
+/// seed picks the jitter stream, which moves the ACK clock by less than a millisecond and
+/// with it which packets a drop-tail queue drops.
+const ACK_JITTER_MS: f64 = 1.0;
+
+/// [`ACK_JITTER_MS`], or `SCHED_ACK_JITTER_MS` for a sensitivity run (docs/algorithms/arp.md).
+fn ack_jitter_ms() -> f64 {
+    std::env::var("SCHED_ACK_JITTER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ACK_JITTER_MS)
+}
+
+/// A pair over `paths` whose client → server links add a uniform 0..`ack_jitter_ms` to every
+/// packet, seeded by `seed` (linkemu's jitter: delay + j/2 ± j/2, never reordering). The
+/// server → client (data) links are the paths' own, unchanged. `ack_jitter_ms = 0` gives the
+/// same links as `Pair::new`.
+fn jittered_pair(c: Config, s: Config, paths: &[SimPath], seed: u64, ack_jitter_ms: f64) -> Pair {
+    let link = |l: &mptransport::sim::LinkSpec, jitter_ms: f64| {
+        let rate = match l.rate {
+            Some(r) => format!(r#"{{"kind": "constant", "bps": {}}}"#, r.bps()),
+            None => r#"{"kind": "unlimited"}"#.to_string(),
+        };
+        format!(
+            r#"{{"rate": {rate}, "delay_ms": {}, "jitter_ms": {}, "loss": {{"kind": "bernoulli", "p": {}}}, "queue": {{"kind": "bytes", "limit": {}}}, "schedule": []}}"#,
+            l.delay.as_secs_f64() * 1e3 + jitter_ms / 2.0,
+            jitter_ms / 2.0,
+            l.loss,
+            l.queue_limit_bytes.max(1500)
+        )
+    };
+    // Written by hand, not through a JSON map, to keep the paths in order (path i = subflow i).
+    let entries: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            format!(
+                r#""{}": {{"up": {}, "down": {}}}"#,
+                p.name,
+                link(&p.up, ack_jitter_ms),
+                link(&p.down, 0.0)
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"schema": 1, "name": "ack-jitter", "source": "sched_scenarios.rs", "duration_s": 3600, "paths": {{{}}}}}"#,
+        entries.join(", ")
+    );
+    let scenario = linkemu::scenario::parse(&text, "sched_scenarios.rs").expect("valid scenario");
+    Pair::from_scenario(c, s, &scenario, seed).expect("valid pair")
+}
+
 /// Receiver's out-of-order queue over one transfer.
 struct Outcome {
     completion_s: f64,
@@ -39,7 +96,10 @@ struct Outcome {
     ofo_max_phases: String,
     /// Time-weighted mean over the transfer.
     ofo_mean_bytes: f64,
-    /// Largest after the first `settle_s` seconds (start-up and its losses excluded).
+    /// Largest after the first 2 s (seed 000 on Fig. 11(b): "After 2 seconds, AR&P scheduler
+    /// keeps the out-of-order queue much shorter").
+    ofo_max_after_2s_bytes: u64,
+    /// Largest after the first 3 s (start-up and its losses excluded in these runs).
     ofo_max_settled_bytes: u64,
     /// When every subflow of the sender had reached BBR's PROBE_BW (start-up over), plus
     /// the largest SRTT then: from this instant on, everything the receiver holds was sent
@@ -52,15 +112,40 @@ struct Outcome {
     redundant_bytes: u64,
 }
 
-fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64, settle_s: f64) -> Outcome {
-    let mut pair = Pair::new(cfg(cc, sched_name), cfg(cc, sched_name), paths, 3);
+fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64) -> Outcome {
+    let pair = Pair::new(cfg(cc, sched_name), cfg(cc, sched_name), paths, 3);
+    transfer_on(pair, cc, sched_name, paths.len(), bytes, 11)
+}
+
+/// `transfer` over [`jittered_pair`] with seed `seed` (links and data).
+fn transfer_jittered(
+    cc: &str,
+    sched_name: &str,
+    paths: &[SimPath],
+    bytes: u64,
+    seed: u64,
+) -> Outcome {
+    let (c, s) = (cfg(cc, sched_name), cfg(cc, sched_name));
+    let pair = jittered_pair(c, s, paths, seed, ack_jitter_ms());
+    transfer_on(pair, cc, sched_name, paths.len(), bytes, seed)
+}
+
+fn transfer_on(
+    mut pair: Pair,
+    cc: &str,
+    sched_name: &str,
+    n_paths: usize,
+    bytes: u64,
+    data_seed: u64,
+) -> Outcome {
     let spec = TransferSpec {
         response_bytes: bytes,
-        seed: 11,
+        seed: data_seed,
         max_time: Duration::from_secs(600),
         ..TransferSpec::default()
     };
-    let (mut last_t, mut last_ofo, mut area, mut settled_max) = (0u64, 0u64, 0.0f64, 0u64);
+    let (mut last_t, mut last_ofo, mut area) = (0u64, 0u64, 0.0f64);
+    let (mut after_2s_max, mut settled_max) = (0u64, 0u64);
     let (mut max_at_s, mut max_seen, mut max_phases) = (0.0, 0u64, String::new());
     let mut steady_from_s = f64::NAN;
     let (mut startup_max, mut steady_max) = (0u64, 0u64);
@@ -70,7 +155,10 @@ fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64, settle_s:
         area += last_ofo as f64 * (t - last_t) as f64 / 1e9;
         last_t = t;
         last_ofo = p.client.counters().ofo_queue_bytes;
-        if now_s >= settle_s {
+        if now_s >= 2.0 {
+            after_2s_max = after_2s_max.max(last_ofo);
+        }
+        if now_s >= 3.0 {
             settled_max = settled_max.max(last_ofo);
         }
         let sender = p
@@ -79,7 +167,7 @@ fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64, settle_s:
             .map(|s| s.subflow_stats())
             .unwrap_or_default();
         if steady_from_s.is_nan()
-            && sender.len() == paths.len()
+            && sender.len() == n_paths
             && sender.iter().all(|s| s.cc_phase == CcPhase::ProbeBw)
         {
             let srtt = sender.iter().map(|s| s.srtt).max().unwrap_or_default();
@@ -116,6 +204,7 @@ fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64, settle_s:
         ofo_max_at_s: max_at_s,
         ofo_max_phases: max_phases,
         ofo_mean_bytes: area / completion_s,
+        ofo_max_after_2s_bytes: after_2s_max,
         ofo_max_settled_bytes: settled_max,
         steady_from_s,
         ofo_max_startup_bytes: startup_max,
@@ -131,8 +220,8 @@ fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64, settle_s:
 /// arp. Prints and emits (`arp_asymmetric_rtt`) both.
 fn asymmetric_rtt_lrf_and_arp() -> (Outcome, Outcome) {
     let paths = [path("wifi", 20.0, 25), path("lte", 20.0, 75)];
-    let lrf = transfer("bbr", "lrf", &paths, 20_000_000, 3.0);
-    let arp = transfer("bbr", "arp", &paths, 20_000_000, 3.0);
+    let lrf = transfer("bbr", "lrf", &paths, 20_000_000);
+    let arp = transfer("bbr", "arp", &paths, 20_000_000);
     for (name, o) in [("lrf", &lrf), ("arp", &arp)] {
         println!(
             "asymmetric RTT, bbr, 20 MB, {name}: {:.3} s; receiver out-of-order queue max {} B \
@@ -175,40 +264,17 @@ fn asymmetric_rtt_lrf_and_arp() -> (Outcome, Outcome) {
 #[test]
 fn arp_cuts_the_out_of_order_queue_on_asymmetric_rtt_without_slowing_down() {
     let (lrf, arp) = asymmetric_rtt_lrf_and_arp();
-    // What the paper measures and this run meets: the average queue (Fig. 11(a)) and the
-    // queue once start-up is over (Fig. 11(b) after its first 2 s). The overall maximum
-    // falls in BBR's start-up of the 150 ms subflow, where the paper's P runs round robin
-    // (docs/algorithms/arp.md, "Where the maximum comes from"); the issue's bar on it is the
-    // ignored test below. Regression bounds here, looser than the measured figures.
+    // The jitter-free run that the timeline of docs/algorithms/arp.md ("Where the maximum
+    // comes from") dissects; one run, so one sample: the figures over seeds, and the issue's
+    // bar on them, are `arp_over_seeds_on_asymmetric_rtt` and the ignored
+    // `arp_meets_the_issue_bar_on_the_overall_maximum_and_time` below. Regression bounds
+    // on this run, looser than its figures: the average queue (Fig. 11(a)) and the queue
+    // once start-up is over.
     assert!(arp.steady_from_s.is_finite() && lrf.steady_from_s.is_finite());
     assert!(arp.ofo_mean_bytes < 0.75 * lrf.ofo_mean_bytes);
     assert!(arp.ofo_max_steady_bytes as f64 <= 0.5 * lrf.ofo_max_steady_bytes as f64);
     assert!(arp.ofo_max_settled_bytes as f64 <= 0.5 * lrf.ofo_max_settled_bytes as f64);
     assert!(arp.completion_s <= 1.10 * lrf.completion_s);
-}
-
-/// The issue's bar on the same run: the overall maximum ≤ 0.5× lrf's and the completion
-/// time within +5 %. A faithful AR&P measures 1.10× and +5.3 % (docs/algorithms/arp.md):
-/// the maximum is set while the 150 ms subflow is in BBR's STARTUP, where the paper's
-/// P-scheduling "behaves the same as Round-Robin", and the extra time is the copies that
-/// subflow carries while AR keeps it in R during its STARTUP ramp. Kept as the bar, not
-/// lowered: `cargo test --release --test sched_scenarios arp_meets -- --ignored --nocapture`.
-#[test]
-#[ignore = "measures max 1.10× lrf and +5.3 % time against ≤ 0.5× and ≤ +5 %; see docs/algorithms/arp.md"]
-fn arp_meets_the_issue_bar_on_the_overall_maximum_and_time() {
-    let (lrf, arp) = asymmetric_rtt_lrf_and_arp();
-    assert!(
-        arp.ofo_max_bytes as f64 <= 0.5 * lrf.ofo_max_bytes as f64,
-        "max {} vs lrf {}",
-        arp.ofo_max_bytes,
-        lrf.ofo_max_bytes
-    );
-    assert!(
-        arp.completion_s <= 1.05 * lrf.completion_s,
-        "{:.3} s vs lrf {:.3} s",
-        arp.completion_s,
-        lrf.completion_s
-    );
 }
 
 /// Keeps the wrapped scheduler's trace state after each decision, for printing.
@@ -239,16 +305,25 @@ impl Scheduler for StateSpy {
 /// so far (each line: the bin starting at that time, the sender's state at its end), and for
 /// arp its N mask
 /// and whether P runs (the table in docs/algorithms/arp.md, "Where the maximum comes from"):
-/// `cargo test --release --test sched_scenarios arp_timeline -- --ignored --nocapture`.
+/// `cargo test --release --test sched_scenarios arp_timeline -- --ignored --nocapture`
+/// (`SCHED_JITTER_SEED=k` in front: seed k of the multi-seed sweep).
 #[test]
 #[ignore = "prints a timeline for docs/algorithms/arp.md; asserts nothing beyond a clean transfer"]
 fn arp_timeline_of_the_out_of_order_queue_on_asymmetric_rtt() {
     let paths = [path("wifi", 20.0, 25), path("lte", 20.0, 75)];
+    // `SCHED_JITTER_SEED=k`: the run of seed k of the multi-seed sweep (ACK jitter on).
+    let jitter_seed = std::env::var("SCHED_JITTER_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
     for name in ["lrf", "arp"] {
-        let mut pair = Pair::new(cfg("bbr", name), cfg("bbr", name), &paths, 3);
+        let (c, s) = (cfg("bbr", name), cfg("bbr", name));
+        let mut pair = match jitter_seed {
+            None => Pair::new(c, s, &paths, 3),
+            Some(k) => jittered_pair(c, s, &paths, k, ack_jitter_ms()),
+        };
         let spec = TransferSpec {
             response_bytes: 20_000_000,
-            seed: 11,
+            seed: jitter_seed.unwrap_or(11),
             max_time: Duration::from_secs(600),
             ..TransferSpec::default()
         };
@@ -312,8 +387,8 @@ fn arp_average_out_of_order_queue_over_the_rtt_of_the_second_path() {
     let mut mean_ratio = std::collections::BTreeMap::new();
     for one_way_ms in [25u64, 50, 75, 125] {
         let paths = [path("wifi", 20.0, 25), path("lte", 20.0, one_way_ms)];
-        let lrf = transfer("bbr", "lrf", &paths, 20_000_000, 3.0);
-        let arp = transfer("bbr", "arp", &paths, 20_000_000, 3.0);
+        let lrf = transfer("bbr", "lrf", &paths, 20_000_000);
+        let arp = transfer("bbr", "arp", &paths, 20_000_000);
         let ratio = arp.ofo_mean_bytes / lrf.ofo_mean_bytes.max(1.0);
         println!(
             "RTT 50 vs {} ms, bbr, 20 MB: lrf {:.3} s, mean queue {:.0} B, max {} B; arp {:.3} s \
@@ -345,13 +420,15 @@ fn arp_average_out_of_order_queue_over_the_rtt_of_the_second_path() {
 
 /// The sender writes 1 MB every second, `writes` times; returns each write's delivery
 /// delay in seconds. `recv_window_bytes`: what the receiver offers (BLEST's rule is about
-/// that window).
+/// that window). `jitter_seed`: None = the deterministic pair (`Pair::new`, seed 5); Some(k)
+/// = [`jittered_pair`] with seed k.
 fn app_limited(
     cc: &str,
     sched_name: &str,
     paths: &[SimPath],
     writes: u64,
     recv_window_bytes: u64,
+    jitter_seed: Option<u64>,
 ) -> Vec<f64> {
     // "ecf/no-penalty": ECF with `rcv_buf_penalty=off`.
     let (name, option) = sched_name.split_once('/').unwrap_or((sched_name, ""));
@@ -363,7 +440,10 @@ fn app_limited(
         let opts = &mut c.sched_config.options;
         opts.insert("rcv_buf_penalty".into(), "off".into());
     }
-    let mut pair = Pair::new(c.clone(), c, paths, 5);
+    let mut pair = match jitter_seed {
+        None => Pair::new(c.clone(), c, paths, 5),
+        Some(seed) => jittered_pair(c.clone(), c, paths, seed, ack_jitter_ms()),
+    };
     let spec = AppLimitedSpec {
         writes,
         ..AppLimitedSpec::default()
@@ -379,54 +459,6 @@ fn percentile(v: &[f64], q: f64) -> f64 {
     s.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let rank = (q * (s.len() - 1) as f64).round() as usize;
     s[rank]
-}
-
-#[test]
-fn blest_and_ecf_cut_the_tail_delivery_delay_of_app_limited_writes() {
-    // 10 Mbit/s each, RTT 10 ms vs 100 ms; 1 MB written every second for 30 s. Every
-    // combination is printed; docs/algorithms/blest.md and ecf.md discuss them.
-    let paths = [path("fast", 10.0, 5), path("slow", 10.0, 50)];
-    let mut p95 = std::collections::BTreeMap::new();
-    for window in [16u64 << 20, 512 << 10, 256 << 10] {
-        for cc in ["cubic", "bbr"] {
-            for s in ["lrf", "blest", "ecf", "ecf/no-penalty"] {
-                let v = percentile(&app_limited(cc, s, &paths, 30, window), 0.95);
-                p95.insert((window, cc, s), v);
-            }
-            println!(
-                "app-limited 1 MB/s, window {} KiB, {cc}: p95 delivery delay lrf {:.0} ms, \
-                 blest {:.0} ms, ecf {:.0} ms, ecf rcv_buf_penalty=off {:.0} ms",
-                window >> 10,
-                p95[&(window, cc, "lrf")] * 1e3,
-                p95[&(window, cc, "blest")] * 1e3,
-                p95[&(window, cc, "ecf")] * 1e3,
-                p95[&(window, cc, "ecf/no-penalty")] * 1e3
-            );
-        }
-    }
-    // What holds in this run (deterministic: no random loss; the table in
-    // docs/algorithms/blest.md and ecf.md): BLEST cuts the tail with cubic once the receive
-    // window binds (with bbr its Reno-shaped estimate keeps it off the slow path); ECF with
-    // bbr and with cubic at the default window, and with cubic and a binding window only
-    // without the kernel's cwnd penalisation. (ECF also beat lrf with bbr at 512 KiB, 671 vs
-    // 875 ms, while subflows were marked app-limited and BBR stayed in STARTUP; since that
-    // fidelity fix lrf takes 736 ms and ECF 792 ms.)
-    for w in [512u64 << 10, 256 << 10] {
-        for s in ["blest", "ecf/no-penalty"] {
-            assert!(p95[&(w, "cubic", s)] < p95[&(w, "cubic", "lrf")], "{s} {w}");
-        }
-    }
-    // With bbr at the default window ECF cut p95 from 611 to 591 ms while BBR lacked Linux
-    // 6.x's ACK-aggregation cwnd allowance; with it (docs/algorithms/bbr.md) the two tie,
-    // 608 (lrf) vs 609 ms (ecf), the same for seeds 1..7 (605 vs 611 with
-    // `--cc-opt ack_aggregation=false`). What holds is that ECF does not lengthen the tail:
-    // within 2 % of lrf (the tolerance is this change's, chosen above the 0.2 % tie).
-    let w = 16u64 << 20;
-    assert!(p95[&(w, "cubic", "ecf")] < p95[&(w, "cubic", "lrf")], "ecf cubic {w}");
-    assert!(
-        p95[&(w, "bbr", "ecf")] <= 1.02 * p95[&(w, "bbr", "lrf")],
-        "ecf bbr {w}"
-    );
 }
 
 #[test]
@@ -606,4 +638,425 @@ fn arp_predicted_arrival_never_decreases_within_a_batch_in_real_transfers() {
         total_checked > 100,
         "only {total_checked} in-batch decisions checked"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Over seeds. One deterministic run gives one maximum and one p95; these runs put the
+// 0–1 ms ACK jitter of `jittered_pair` on every path and repeat over seeds. The set-up (seeds,
+// lengths, schedulers, the statistic each verdict reads) was fixed before the first
+// multi-seed run and is written in docs/algorithms/arp.md ("Over seeds") and blest.md:
+// * AR&P: seeds 1–20, 20 MB (the issue's size), lrf (= minRTT), rr and arp, bbr; each
+//   figure as the median over seeds and its range; ratios are per seed (arp and lrf with
+//   the same seed), summarised the same way;
+// * BLEST / ECF: seeds 1–10, 300 writes of 1 MB, lrf, blest, ecf and ecf with
+//   `rcv_buf_penalty=off` × cubic, bbr × windows 16 MiB, 512 KiB, 256 KiB; per seed the
+//   p95 over the 300 writes, then the median over seeds and the per-seed ratio to lrf.
+// `SCHED_SEEDS=n` and `SCHED_WRITES=n` override the number of seeds and writes of the
+// ignored sweeps (for a quicker look; the documented figures use the defaults).
+
+const ARP_SWEEP_SEEDS: u64 = 20;
+const APP_SWEEP_SEEDS: u64 = 10;
+const APP_SWEEP_WRITES: u64 = 300;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// (median, min, max).
+fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (median(v), min, max)
+}
+
+fn show_spread(v: &[f64], scale: f64, decimals: usize) -> String {
+    let (m, lo, hi) = spread(v);
+    format!(
+        "{:.d$} [{:.d$}–{:.d$}]",
+        m * scale,
+        lo * scale,
+        hi * scale,
+        d = decimals
+    )
+}
+
+type Metric = (&'static str, fn(&Outcome) -> f64);
+
+const ARP_METRICS: [Metric; 6] = [
+    ("completion (s)", |o| o.completion_s),
+    ("max (kB)", |o| o.ofo_max_bytes as f64),
+    ("max after 2 s (kB)", |o| o.ofo_max_after_2s_bytes as f64),
+    ("mean (kB)", |o| o.ofo_mean_bytes),
+    ("max after start-up (kB)", |o| o.ofo_max_steady_bytes as f64),
+    ("max after 3 s (kB)", |o| o.ofo_max_settled_bytes as f64),
+];
+
+/// Per scheduler, the outcomes of seeds 1..=`n_seeds` on seed 000 Fig. 11(b)'s paths.
+fn arp_asymmetric_rtt_over_seeds(
+    scheds: &[&'static str],
+    n_seeds: u64,
+) -> std::collections::BTreeMap<&'static str, Vec<Outcome>> {
+    let paths = [path("wifi", 20.0, 25), path("lte", 20.0, 75)];
+    let mut out = std::collections::BTreeMap::new();
+    for &s in scheds {
+        let v: Vec<Outcome> = (1..=n_seeds)
+            .map(|seed| transfer_jittered("bbr", s, &paths, 20_000_000, seed))
+            .collect();
+        out.insert(s, v);
+    }
+    for seed in 1..=n_seeds {
+        for &s in scheds {
+            let o = &out[s][seed as usize - 1];
+            println!(
+                "seed {seed} {s:<4}: {:.3} s, max {} B at {:.2} s, after 2 s {} B, mean {:.0} B, \
+                 start-up over at {:.2} s, max after it {} B, copies {} B",
+                o.completion_s,
+                o.ofo_max_bytes,
+                o.ofo_max_at_s,
+                o.ofo_max_after_2s_bytes,
+                o.ofo_mean_bytes,
+                o.steady_from_s,
+                o.ofo_max_steady_bytes,
+                o.redundant_bytes
+            );
+        }
+    }
+    println!("median [min–max] over {n_seeds} seeds; ratios per seed against lrf");
+    // One record per scheduler and metric for `REPRO_OUT` (testbed/reproduce.py): the median
+    // and range over seeds (in `unit`: the labels' kB are for printing), and of the per-seed
+    // ratio to lrf.
+    for &s in scheds {
+        for (label, f) in ARP_METRICS {
+            let v: Vec<f64> = out[s].iter().map(f).collect();
+            let r: Vec<f64> = v
+                .iter()
+                .zip(out["lrf"].iter().map(f))
+                .map(|(a, b)| a / b)
+                .collect();
+            let ((m, lo, hi), (rm, rlo, rhi)) = (spread(&v), spread(&r));
+            mptransport::report::emit(
+                "arp_asymmetric_rtt_over_seeds",
+                &serde_json::json!({"cc": "bbr", "sched": s, "seeds": n_seeds,
+                    "ack_jitter_ms": ack_jitter_ms(), "metric": label,
+                    "unit": if label.contains("kB") { "bytes" } else { "s" },
+                    "median": m, "min": lo, "max": hi,
+                    "ratio_to_lrf_median": rm, "ratio_to_lrf_min": rlo, "ratio_to_lrf_max": rhi}),
+            );
+        }
+    }
+    for (label, f) in ARP_METRICS {
+        let scale = if label.contains("kB") { 1e-3 } else { 1.0 };
+        let digits = if label.contains("kB") { 0 } else { 3 };
+        let lrf: Vec<f64> = out["lrf"].iter().map(f).collect();
+        let mut line = format!("{label:<24}");
+        for &s in scheds {
+            let v: Vec<f64> = out[s].iter().map(f).collect();
+            line += &format!(" | {s} {}", show_spread(&v, scale, digits));
+            if s != "lrf" {
+                let r: Vec<f64> = v.iter().zip(&lrf).map(|(a, b)| a / b).collect();
+                line += &format!(" ({}×)", show_spread(&r, 1.0, 3));
+            }
+        }
+        println!("{line}");
+    }
+    out
+}
+
+/// Per-seed ratios `sched`/lrf of one metric.
+fn ratios(
+    out: &std::collections::BTreeMap<&'static str, Vec<Outcome>>,
+    sched: &str,
+    f: fn(&Outcome) -> f64,
+) -> Vec<f64> {
+    out[sched]
+        .iter()
+        .zip(&out["lrf"])
+        .map(|(a, b)| f(a) / f(b))
+        .collect()
+}
+
+/// Seed 000 Fig. 11(b) over seeds 1–20, lrf (= minRTT), rr and arp (about 8 s of CPU):
+/// `cargo test --release --test sched_scenarios arp_over_seeds -- --nocapture` prints each
+/// run and the table of docs/algorithms/arp.md ("Over seeds"). Asserts what holds there; the
+/// bounds sit above the worst seed (or the median where a statistic is bimodal), see below.
+/// They hold for the set-up's 0–1 ms jitter (and 0–0.3 ms); with `SCHED_ACK_JITTER_MS=3` the
+/// after-3-s bound fails (1.20× lrf, the page's sensitivity table).
+#[test]
+fn arp_over_seeds_on_asymmetric_rtt() {
+    let n = env_or("SCHED_SEEDS", ARP_SWEEP_SEEDS);
+    let out = arp_asymmetric_rtt_over_seeds(&["lrf", "rr", "arp"], n);
+    let mean = ratios(&out, "arp", |o| o.ofo_mean_bytes);
+    let after_3s = ratios(&out, "arp", |o| o.ofo_max_settled_bytes as f64);
+    let after_startup = ratios(&out, "arp", |o| o.ofo_max_steady_bytes as f64);
+    let time = ratios(&out, "arp", |o| o.completion_s);
+    // Measured over seeds 1–20 (docs/algorithms/arp.md): the mean 0.60× (0.01–0.62), the
+    // maximum after 3 s 0.18× (0.00–0.20): every seed, so every seed is held to a bound
+    // between the worst seed and lrf. After start-up 0.10× in the median, but 1.00× in one
+    // seed (LTE joins N only after its start-up); the median is held to the issue's 0.5×.
+    // Time: +5.4 % in the median, up to +80 % in the seeds where LTE never leaves R; the
+    // median is held to +10 %.
+    assert!(mean.iter().all(|r| *r < 0.75), "mean {mean:?}");
+    assert!(after_3s.iter().all(|r| *r <= 0.5), "after 3 s {after_3s:?}");
+    assert!(
+        median(&after_startup) <= 0.5,
+        "after start-up {after_startup:?}"
+    );
+    assert!(median(&time) <= 1.10, "time {time:?}");
+}
+
+/// The issue's bar over the same seeds: the overall maximum ≤ 0.5× lrf's and the completion
+/// time within +5 %, each as the median of the per-seed ratios. Not met (docs/algorithms/arp.md,
+/// "Over seeds"); kept as the bar, not lowered:
+/// `cargo test --release --test sched_scenarios arp_meets -- --ignored --nocapture`.
+#[test]
+#[ignore = "measures a median max of 1.09× lrf and +5.4 % time against ≤ 0.5× and ≤ +5 %; see docs/algorithms/arp.md"]
+fn arp_meets_the_issue_bar_on_the_overall_maximum_and_time() {
+    let out = arp_asymmetric_rtt_over_seeds(&["lrf", "arp"], ARP_SWEEP_SEEDS);
+    let max = ratios(&out, "arp", |o| o.ofo_max_bytes as f64);
+    let time = ratios(&out, "arp", |o| o.completion_s);
+    assert!(median(&max) <= 0.5, "max / lrf per seed {max:?}");
+    assert!(median(&time) <= 1.05, "time / lrf per seed {time:?}");
+}
+
+type P95Table = std::collections::BTreeMap<(u64, &'static str, &'static str), Vec<f64>>;
+
+const APP_SCHEDULERS: [&str; 4] = ["lrf", "blest", "ecf", "ecf/no-penalty"];
+const APP_WINDOWS: [u64; 3] = [16 << 20, 512 << 10, 256 << 10];
+
+/// 10 Mbit/s each, RTT 10 ms vs 100 ms: per seed 1..=`n_seeds`, the p95 of the per-write
+/// delivery delay over `writes` writes of 1 MB, one a second.
+fn p95_per_seed(window: u64, cc: &str, sched_name: &str, n_seeds: u64, writes: u64) -> Vec<f64> {
+    let paths = [path("fast", 10.0, 5), path("slow", 10.0, 50)];
+    (1..=n_seeds)
+        .map(|seed| {
+            let delays = app_limited(cc, sched_name, &paths, writes, window, Some(seed));
+            percentile(&delays, 0.95)
+        })
+        .collect()
+}
+
+/// Per-seed ratios of one cell against lrf with the same window, CC and seed.
+fn against_lrf(t: &P95Table, window: u64, cc: &'static str, s: &'static str) -> Vec<f64> {
+    let lrf = &t[&(window, cc, "lrf")];
+    t[&(window, cc, s)]
+        .iter()
+        .zip(lrf)
+        .map(|(a, b)| a / b)
+        .collect()
+}
+
+/// Runs `cells` (and lrf for each window × CC among them), printing one line per window × CC
+/// in the form of docs/algorithms/blest.md's table.
+fn app_limited_over_seeds(
+    cells: &[(u64, &'static str, &'static str)],
+    n_seeds: u64,
+    writes: u64,
+) -> P95Table {
+    let mut t = P95Table::new();
+    let mut groups: Vec<(u64, &'static str)> = Vec::new();
+    for &(w, cc, s) in cells {
+        for name in ["lrf", s] {
+            t.entry((w, cc, name))
+                .or_insert_with(|| p95_per_seed(w, cc, name, n_seeds, writes));
+        }
+        if !groups.contains(&(w, cc)) {
+            groups.push((w, cc));
+        }
+    }
+    for (w, cc) in groups {
+        let mut line = format!(
+            "window {} KiB, {cc}, p95 of {writes} writes (ms), median [min–max] over \
+             {n_seeds} seeds: lrf {}",
+            w >> 10,
+            show_spread(&t[&(w, cc, "lrf")], 1e3, 0)
+        );
+        for s in &APP_SCHEDULERS[1..] {
+            let Some(v) = t.get(&(w, cc, *s)) else {
+                continue;
+            };
+            let r = against_lrf(&t, w, cc, s);
+            let below = r.iter().filter(|x| **x < 1.0).count();
+            line += &format!(
+                "; {s} {} (×lrf {}, below lrf in {below}/{n_seeds})",
+                show_spread(v, 1e3, 0),
+                show_spread(&r, 1.0, 3)
+            );
+        }
+        println!("{line}");
+    }
+    t
+}
+
+/// Every window × CC × scheduler of docs/algorithms/blest.md's table (about 170 s of CPU):
+/// `cargo test --release --test sched_scenarios app_limited_over_seeds_sweep -- --ignored --nocapture`.
+#[test]
+#[ignore = "the 10-seed, 300-write sweep of docs/algorithms/blest.md (about 170 s of CPU)"]
+fn app_limited_over_seeds_sweep() {
+    let mut cells = Vec::new();
+    for w in APP_WINDOWS {
+        for cc in ["cubic", "bbr"] {
+            for s in &APP_SCHEDULERS[1..] {
+                cells.push((w, cc, *s));
+            }
+        }
+    }
+    let t = app_limited_over_seeds(
+        &cells,
+        env_or("SCHED_SEEDS", APP_SWEEP_SEEDS),
+        env_or("SCHED_WRITES", APP_SWEEP_WRITES),
+    );
+    assert_eq!(t.len(), 24);
+}
+
+/// Cells where the sweep (seeds 1–10, 300 writes) put the scheduler's p95 below lrf's in every
+/// seed; worst per-seed ratio in the comment.
+const CUTS_IN_EVERY_SEED: [(u64, &str, &str); 7] = [
+    (16 << 20, "cubic", "ecf"),             // 0.990
+    (16 << 20, "bbr", "ecf"),               // 0.910
+    (512 << 10, "cubic", "blest"),          // 0.953
+    (512 << 10, "cubic", "ecf/no-penalty"), // 0.964
+    (256 << 10, "cubic", "blest"),          // 0.843
+    (256 << 10, "cubic", "ecf/no-penalty"), // 0.877
+    (256 << 10, "bbr", "ecf"),              // 0.971
+];
+
+/// Cells where it was above lrf's in every seed; best per-seed ratio in the comment.
+const SLOWER_IN_EVERY_SEED: [(u64, &str, &str); 4] = [
+    (512 << 10, "bbr", "blest"), // 1.367: BLEST's Reno-shaped estimate with BBR
+    (256 << 10, "bbr", "blest"), // 1.040
+    (512 << 10, "cubic", "ecf"), // 1.126: the kernel's cwnd penalisation
+    (256 << 10, "cubic", "ecf"), // 1.101
+];
+
+/// Seeds 1–3 of the sweep (the first three of its ten; about 35 s of CPU) on the cells whose
+/// sign did not change over the ten: each seed must keep that sign. The worst seed of the
+/// ten is at least 1 % from a tie in every such cell (table in docs/algorithms/blest.md); the
+/// mixed cells (BLEST at the default window, ECF with bbr at 512 KiB) are not asserted.
+#[test]
+fn blest_and_ecf_tail_delay_over_seeds_keeps_the_sign_of_the_sweep() {
+    let cells: Vec<_> = CUTS_IN_EVERY_SEED
+        .iter()
+        .chain(SLOWER_IN_EVERY_SEED.iter())
+        .copied()
+        .collect();
+    let t = app_limited_over_seeds(&cells, env_or("SCHED_SEEDS", 3), APP_SWEEP_WRITES);
+    for (w, cc, s) in CUTS_IN_EVERY_SEED {
+        let r = against_lrf(&t, w, cc, s);
+        assert!(r.iter().all(|x| *x < 1.0), "{s} {cc} {w}: {r:?}");
+    }
+    for (w, cc, s) in SLOWER_IN_EVERY_SEED {
+        let r = against_lrf(&t, w, cc, s);
+        assert!(r.iter().all(|x| *x > 1.0), "{s} {cc} {w}: {r:?}");
+    }
+}
+
+/// The issue's bar: at the issue's set-up (the default receive window) BLEST and ECF each
+/// cut the p95 against lrf, with cubic and with bbr, in every seed of the sweep. ECF does;
+/// BLEST does not (ties lrf with cubic, mixed with bbr; docs/algorithms/blest.md):
+/// `cargo test --release --test sched_scenarios blest_and_ecf_meet -- --ignored --nocapture`.
+#[test]
+#[ignore = "BLEST at the default window: 1.000× lrf with cubic (3/10 seeds below), 0.988× with bbr (6/10); see docs/algorithms/blest.md"]
+fn blest_and_ecf_meet_the_issue_bar_at_the_default_window() {
+    let w = 16 << 20;
+    let cells = [
+        (w, "cubic", "blest"),
+        (w, "cubic", "ecf"),
+        (w, "bbr", "blest"),
+        (w, "bbr", "ecf"),
+    ];
+    let t = app_limited_over_seeds(&cells, APP_SWEEP_SEEDS, APP_SWEEP_WRITES);
+    for (w, cc, s) in cells {
+        let r = against_lrf(&t, w, cc, s);
+        assert!(r.iter().all(|x| *x < 1.0), "{s} {cc}: {r:?}");
+    }
+}
+
+/// The jittered pair without jitter is the plain pair: the same transfer, the same queue.
+#[test]
+fn jittered_pair_without_jitter_is_the_plain_pair() {
+    let paths = [path("wifi", 20.0, 25), path("lte", 20.0, 75)];
+    let plain = transfer("bbr", "lrf", &paths, 5_000_000);
+    let (c, s) = (cfg("bbr", "lrf"), cfg("bbr", "lrf"));
+    let same = transfer_on(
+        jittered_pair(c.clone(), s.clone(), &paths, 3, 0.0),
+        "bbr",
+        "lrf",
+        2,
+        5_000_000,
+        11,
+    );
+    assert_eq!(plain.completion_s, same.completion_s);
+    assert_eq!(plain.ofo_max_bytes, same.ofo_max_bytes);
+    // With the jitter the seed matters: two seeds, two different runs.
+    let a = transfer_on(
+        jittered_pair(c.clone(), s.clone(), &paths, 1, ACK_JITTER_MS),
+        "bbr",
+        "lrf",
+        2,
+        5_000_000,
+        11,
+    );
+    let b = transfer_on(
+        jittered_pair(c, s, &paths, 2, ACK_JITTER_MS),
+        "bbr",
+        "lrf",
+        2,
+        5_000_000,
+        11,
+    );
+    assert_ne!(
+        (a.completion_s, a.ofo_max_bytes),
+        (b.completion_s, b.ofo_max_bytes)
+    );
+}
+
+/// Seed 000 Fig. 11(a) over seeds: equal rates (20 Mbit/s), RTT 50 ms against 50, 100, 150
+/// and 250 ms, 20 MB with bbr, lrf and arp with the 0–1 ms ACK jitter, seeds 1–10 (fixed
+/// before the run, as the other sweeps); per RTT the median [range] of the per-seed ratios
+/// arp/lrf of the mean queue (what the figure plots), the maximum and the time (about 20 s
+/// of CPU): `cargo test --release --test sched_scenarios arp_fig11a_over_seeds -- --ignored
+/// --nocapture`. Figures in docs/algorithms/arp.md.
+#[test]
+#[ignore = "a sweep for docs/algorithms/arp.md (Fig. 11(a) over seeds)"]
+fn arp_fig11a_over_seeds() {
+    let n = env_or("SCHED_SEEDS", 10);
+    for one_way_ms in [25u64, 50, 75, 125] {
+        let paths = [path("wifi", 20.0, 25), path("lte", 20.0, one_way_ms)];
+        let runs = |s: &str| -> Vec<Outcome> {
+            (1..=n)
+                .map(|seed| transfer_jittered("bbr", s, &paths, 20_000_000, seed))
+                .collect()
+        };
+        let (lrf, arp) = (runs("lrf"), runs("arp"));
+        let ratio = |f: fn(&Outcome) -> f64| -> Vec<f64> {
+            arp.iter()
+                .zip(&lrf)
+                .map(|(a, b)| f(a) / f(b).max(1.0))
+                .collect()
+        };
+        let mean_lrf: Vec<f64> = lrf.iter().map(|o| o.ofo_mean_bytes).collect();
+        println!(
+            "RTT 50 vs {} ms over {n} seeds: lrf mean queue {} kB; arp/lrf mean {}×, max {}×, \
+             time {}×",
+            2 * one_way_ms,
+            show_spread(&mean_lrf, 1e-3, 1),
+            show_spread(&ratio(|o| o.ofo_mean_bytes), 1.0, 3),
+            show_spread(&ratio(|o| o.ofo_max_bytes as f64), 1.0, 3),
+            show_spread(&ratio(|o| o.completion_s), 1.0, 3)
+        );
+    }
 }
