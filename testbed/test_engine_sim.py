@@ -3,7 +3,12 @@
 import json
 from pathlib import Path
 
-from testbed.engine_sim import _write_transport_logs, unsupported
+from testbed.engine_sim import (
+    FIRST_REQUEST_S,
+    _page_request_argv,
+    _write_transport_logs,
+    unsupported,
+)
 from testbed.spec import TrialSpec
 
 
@@ -70,3 +75,22 @@ def test_a_small_matrix_runs_and_logs_the_transport_every_second(tmp_path: Path)
         # Every second of the ~10 s run, plus the final line.
         assert wifi_t_s[:10] == [float(t) for t in range(1, 11)], wifi_t_s
     assert (run_dir / "report.html").is_file()
+
+
+def test_the_page_requests_are_the_served_files_in_order_before_the_first_request(
+    tmp_path: Path,
+) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    mpd = tmp_path / "manifest.mpd"
+    mpd.write_text("x" * 2181)
+    argv = _page_request_argv(repo, mpd)
+    requests = [argv[i + 1] for i in range(0, len(argv), 2)]
+    assert argv[::2] == ["--player-page-request"] * 3
+    at = [float(r.split(":")[0]) for r in requests]
+    body = [int(r.split(":")[1]) for r in requests]
+    assert at == sorted(at) and at[-1] < FIRST_REQUEST_S
+    assert body == [
+        (repo / "player/web/player.mjs").stat().st_size,
+        (repo / "player/web/lib/stall.mjs").stat().st_size,
+        2181,
+    ]

@@ -107,9 +107,30 @@ struct Cli {
     /// clock; page, dash.js and MPD loaded). 0 = at once.
     #[arg(long = "player-first-request-s", default_value_t = 0.0)]
     player_first_request_s: f64,
+    /// With --player-mpd: a request of the page on the video's connection before the first
+    /// segment, AT_S:BODY_BYTES (s of the scenario's clock, response body in bytes), in
+    /// order, repeatable (the testbed passes the page's modules and the MPD that the emulated
+    /// trials fetch over that connection: testbed/engine_sim.py).
+    #[arg(long = "player-page-request")]
+    player_page_request: Vec<String>,
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
     #[arg(long = "break-path")]
     break_path: Option<String>,
+}
+
+/// `AT_S:BODY_BYTES` of --player-page-request.
+fn parse_page_request(s: &str) -> Result<mptransport::sim::player::PageRequest, String> {
+    let expected = "expected AT_S:BODY_BYTES, e.g. 1.43:21074 (seconds from 0 to 600, bytes)";
+    let (at, bytes) = s.split_once(':').ok_or(expected)?;
+    let at: f64 = at.parse().map_err(|_| expected)?;
+    let body_bytes: u64 = bytes.parse().map_err(|_| expected)?;
+    if !(at.is_finite() && (0.0..=600.0).contains(&at)) {
+        return Err(expected.into());
+    }
+    Ok(mptransport::sim::player::PageRequest {
+        at: Duration::from_secs_f64(at),
+        body_bytes,
+    })
 }
 
 fn parse_path(s: &str) -> Result<SimPath, String> {
@@ -518,6 +539,16 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
             return ExitCode::from(2);
         }
     }
+    let mut page_requests = Vec::new();
+    for text in &cli.player_page_request {
+        match parse_page_request(text) {
+            Ok(r) => page_requests.push(r),
+            Err(e) => {
+                eprintln!("mpsim: --player-page-request {text}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let ladder = match Ladder::load(mpd) {
         Ok(l) => l,
         Err(e) => {
@@ -562,6 +593,7 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         video_duration_s: cli.video_duration_s,
         page_start: Duration::from_secs_f64(cli.player_page_start_s),
         first_request: Duration::from_secs_f64(cli.player_first_request_s),
+        page_requests,
         timeout: Duration::from_secs_f64(
             cli.player_first_request_s + cli.video_duration_s * 3.0 + 60.0,
         ),

@@ -211,14 +211,28 @@ pub fn fast_switch_from(
     (bitrates[*buffered_rep] < bitrates[new_rep]).then_some(j)
 }
 
+/// A request the page makes on the video's connection before the first segment request
+/// (e.g. a module of the page, the MPD): sent at `at` on the scenario's clock, or when the
+/// previous response is in (HTTP/1.1, one request at a time); the response is
+/// `RESPONSE_HEADER_BYTES` plus `body_bytes`. It logs no player event (the real player does
+/// not log page resources either).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageRequest {
+    pub at: Duration,
+    pub body_bytes: u64,
+}
+
 pub struct PlayerSpec {
     pub video_duration_s: f64,
     /// Give up (summary reason "timeout") after this much virtual time.
     pub timeout: Duration,
     /// When the page opens (the `start` event; start-up delay counts from here).
     pub page_start: Duration,
-    /// When the first request (the first init segment) goes out; at least `page_start`.
+    /// When the first request (the first init segment) goes out; at least `page_start`, and
+    /// not before the last of `page_requests` is answered.
     pub first_request: Duration,
+    /// The page's own requests on this connection, in order, before the first segment.
+    pub page_requests: Vec<PageRequest>,
 }
 
 impl PlayerSpec {
@@ -229,6 +243,7 @@ impl PlayerSpec {
             timeout,
             page_start: Duration::ZERO,
             first_request: Duration::ZERO,
+            page_requests: Vec::new(),
         }
     }
 }
@@ -268,6 +283,8 @@ fn watchdog(pair: &Pair, fetch: Option<&Fetch>, last_progress: Instant) -> Optio
 }
 
 struct Fetch {
+    /// A page request (`PlayerSpec::page_requests`), not a segment.
+    page: bool,
     rep: usize,
     /// None = the init segment.
     index: Option<usize>,
@@ -333,6 +350,8 @@ pub fn run_player_observed(
     let mut next_index = 0usize;
     let mut init_done: Vec<bool> = vec![false; ladder.reps.len()];
     let mut fetch: Option<Fetch> = None;
+    // The next of `spec.page_requests` to send.
+    let mut next_page = 0usize;
     // Server side: responses still to write, bytes of requests read so far.
     let mut server_req_bytes = 0u64;
     let mut server_todo: std::collections::VecDeque<u64> = Default::default();
@@ -457,6 +476,9 @@ pub fn run_player_observed(
                 f.received += n as u64;
             }
         }
+        if fetch.as_ref().is_some_and(|f| f.page && f.received >= f.bytes) {
+            fetch = None;
+        }
         if let Some(f) = fetch.as_ref()
             && f.received >= f.bytes
         {
@@ -548,7 +570,26 @@ pub fn run_player_observed(
         let waiting_for = first_request
             .max(request_not_before)
             .max(next_schedule_check.unwrap_or(Instant::ZERO));
-        if now < waiting_for {
+        if let Some(page) = spec.page_requests.get(next_page) {
+            let at = Instant::ZERO + page.at;
+            if now < at {
+                wake = Some(at);
+            } else if fetch.is_none() {
+                let w = pair.client.write(&[b'G'; REQUEST_BYTES as usize]);
+                debug_assert_eq!(w as u64, REQUEST_BYTES);
+                last_progress = now;
+                next_page += 1;
+                fetch = Some(Fetch {
+                    page: true,
+                    rep,
+                    index: None,
+                    bytes: page.body_bytes + RESPONSE_HEADER_BYTES,
+                    received: 0,
+                    request_at: now,
+                    first_byte_at: None,
+                });
+            }
+        } else if now < waiting_for {
             wake = Some(waiting_for);
         } else if fetch.is_none() && next_index < segments {
             next_schedule_check = None;
@@ -606,6 +647,7 @@ pub fn run_player_observed(
                 debug_assert_eq!(w as u64, REQUEST_BYTES);
                 last_progress = now;
                 fetch = Some(Fetch {
+                    page: false,
                     rep,
                     index,
                     bytes: payload + RESPONSE_HEADER_BYTES,
