@@ -476,7 +476,10 @@ pub fn run_player_observed(
                 f.received += n as u64;
             }
         }
-        if fetch.as_ref().is_some_and(|f| f.page && f.received >= f.bytes) {
+        if fetch
+            .as_ref()
+            .is_some_and(|f| f.page && f.received >= f.bytes)
+        {
             fetch = None;
         }
         if let Some(f) = fetch.as_ref()
