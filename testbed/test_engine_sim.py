@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from testbed.engine_sim import (
+    DASHJS,
     FIRST_REQUEST_S,
     _page_request_argv,
     _write_transport_logs,
@@ -84,13 +85,12 @@ def test_the_page_requests_are_the_served_files_in_order_before_the_first_reques
     mpd = tmp_path / "manifest.mpd"
     mpd.write_text("x" * 2181)
     argv = _page_request_argv(repo, mpd)
-    requests = [argv[i + 1] for i in range(0, len(argv), 2)]
-    assert argv[::2] == ["--player-page-request"] * 3
-    at = [float(r.split(":")[0]) for r in requests]
-    body = [int(r.split(":")[1]) for r in requests]
+    assert argv[::2] == ["--player-page-request"] * 7
+    requests = [tuple(r.split(":")) for r in argv[1::2]]
+    at = [float(r[0]) for r in requests]
     assert at == sorted(at) and at[-1] < FIRST_REQUEST_S
-    assert body == [
-        (repo / "player/web/player.mjs").stat().st_size,
-        (repo / "player/web/lib/stall.mjs").stat().st_size,
-        2181,
-    ]
+    by_conn = {c: [int(r[1]) for r in requests if r[2] == c] for c in ("0", "1", "2")}
+    size = lambda p: (repo / p).stat().st_size  # noqa: E731
+    assert by_conn["0"] == [size("player/web/player.mjs"), size("player/web/lib/stall.mjs"), 2181]
+    assert by_conn["1"] == [size("player/web/index.html"), size("player/web/player.css")]
+    assert by_conn["2"] == [size(DASHJS), size("player/web/lib/overload.mjs")]

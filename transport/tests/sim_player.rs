@@ -274,9 +274,10 @@ fn mpsim_rejects_a_negative_start_time_with_exit_2() {
     assert!(stderr.contains("--player-first-request-s -1"), "{stderr}");
 }
 
-/// The page's own requests on the video's connection (`PlayerSpec::page_requests`): each goes
+/// The page's own requests (`PlayerSpec::page_requests`): on the video's connection each goes
 /// out at its time, one at a time, its response crosses the connection, and the first
-/// segment request waits for the last of them.
+/// segment request waits for the last of them; a side connection's request is answered on
+/// that connection, over the same link.
 #[test]
 fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() {
     use mptransport::sim::player::{PageRequest, RESPONSE_HEADER_BYTES};
@@ -288,18 +289,28 @@ fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() 
         down: link,
     };
     let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    pair.add_connection(Config::default(), Config::default(), 77);
     let page_requests = vec![
+        // A side connection of the page (`conn` 1): its 1 MB crosses the same link.
+        PageRequest {
+            at: Duration::from_millis(1300),
+            body_bytes: 1_000_000,
+            conn: 1,
+        },
         PageRequest {
             at: Duration::from_millis(1400),
             body_bytes: 20_000,
+            conn: 0,
         },
         PageRequest {
             at: Duration::from_millis(2000),
             body_bytes: 2_000_000,
+            conn: 0,
         },
         PageRequest {
             at: Duration::from_millis(2100),
             body_bytes: 2_600,
+            conn: 0,
         },
     ];
     let spec = PlayerSpec {
@@ -325,10 +336,29 @@ fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() 
         .iter()
         .map(|p| p.body_bytes + RESPONSE_HEADER_BYTES)
         .sum();
+    let own_page_bytes: u64 = page_requests
+        .iter()
+        .filter(|p| p.conn == 0)
+        .map(|p| p.body_bytes + RESPONSE_HEADER_BYTES)
+        .sum();
     assert_eq!(
         server.counters().bytes_written_total,
-        segment_bytes + page_bytes
+        segment_bytes + own_page_bytes
     );
+    // The side connection's server answered its request, and its client read it all.
+    let side = &pair.side[0];
+    let side_server = side.server.as_ref().expect("side server connection");
+    assert_eq!(
+        side_server.counters().bytes_written_total,
+        1_000_000 + RESPONSE_HEADER_BYTES
+    );
+    assert_eq!(
+        side.client.counters().bytes_delivered_total,
+        1_000_000 + RESPONSE_HEADER_BYTES
+    );
+    // Both connections' bytes crossed the one down link.
+    let down = pair.link_counters(0, true);
+    assert!(down.bytes_out >= page_bytes + segment_bytes, "{down:?}");
     assert_eq!(events.last().unwrap()["reason"], "ended");
 }
 
@@ -346,7 +376,7 @@ fn mpsim_rejects_a_page_request_without_its_size_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("--player-page-request 1.4: expected AT_S:BODY_BYTES"),
+        stderr.contains("--player-page-request 1.4: expected AT_S:BODY_BYTES[:CONN]"),
         "{stderr}"
     );
 }

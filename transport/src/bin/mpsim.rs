@@ -107,10 +107,11 @@ struct Cli {
     /// clock; page, dash.js and MPD loaded). 0 = at once.
     #[arg(long = "player-first-request-s", default_value_t = 0.0)]
     player_first_request_s: f64,
-    /// With --player-mpd: a request of the page on the video's connection before the first
-    /// segment, AT_S:BODY_BYTES (s of the scenario's clock, response body in bytes), in
-    /// order, repeatable (the testbed passes the page's modules and the MPD that the emulated
-    /// trials fetch over that connection: testbed/engine_sim.py).
+    /// With --player-mpd: a request of the page, AT_S:BODY_BYTES[:CONN] (s of the scenario's
+    /// clock, response body in bytes, connection: 0 = the video's, the default, before its
+    /// first segment; 1, 2, ... = further connections of the page over the same paths, opened
+    /// with it), in order per connection, repeatable (the testbed passes the page's files as
+    /// the emulated trials fetch them: testbed/engine_sim.py).
     #[arg(long = "player-page-request")]
     player_page_request: Vec<String>,
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
@@ -118,18 +119,27 @@ struct Cli {
     break_path: Option<String>,
 }
 
-/// `AT_S:BODY_BYTES` of --player-page-request.
+/// `AT_S:BODY_BYTES[:CONN]` of --player-page-request.
 fn parse_page_request(s: &str) -> Result<mptransport::sim::player::PageRequest, String> {
-    let expected = "expected AT_S:BODY_BYTES, e.g. 1.43:21074 (seconds from 0 to 600, bytes)";
-    let (at, bytes) = s.split_once(':').ok_or(expected)?;
-    let at: f64 = at.parse().map_err(|_| expected)?;
-    let body_bytes: u64 = bytes.parse().map_err(|_| expected)?;
-    if !(at.is_finite() && (0.0..=600.0).contains(&at)) {
+    let expected = "expected AT_S:BODY_BYTES[:CONN], e.g. 1.43:21074 or 1.38:801049:2 \
+                    (seconds from 0 to 600, bytes, connection 0 to 8; 0 = the video's)";
+    let fields: Vec<&str> = s.split(':').collect();
+    if !(2..=3).contains(&fields.len()) {
+        return Err(expected.into());
+    }
+    let at: f64 = fields[0].parse().map_err(|_| expected)?;
+    let body_bytes: u64 = fields[1].parse().map_err(|_| expected)?;
+    let conn: usize = match fields.get(2) {
+        Some(c) => c.parse().map_err(|_| expected)?,
+        None => 0,
+    };
+    if !(at.is_finite() && (0.0..=600.0).contains(&at)) || conn > 8 {
         return Err(expected.into());
     }
     Ok(mptransport::sim::player::PageRequest {
         at: Duration::from_secs_f64(at),
         body_bytes,
+        conn,
     })
 }
 
@@ -290,6 +300,7 @@ fn main() -> ExitCode {
         }
     };
     let wall = WallInstant::now();
+    let side_cfg = cfg.clone();
     let mut pair = match &scenario {
         None => Pair::new(cfg.clone(), cfg, &paths, cli.seed),
         Some(s) => match Pair::from_scenario(cfg.clone(), cfg, s, cli.seed) {
@@ -303,6 +314,7 @@ fn main() -> ExitCode {
     if let Some(mpd) = cli.player_mpd.as_deref() {
         return play(
             &mut pair,
+            &side_cfg,
             mpd,
             &cli,
             scenario.as_ref().map(|s| s.name.clone()),
@@ -527,7 +539,13 @@ fn links_json(
 }
 
 /// `--player-mpd`: the DASH player model; prints its summary line plus per-path bytes.
-fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<String>) -> ExitCode {
+fn play(
+    pair: &mut Pair,
+    cfg: &mptransport::connection::Config,
+    mpd: &std::path::Path,
+    cli: &Cli,
+    scenario: Option<String>,
+) -> ExitCode {
     use mptransport::runtime::stats::StatsLog;
     use mptransport::sim::player::{Ladder, PlayerSpec, run_player_observed};
     for (name, value) in [
@@ -548,6 +566,13 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
                 return ExitCode::from(2);
             }
         }
+    }
+    // The page's other connections (`CONN` ≥ 1 of --player-page-request), opened with the
+    // player's; conn ids continue the main one's seeded id.
+    let side_conns = page_requests.iter().map(|r| r.conn).max().unwrap_or(0);
+    let mut ids = mptransport::rng::Rng::new(cli.seed ^ 0x9a6e_c0de);
+    for _ in 0..side_conns {
+        pair.add_connection(cfg.clone(), cfg.clone(), ids.next_u64());
     }
     let ladder = match Ladder::load(mpd) {
         Ok(l) => l,
@@ -630,6 +655,21 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         return ExitCode::from(2);
     }
     snapshot(&mut logs, pair, &["server", "client"]);
+    // The page's other connections: their end-of-run lines (conn 2, 3, ...), as mpproxy logs
+    // every connection of the trial.
+    let now_ns = pair.now.as_nanos();
+    for (side, log) in logs.iter_mut() {
+        for (k, c) in pair.side.iter().enumerate() {
+            let conn = if *side == "server" {
+                c.server.as_ref()
+            } else {
+                Some(&c.client)
+            };
+            if let Some(conn) = conn {
+                log.snapshot(now_ns, k as u64 + 2, conn);
+            }
+        }
+    }
     for (_, log) in logs.iter_mut() {
         log.flush();
     }
