@@ -110,7 +110,8 @@ def _trial_argv(spec: TrialSpec, trial_dir: Path, repo: Path, mpd: Path) -> list
         str(PAGE_START_S),
         "--player-first-request-s",
         str(FIRST_REQUEST_S),
-        *_page_request_argv(repo, mpd),
+        # The page is Chromium's (dash.js); a GStreamer player loads no page.
+        *(_page_request_argv(repo, mpd) if spec.player == "dashjs" else []),
         "--player-out",
         str(trial_dir / "player.jsonl"),
         "--transport-log-dir",

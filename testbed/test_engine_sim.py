@@ -1,12 +1,14 @@
 """--engine sim: which trials it takes, and the logs it writes in the emulated formats."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from testbed.engine_sim import (
     DASHJS,
     FIRST_REQUEST_S,
     _page_request_argv,
+    _trial_argv,
     _write_transport_logs,
     unsupported,
 )
@@ -94,3 +96,13 @@ def test_the_page_requests_are_the_served_files_in_order_before_the_first_reques
     assert by_conn["0"] == [size("player/web/player.mjs"), size("player/web/lib/stall.mjs"), 2181]
     assert by_conn["1"] == [size("player/web/index.html"), size("player/web/player.css")]
     assert by_conn["2"] == [size(DASHJS), size("player/web/lib/overload.mjs")]
+
+
+def test_only_the_dashjs_player_loads_the_page(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    mpd = tmp_path / "manifest.mpd"
+    mpd.write_text("<MPD/>")
+    dashjs = _trial_argv(_spec(), tmp_path, repo, mpd)
+    gstreamer = _trial_argv(replace(_spec(), player="gstreamer"), tmp_path, repo, mpd)
+    assert dashjs.count("--player-page-request") == 7
+    assert "--player-page-request" not in gstreamer
