@@ -7,6 +7,9 @@
 //!   of `REQUEST_BYTES`, the server answers with `RESPONSE_HEADER_BYTES` plus the segment's
 //!   real size, read from the encoded ladder (the MPD and the `.m4s` files in the content
 //!   cache). One request at a time, as dash.js fetches one video segment at a time.
+//! * The page's own requests ([`PageRequest`]): on the video's connection before its first
+//!   segment, and on further connections of the pair (the browser's other connections for
+//!   the page), each HTTP/1.1 one request at a time.
 //! * A playout buffer: playback starts once the first media segment is in, drains in real
 //!   (virtual) time, stalls when it runs dry, resumes when a segment arrives.
 //! * dash.js's default ABR rules ([`super::abr`]: throughput model, throughput rule, BOLA
@@ -317,7 +320,8 @@ pub struct PlayerSpec {
     /// When the first request (the first init segment) goes out; at least `page_start`, and
     /// not before the last of `page_requests` is answered.
     pub first_request: Duration,
-    /// The page's own requests on this connection, in order, before the first segment.
+    /// The page's own requests, on this connection (before the first segment) and on the
+    /// pair's side connections, in order per connection.
     pub page_requests: Vec<PageRequest>,
 }
 
