@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -71,12 +72,30 @@ def _tau_by_measure(cells: pd.DataFrame) -> dict[str, float]:
     }
 
 
+# The option parts of a trial id (testbed/spec.py): `__ccopt-...` and `__schedopt-...`.
+_OPTION_PARTS = re.compile(r"__(?:ccopt|schedopt)-[^_]*")
+
+
+def without_options(trial_id: str) -> str:
+    """The trial id without its --cc-opt / --sched-opt parts."""
+    return _OPTION_PARTS.sub("", trial_id)
+
+
 def compare(
-    emulated: pd.DataFrame, simulated: pd.DataFrame, reps: list[int] | None = None
+    emulated: pd.DataFrame,
+    simulated: pd.DataFrame,
+    reps: list[int] | None = None,
+    match_without_options: bool = False,
 ) -> tuple[pd.DataFrame, dict]:
     """(per-trial table, per-matrix figures) from two summary.csv tables; with `reps`, only
-    those repetitions (e.g. the ones held out while the simulator was developed)."""
+    those repetitions (e.g. the ones held out while the simulator was developed); with
+    `match_without_options`, trials are paired by their ids without the --cc-opt /
+    --sched-opt parts (e.g. a simulated run with an option that gives the behaviour of the
+    commit the emulated trials ran)."""
     emu, sim = _per_trial(emulated), _per_trial(simulated)
+    if match_without_options:
+        emu["trial_id"] = emu["trial_id"].map(without_options)
+        sim["trial_id"] = sim["trial_id"].map(without_options)
     if reps is not None:
         emu, sim = emu[emu["rep"].isin(reps)], sim[sim["rep"].isin(reps)]
     trials = emu.merge(sim, on=["trial_id", *CELL, "rep"], suffixes=("_emulate", "_sim"))
@@ -184,29 +203,40 @@ def load_summary(run: Path) -> tuple[pd.DataFrame, dict]:
 
 def write(
     emulated_run: Path,
-    simulated_run: Path,
+    simulated_run: Path | list[Path],
     out: Path | None = None,
     reps: list[int] | None = None,
+    match_without_options: bool = False,
 ) -> dict:
     """Compare the two runs and write crossval-trials.csv and crossval.json into `out`
-    (default: the simulated run); with `reps`, only those repetitions."""
+    (default: the (first) simulated run); with `reps`, only those repetitions. Several
+    simulated runs (e.g. one per --cc-opt set) are compared as one."""
+    simulated_runs = simulated_run if isinstance(simulated_run, list) else [simulated_run]
     emulated, emulated_info = load_summary(emulated_run)
-    simulated, simulated_info = load_summary(simulated_run)
-    trials, figures = compare(emulated, simulated, reps)
+    loaded = [load_summary(run) for run in simulated_runs]
+    simulated = pd.concat([summary for summary, _ in loaded], ignore_index=True)
+    simulated_info = {
+        "source": ", ".join(info["source"] for _, info in loaded),
+        "trials_listed": sum(info["trials_listed"] for _, info in loaded),
+        "trials_ok": sum(info["trials_ok"] for _, info in loaded),
+        "trials_missing": [t for _, info in loaded for t in info["trials_missing"]],
+    }
+    trials, figures = compare(emulated, simulated, reps, match_without_options)
     missing = {
         engine: info.pop("trials_missing")
         for engine, info in (("emulate", emulated_info), ("sim", simulated_info))
     }
     figures = {
         "emulated_run": str(emulated_run),
-        "simulated_run": str(simulated_run),
+        "simulated_run": ",".join(str(run) for run in simulated_runs),
+        "match_without_options": match_without_options,
         "partial": bool(missing["emulate"] or missing["sim"]),
         "reps": "all" if reps is None else reps,
         "emulated": emulated_info | {"trials_missing": len(missing["emulate"])},
         "simulated": simulated_info | {"trials_missing": len(missing["sim"])},
         **figures,
     }
-    out = simulated_run if out is None else out
+    out = simulated_runs[0] if out is None else out
     out.mkdir(parents=True, exist_ok=True)
     trials.to_csv(out / "crossval-trials.csv", index=False)
     (out / "crossval.json").write_text(json.dumps(no_nan(figures), indent=2) + "\n")
@@ -216,12 +246,23 @@ def write(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m testbed.crossval", description=__doc__)
     parser.add_argument("emulated_run", type=Path)
-    parser.add_argument("simulated_run", type=Path)
+    parser.add_argument(
+        "simulated_run",
+        help="a simulated run folder, or several comma-separated (compared as one run)",
+    )
     parser.add_argument(
         "--out",
         type=Path,
         default=None,
-        help="folder for crossval.json and crossval-trials.csv (default: SIMULATED_RUN)",
+        help="folder for crossval.json and crossval-trials.csv (default: SIMULATED_RUN, "
+        "the first one)",
+    )
+    parser.add_argument(
+        "--match-without-options",
+        action="store_true",
+        help="pair trials by their ids without the --cc-opt / --sched-opt parts (e.g. a "
+        "simulated run with --cc-opt ack_aggregation=false against emulated trials of a "
+        "commit that behaved so)",
     )
     parser.add_argument(
         "--reps",
@@ -240,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-    for run in (args.emulated_run, args.simulated_run):
+    simulated_runs = [Path(run) for run in args.simulated_run.split(",") if run]
+    for run in (args.emulated_run, *simulated_runs):
         if not (run / "summary.csv").is_file() and not (run / "trials").is_dir():
             print(
                 f"crossval: {run}: not a run folder (neither summary.csv nor trials/ inside)",
@@ -248,7 +290,18 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
     print(
-        json.dumps(no_nan(write(args.emulated_run, args.simulated_run, args.out, reps)), indent=2)
+        json.dumps(
+            no_nan(
+                write(
+                    args.emulated_run,
+                    simulated_runs,
+                    args.out,
+                    reps,
+                    args.match_without_options,
+                )
+            ),
+            indent=2,
+        )
     )
     return 0
 

@@ -105,3 +105,33 @@ def test_within_scenario_tau_and_medians() -> None:
     # Per path: Wi-Fi retransmissions 0, 1, 2 on both sides; LTE 0 everywhere (ties: NaN).
     assert figures["kendall_tau_b_retrans_by_path"]["wifi"] == 1.0
     assert math.isnan(figures["kendall_tau_b_retrans_by_path"]["lte"])
+
+
+def test_trials_with_options_are_paired_without_them_when_asked(tmp_path: Path) -> None:
+    emulated = _summary([10, 20, 30], [0, 1, 2])
+    emulated["trial_id"] = [f"A1__user__bbr__s{i}__dashjs__v60__r0__s1" for i in range(3)]
+    simulated = emulated.copy()
+    simulated["trial_id"] = [
+        f"A1__user__bbr__s{i}__dashjs__v60__ccopt-ack-aggregation=false__r0__s1" for i in range(3)
+    ]
+    assert compare(emulated, simulated)[1]["trials_compared"] == 0
+    trials, figures = compare(emulated, simulated, match_without_options=True)
+    assert figures["trials_compared"] == 3
+    assert set(trials["trial_id"]) == set(emulated["trial_id"])
+
+
+def test_several_simulated_runs_are_compared_as_one(tmp_path: Path) -> None:
+    emulated = tmp_path / "emu"
+    emulated.mkdir()
+    _summary([10, 20, 30], [0, 1, 2]).to_csv(emulated / "summary.csv", index=False)
+    halves = []
+    for name, rows in (("sim-a", [0, 1]), ("sim-b", [2])):
+        run = tmp_path / name
+        run.mkdir()
+        _summary([10, 20, 30], [0, 1, 2]).iloc[rows].to_csv(run / "summary.csv", index=False)
+        halves.append(str(run))
+    out = tmp_path / "out"
+    assert crossval.main([str(emulated), ",".join(halves), "--out", str(out)]) == 0
+    figures = json.loads((out / "crossval.json").read_text())
+    assert figures["trials_compared"] == 3
+    assert figures["kendall_tau_b"]["wifi_share"] == 1.0

@@ -1,9 +1,17 @@
 """--engine sim: which trials it takes, and the logs it writes in the emulated formats."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from testbed.engine_sim import _write_transport_logs, unsupported
+from testbed.engine_sim import (
+    DASHJS,
+    FIRST_REQUEST_S,
+    _page_request_argv,
+    _trial_argv,
+    _write_transport_logs,
+    unsupported,
+)
 from testbed.spec import TrialSpec
 
 
@@ -75,3 +83,31 @@ def test_a_small_matrix_runs_and_logs_the_transport_every_second(tmp_path: Path)
         # Every second of the ~10 s run, plus the final line.
         assert wifi_t_s[:10] == [float(t) for t in range(1, 11)], wifi_t_s
     assert (run_dir / "report.html").is_file()
+
+
+def test_the_page_requests_are_the_served_files_in_order_before_the_first_request(
+    tmp_path: Path,
+) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    mpd = tmp_path / "manifest.mpd"
+    mpd.write_text("x" * 2181)
+    argv = _page_request_argv(repo, mpd)
+    assert argv[::2] == ["--player-page-request"] * 7
+    requests = [tuple(r.split(":")) for r in argv[1::2]]
+    at = [float(r[0]) for r in requests]
+    assert at == sorted(at) and at[-1] < FIRST_REQUEST_S
+    by_conn = {c: [int(r[1]) for r in requests if r[2] == c] for c in ("0", "1", "2")}
+    size = lambda p: (repo / p).stat().st_size  # noqa: E731
+    assert by_conn["0"] == [size("player/web/player.mjs"), size("player/web/lib/stall.mjs"), 2181]
+    assert by_conn["1"] == [size("player/web/index.html"), size("player/web/player.css")]
+    assert by_conn["2"] == [size(DASHJS), size("player/web/lib/overload.mjs")]
+
+
+def test_only_the_dashjs_player_loads_the_page(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    mpd = tmp_path / "manifest.mpd"
+    mpd.write_text("<MPD/>")
+    dashjs = _trial_argv(_spec(), tmp_path, repo, mpd)
+    gstreamer = _trial_argv(replace(_spec(), player="gstreamer"), tmp_path, repo, mpd)
+    assert dashjs.count("--player-page-request") == 7
+    assert "--player-page-request" not in gstreamer

@@ -169,6 +169,7 @@ def test_algorithm_options_reach_mpproxy_and_mpsim(tmp_path):
 
     Ctx.spec = spec
     expected = ["--cc-opt", "hystart=false", "--sched-opt", "num_segments=3"]
+    (tmp_path / "manifest.mpd").write_text("<MPD/>")  # its size is a page request's
     sim = engine_sim._trial_argv(spec, tmp_path, REPO, tmp_path / "manifest.mpd")
     for argv in (user.mpproxy_argv(Ctx, "server"), user.mpproxy_argv(Ctx, "client"), sim):
         start = argv.index("--cc-opt")

@@ -216,6 +216,7 @@ fn the_player_starts_on_the_testbeds_clock_and_refetches_the_first_segment_after
         timeout: Duration::from_secs(120),
         page_start: Duration::from_millis(1200),
         first_request: Duration::from_millis(2300),
+        page_requests: Vec::new(),
     };
     let events = run_player(&mut pair, &full_ladder(10), &spec);
     let of = |name: &'static str| events.iter().filter(move |e| e["event"] == name);
@@ -271,4 +272,111 @@ fn mpsim_rejects_a_negative_start_time_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--player-first-request-s -1"), "{stderr}");
+}
+
+/// The page's own requests (`PlayerSpec::page_requests`): on the video's connection each goes
+/// out at its time, one at a time, its response crosses the connection, and the first
+/// segment request waits for the last of them; a side connection's request is answered on
+/// that connection, over the same link.
+#[test]
+fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() {
+    use mptransport::sim::player::{PageRequest, RESPONSE_HEADER_BYTES};
+    // 10 Mbit/s, 10 ms each way: a 2 MB page response takes about 1.7 s.
+    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(10.0), Duration::from_millis(10), 0.0);
+    let path = SimPath {
+        name: "wifi".into(),
+        up: link,
+        down: link,
+    };
+    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    pair.add_connection(Config::default(), Config::default(), 77);
+    let page_requests = vec![
+        // A side connection of the page (`conn` 1): its 1 MB crosses the same link.
+        PageRequest {
+            at: Duration::from_millis(1300),
+            body_bytes: 1_000_000,
+            conn: 1,
+        },
+        PageRequest {
+            at: Duration::from_millis(1400),
+            body_bytes: 20_000,
+            conn: 0,
+        },
+        PageRequest {
+            at: Duration::from_millis(2000),
+            body_bytes: 2_000_000,
+            conn: 0,
+        },
+        PageRequest {
+            at: Duration::from_millis(2100),
+            body_bytes: 2_600,
+            conn: 0,
+        },
+    ];
+    let spec = PlayerSpec {
+        video_duration_s: 10.0,
+        timeout: Duration::from_secs(120),
+        page_start: Duration::from_millis(1200),
+        first_request: Duration::from_millis(2300),
+        page_requests: page_requests.clone(),
+    };
+    let events = run_player(&mut pair, &full_ladder(5), &spec);
+    let segments: Vec<&Value> = events.iter().filter(|e| e["event"] == "segment").collect();
+    // The 2 MB response cannot be in before 2.0 s + 1.6 s (its bytes at 10 Mbit/s); the
+    // third page request follows it, and only then the first segment request.
+    let first_request = segments[0]["request_t_ns"].as_u64().unwrap();
+    assert!(first_request > 3_600_000_000, "{first_request}");
+    // Everything the server wrote: every segment's and every page response's bytes.
+    let server = pair.server.as_ref().expect("server connection");
+    let segment_bytes: u64 = segments
+        .iter()
+        .map(|s| s["bytes"].as_u64().unwrap() + RESPONSE_HEADER_BYTES)
+        .sum();
+    let page_bytes: u64 = page_requests
+        .iter()
+        .map(|p| p.body_bytes + RESPONSE_HEADER_BYTES)
+        .sum();
+    let own_page_bytes: u64 = page_requests
+        .iter()
+        .filter(|p| p.conn == 0)
+        .map(|p| p.body_bytes + RESPONSE_HEADER_BYTES)
+        .sum();
+    assert_eq!(
+        server.counters().bytes_written_total,
+        segment_bytes + own_page_bytes
+    );
+    // The side connection's server answered its request, and its client read it all.
+    let side = &pair.side[0];
+    let side_server = side.server.as_ref().expect("side server connection");
+    assert_eq!(
+        side_server.counters().bytes_written_total,
+        1_000_000 + RESPONSE_HEADER_BYTES
+    );
+    assert_eq!(
+        side.client.counters().bytes_delivered_total,
+        1_000_000 + RESPONSE_HEADER_BYTES
+    );
+    // Both connections' bytes crossed the one down link.
+    let down = pair.link_counters(0, true);
+    assert!(down.bytes_out >= page_bytes + segment_bytes, "{down:?}");
+    assert_eq!(events.last().unwrap()["reason"], "ended");
+}
+
+#[test]
+fn mpsim_rejects_a_page_request_without_its_size_with_exit_2() {
+    let dir = temp_dir("bad-page-request");
+    let mpd = write_ladder(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
+        .arg("--player-mpd")
+        .arg(&mpd)
+        .args(["--scenario", "B1", "--player-page-request", "1.4"])
+        .output()
+        .expect("mpsim runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--player-page-request 1.4: expected AT_S:BODY_BYTES[:CONN]"),
+        "{stderr}"
+    );
 }

@@ -107,9 +107,40 @@ struct Cli {
     /// clock; page, dash.js and MPD loaded). 0 = at once.
     #[arg(long = "player-first-request-s", default_value_t = 0.0)]
     player_first_request_s: f64,
+    /// With --player-mpd: a request of the page, AT_S:BODY_BYTES[:CONN] (s of the scenario's
+    /// clock, response body in bytes, connection: 0 = the video's, the default, before its
+    /// first segment; 1, 2, ... = further connections of the page over the same paths, opened
+    /// with it), in order per connection, repeatable (the testbed passes the page's files as
+    /// the emulated trials fetch them: testbed/engine_sim.py).
+    #[arg(long = "player-page-request")]
+    player_page_request: Vec<String>,
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
     #[arg(long = "break-path")]
     break_path: Option<String>,
+}
+
+/// `AT_S:BODY_BYTES[:CONN]` of --player-page-request.
+fn parse_page_request(s: &str) -> Result<mptransport::sim::player::PageRequest, String> {
+    let expected = "expected AT_S:BODY_BYTES[:CONN], e.g. 1.43:21074 or 1.38:801049:2 \
+                    (seconds from 0 to 600, bytes, connection 0 to 8; 0 = the video's)";
+    let fields: Vec<&str> = s.split(':').collect();
+    if !(2..=3).contains(&fields.len()) {
+        return Err(expected.into());
+    }
+    let at: f64 = fields[0].parse().map_err(|_| expected)?;
+    let body_bytes: u64 = fields[1].parse().map_err(|_| expected)?;
+    let conn: usize = match fields.get(2) {
+        Some(c) => c.parse().map_err(|_| expected)?,
+        None => 0,
+    };
+    if !(at.is_finite() && (0.0..=600.0).contains(&at)) || conn > 8 {
+        return Err(expected.into());
+    }
+    Ok(mptransport::sim::player::PageRequest {
+        at: Duration::from_secs_f64(at),
+        body_bytes,
+        conn,
+    })
 }
 
 fn parse_path(s: &str) -> Result<SimPath, String> {
@@ -269,6 +300,7 @@ fn main() -> ExitCode {
         }
     };
     let wall = WallInstant::now();
+    let side_cfg = cfg.clone();
     let mut pair = match &scenario {
         None => Pair::new(cfg.clone(), cfg, &paths, cli.seed),
         Some(s) => match Pair::from_scenario(cfg.clone(), cfg, s, cli.seed) {
@@ -282,6 +314,7 @@ fn main() -> ExitCode {
     if let Some(mpd) = cli.player_mpd.as_deref() {
         return play(
             &mut pair,
+            &side_cfg,
             mpd,
             &cli,
             scenario.as_ref().map(|s| s.name.clone()),
@@ -506,7 +539,13 @@ fn links_json(
 }
 
 /// `--player-mpd`: the DASH player model; prints its summary line plus per-path bytes.
-fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<String>) -> ExitCode {
+fn play(
+    pair: &mut Pair,
+    cfg: &mptransport::connection::Config,
+    mpd: &std::path::Path,
+    cli: &Cli,
+    scenario: Option<String>,
+) -> ExitCode {
     use mptransport::runtime::stats::StatsLog;
     use mptransport::sim::player::{Ladder, PlayerSpec, run_player_observed};
     for (name, value) in [
@@ -517,6 +556,23 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
             eprintln!("mpsim: {name} {value}: expected seconds from 0 to 600");
             return ExitCode::from(2);
         }
+    }
+    let mut page_requests = Vec::new();
+    for text in &cli.player_page_request {
+        match parse_page_request(text) {
+            Ok(r) => page_requests.push(r),
+            Err(e) => {
+                eprintln!("mpsim: --player-page-request {text}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    // The page's other connections (`CONN` ≥ 1 of --player-page-request), opened with the
+    // player's; conn ids continue the main one's seeded id.
+    let side_conns = page_requests.iter().map(|r| r.conn).max().unwrap_or(0);
+    let mut ids = mptransport::rng::Rng::new(cli.seed ^ 0x9a6e_c0de);
+    for _ in 0..side_conns {
+        pair.add_connection(cfg.clone(), cfg.clone(), ids.next_u64());
     }
     let ladder = match Ladder::load(mpd) {
         Ok(l) => l,
@@ -562,6 +618,7 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         video_duration_s: cli.video_duration_s,
         page_start: Duration::from_secs_f64(cli.player_page_start_s),
         first_request: Duration::from_secs_f64(cli.player_first_request_s),
+        page_requests,
         timeout: Duration::from_secs_f64(
             cli.player_first_request_s + cli.video_duration_s * 3.0 + 60.0,
         ),
@@ -598,6 +655,21 @@ fn play(pair: &mut Pair, mpd: &std::path::Path, cli: &Cli, scenario: Option<Stri
         return ExitCode::from(2);
     }
     snapshot(&mut logs, pair, &["server", "client"]);
+    // The page's other connections: their end-of-run lines (conn 2, 3, ...), as mpproxy logs
+    // every connection of the trial.
+    let now_ns = pair.now.as_nanos();
+    for (side, log) in logs.iter_mut() {
+        for (k, c) in pair.side.iter().enumerate() {
+            let conn = if *side == "server" {
+                c.server.as_ref()
+            } else {
+                Some(&c.client)
+            };
+            if let Some(conn) = conn {
+                log.snapshot(now_ns, k as u64 + 2, conn);
+            }
+        }
+    }
     for (_, log) in logs.iter_mut() {
         log.flush();
     }

@@ -57,6 +57,22 @@ pub struct Pair {
     /// An application timer (e.g. the next scheduled write of an app-limited sender): the
     /// simulation does not jump past it.
     pub app_wake_at: Option<Instant>,
+    /// Further connections between the same endpoints over the same paths (e.g. the other
+    /// connections a browser opens for a page), each tagged `SIDE_TAG_BASE + index` on the
+    /// links ([`Pair::add_connection`]).
+    pub side: Vec<SideConn>,
+    path_cfgs: Vec<PathConfig>,
+}
+
+/// Link tag of side connection i: `SIDE_TAG_BASE + i` (cross traffic's TCP flows use 1..,
+/// UDP `CBR_TAG`).
+const SIDE_TAG_BASE: u64 = 1 << 40;
+
+/// A further connection of a [`Pair`]: a client, and its server once the first HELLO came.
+pub struct SideConn {
+    pub client: Connection,
+    pub server: Option<Connection>,
+    server_cfg: Config,
 }
 
 impl Pair {
@@ -162,6 +178,8 @@ impl Pair {
         let client = Connection::client(Instant::ZERO, conn_id, client_cfg, &path_cfgs)
             .expect("valid client config");
         Pair {
+            side: Vec::new(),
+            path_cfgs,
             now: Instant::ZERO,
             client,
             server: None,
@@ -180,6 +198,24 @@ impl Pair {
             cross_sink: Vec::new(),
             app_wake_at: None,
         }
+    }
+
+    /// Opens a further connection (client now, server at its first HELLO) with one subflow per
+    /// path, over the same links as the main one; returns its index in `side`.
+    pub fn add_connection(
+        &mut self,
+        client_cfg: Config,
+        server_cfg: Config,
+        conn_id: u64,
+    ) -> usize {
+        let client = Connection::client(self.now, conn_id, client_cfg, &self.path_cfgs)
+            .expect("valid client config");
+        self.side.push(SideConn {
+            client,
+            server: None,
+            server_cfg,
+        });
+        self.side.len() - 1
     }
 
     /// Changes a link's model from now on (e.g. an outage: loss 1.0). Packets already in
@@ -221,6 +257,27 @@ impl Pair {
             }
         }
         self.collect_events();
+        for (i, c) in self.side.iter_mut().enumerate() {
+            let tag = SIDE_TAG_BASE + i as u64;
+            while let Some(t) = c.client.poll_transmit(self.now, &mut self.buf) {
+                self.links[t.path.index()][0].send_tagged(
+                    t.send_at.max(self.now),
+                    &self.buf[..t.len],
+                    tag,
+                );
+            }
+            if let Some(s) = c.server.as_mut() {
+                while let Some(t) = s.poll_transmit(self.now, &mut self.buf) {
+                    self.links[t.path.index()][1].send_tagged(
+                        t.send_at.max(self.now),
+                        &self.buf[..t.len],
+                        tag,
+                    );
+                }
+                while s.poll_event().is_some() {}
+            }
+            while c.client.poll_event().is_some() {}
+        }
         if !self.cross.is_empty() || !self.cbr.is_empty() {
             self.flush_cross_traffic();
         }
@@ -272,6 +329,14 @@ impl Pair {
             }
             0 => deliver_to_server(&mut self.server, &self.server_cfg, now, datagram),
             CBR_TAG => return false,
+            k if k >= SIDE_TAG_BASE => {
+                let c = &mut self.side[(k - SIDE_TAG_BASE) as usize];
+                if down {
+                    let _ = c.client.handle_datagram(now, datagram);
+                } else {
+                    deliver_to_server(&mut c.server, &c.server_cfg, now, datagram);
+                }
+            }
             k => self.cross[k as usize - 1].deliver(now, !down, datagram),
         }
         tag == 0
@@ -298,6 +363,10 @@ impl Pair {
         }
         for f in &self.cbr {
             next = earliest(next, f.next_time());
+        }
+        for c in &self.side {
+            next = earliest(next, c.client.poll_timeout());
+            next = earliest(next, c.server.as_ref().and_then(|s| s.poll_timeout()));
         }
         self.link_next.clear();
         for l in &self.links {
@@ -337,6 +406,14 @@ impl Pair {
         }
         for f in &mut self.cross {
             f.fire_timers(now);
+        }
+        for c in &mut self.side {
+            let timeout = c.client.poll_timeout();
+            fire_due_timers(&mut c.client, now, timeout);
+            if let Some(s) = c.server.as_mut() {
+                let timeout = s.poll_timeout();
+                fire_due_timers(s, now, timeout);
+            }
         }
         let client_timeout = if to_client {
             self.client.poll_timeout()

@@ -7,6 +7,9 @@
 //!   of `REQUEST_BYTES`, the server answers with `RESPONSE_HEADER_BYTES` plus the segment's
 //!   real size, read from the encoded ladder (the MPD and the `.m4s` files in the content
 //!   cache). One request at a time, as dash.js fetches one video segment at a time.
+//! * The page's own requests ([`PageRequest`]): on the video's connection before its first
+//!   segment, and on further connections of the pair (the browser's other connections for
+//!   the page), each HTTP/1.1 one request at a time.
 //! * A playout buffer: playback starts once the first media segment is in, drains in real
 //!   (virtual) time, stalls when it runs dry, resumes when a segment arrives.
 //! * dash.js's default ABR rules ([`super::abr`]: throughput model, throughput rule, BOLA
@@ -211,14 +214,115 @@ pub fn fast_switch_from(
     (bitrates[*buffered_rep] < bitrates[new_rep]).then_some(j)
 }
 
+/// A request the page makes (a file of the page, the MPD): sent at `at` on the scenario's
+/// clock, or when the previous response on its connection is in (HTTP/1.1, one request at a
+/// time); the response is `RESPONSE_HEADER_BYTES` plus `body_bytes`. `conn` 0 is the video's
+/// connection (its page requests come before the first segment request); k ≥ 1 is the
+/// pair's side connection k − 1 ([`Pair::add_connection`]). It logs no player event (the
+/// real player does not log page resources either).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageRequest {
+    pub at: Duration,
+    pub body_bytes: u64,
+    pub conn: usize,
+}
+
+/// HTTP/1.1 on one side connection of the page: the client's requests still to send and
+/// the response it waits for; the server's requests read and responses still to write.
+#[derive(Default)]
+struct SideLoad {
+    to_send: std::collections::VecDeque<PageRequest>,
+    awaiting_bytes: Option<u64>,
+    received: u64,
+    /// Response sizes of the requests sent, answered in order by the server.
+    sent: std::collections::VecDeque<u64>,
+    server_req_bytes: u64,
+    server_todo: std::collections::VecDeque<u64>,
+    server_pending_write: u64,
+}
+
+/// One step of the page's side connections: the servers answer what they read, the clients
+/// read, and each sends its next request when it is due and the previous one is answered.
+/// Returns the earliest time a request waits for.
+fn step_side_loads(
+    pair: &mut Pair,
+    loads: &mut [SideLoad],
+    zeros: &[u8],
+    readbuf: &mut [u8],
+) -> Option<Instant> {
+    let now = pair.now;
+    let mut wake: Option<Instant> = None;
+    for (load, c) in loads.iter_mut().zip(pair.side.iter_mut()) {
+        if let Some(s) = c.server.as_mut() {
+            loop {
+                let n = s.read(readbuf);
+                if n == 0 {
+                    break;
+                }
+                load.server_req_bytes += n as u64;
+            }
+            while load.server_req_bytes >= REQUEST_BYTES {
+                load.server_req_bytes -= REQUEST_BYTES;
+                if let Some(b) = load.sent.pop_front() {
+                    load.server_todo.push_back(b);
+                }
+            }
+            loop {
+                if load.server_pending_write == 0 {
+                    match load.server_todo.pop_front() {
+                        Some(b) => load.server_pending_write = b,
+                        None => break,
+                    }
+                }
+                let chunk = load.server_pending_write.min(zeros.len() as u64) as usize;
+                let w = s.write(&zeros[..chunk]);
+                load.server_pending_write -= w as u64;
+                if w == 0 {
+                    break;
+                }
+            }
+        }
+        loop {
+            let n = c.client.read(readbuf);
+            if n == 0 {
+                break;
+            }
+            load.received += n as u64;
+        }
+        if load.awaiting_bytes.is_some_and(|b| load.received >= b) {
+            load.received -= load.awaiting_bytes.take().unwrap_or(0);
+        }
+        if load.awaiting_bytes.is_none()
+            && let Some(next) = load.to_send.front()
+        {
+            let at = Instant::ZERO + next.at;
+            if now >= at {
+                let bytes = next.body_bytes + RESPONSE_HEADER_BYTES;
+                let w = c.client.write(&[b'G'; REQUEST_BYTES as usize]);
+                debug_assert_eq!(w as u64, REQUEST_BYTES);
+                load.awaiting_bytes = Some(bytes);
+                load.sent.push_back(bytes);
+                load.to_send.pop_front();
+            } else {
+                wake = Some(wake.map_or(at, |w| w.min(at)));
+            }
+        }
+    }
+    wake
+}
+
 pub struct PlayerSpec {
     pub video_duration_s: f64,
     /// Give up (summary reason "timeout") after this much virtual time.
     pub timeout: Duration,
     /// When the page opens (the `start` event; start-up delay counts from here).
     pub page_start: Duration,
-    /// When the first request (the first init segment) goes out; at least `page_start`.
+    /// When the first request (the first init segment) goes out; at least `page_start`, and
+    /// not before the last of `page_requests` is answered.
     pub first_request: Duration,
+    /// The page's own requests, on this connection (before the first segment) and on the
+    /// pair's side connections, in order per connection.
+    pub page_requests: Vec<PageRequest>,
 }
 
 impl PlayerSpec {
@@ -229,6 +333,7 @@ impl PlayerSpec {
             timeout,
             page_start: Duration::ZERO,
             first_request: Duration::ZERO,
+            page_requests: Vec::new(),
         }
     }
 }
@@ -268,6 +373,8 @@ fn watchdog(pair: &Pair, fetch: Option<&Fetch>, last_progress: Instant) -> Optio
 }
 
 struct Fetch {
+    /// A page request (`PlayerSpec::page_requests`), not a segment.
+    page: bool,
     rep: usize,
     /// None = the init segment.
     index: Option<usize>,
@@ -333,6 +440,28 @@ pub fn run_player_observed(
     let mut next_index = 0usize;
     let mut init_done: Vec<bool> = vec![false; ladder.reps.len()];
     let mut fetch: Option<Fetch> = None;
+    // The page's requests on this connection (`conn` 0); the next of them to send.
+    let own_page_requests: Vec<&PageRequest> =
+        spec.page_requests.iter().filter(|r| r.conn == 0).collect();
+    let mut next_page = 0usize;
+    // The page's side connections (`conn` k ≥ 1 is `pair.side[k - 1]`).
+    let side_count = spec.page_requests.iter().map(|r| r.conn).max().unwrap_or(0);
+    assert!(
+        side_count <= pair.side.len(),
+        "page requests on connection {side_count}, but the pair has {} side connections",
+        pair.side.len()
+    );
+    let mut side_loads: Vec<SideLoad> = (1..=side_count)
+        .map(|k| SideLoad {
+            to_send: spec
+                .page_requests
+                .iter()
+                .filter(|r| r.conn == k)
+                .cloned()
+                .collect(),
+            ..SideLoad::default()
+        })
+        .collect();
     // Server side: responses still to write, bytes of requests read so far.
     let mut server_req_bytes = 0u64;
     let mut server_todo: std::collections::VecDeque<u64> = Default::default();
@@ -457,6 +586,12 @@ pub fn run_player_observed(
                 f.received += n as u64;
             }
         }
+        if fetch
+            .as_ref()
+            .is_some_and(|f| f.page && f.received >= f.bytes)
+        {
+            fetch = None;
+        }
         if let Some(f) = fetch.as_ref()
             && f.received >= f.bytes
         {
@@ -548,7 +683,27 @@ pub fn run_player_observed(
         let waiting_for = first_request
             .max(request_not_before)
             .max(next_schedule_check.unwrap_or(Instant::ZERO));
-        if now < waiting_for {
+        let side_wake = step_side_loads(pair, &mut side_loads, &zeros, &mut readbuf);
+        if let Some(page) = own_page_requests.get(next_page) {
+            let at = Instant::ZERO + page.at;
+            if now < at {
+                wake = Some(at);
+            } else if fetch.is_none() {
+                let w = pair.client.write(&[b'G'; REQUEST_BYTES as usize]);
+                debug_assert_eq!(w as u64, REQUEST_BYTES);
+                last_progress = now;
+                next_page += 1;
+                fetch = Some(Fetch {
+                    page: true,
+                    rep,
+                    index: None,
+                    bytes: page.body_bytes + RESPONSE_HEADER_BYTES,
+                    received: 0,
+                    request_at: now,
+                    first_byte_at: None,
+                });
+            }
+        } else if now < waiting_for {
             wake = Some(waiting_for);
         } else if fetch.is_none() && next_index < segments {
             next_schedule_check = None;
@@ -606,6 +761,7 @@ pub fn run_player_observed(
                 debug_assert_eq!(w as u64, REQUEST_BYTES);
                 last_progress = now;
                 fetch = Some(Fetch {
+                    page: false,
                     rep,
                     index,
                     bytes: payload + RESPONSE_HEADER_BYTES,
@@ -626,6 +782,9 @@ pub fn run_player_observed(
             wake = Some(wake.map_or(dry, |w| w.min(dry)));
         }
         wake = Some(wake.map_or(next_sample, |w| w.min(next_sample)));
+        if let Some(t) = side_wake {
+            wake = Some(wake.map_or(t, |w| w.min(t)));
+        }
         pair.app_wake_at = wake;
         if !pair.step() && pair.app_wake_at.is_none_or(|w| w <= pair.now) {
             reason = "error";
