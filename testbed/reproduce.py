@@ -437,14 +437,14 @@ CROSSCHECKS: dict[str, tuple[str, list[BulkPoint]]] = {
                 50_000_000,
                 spread_seeds=20,
                 note="At this point the outcome hinges on where a few random losses fall: "
-                "the 100 ms path's slow start sends about 5,000 packets before its one-BDP "
-                "queue overflows, so at 0.01 % it meets a random loss about every second "
-                "transfer. One early in slow start halves its window far below the path's "
-                "BDP, and a 50 MB transfer ends before the window grows back (LIA adds about "
-                "one packet per 100 ms round trip); one near the end of slow start, or none, "
-                "leaves both links full from about 1 s on. Across seeds the goodput therefore "
-                "spreads wide (the spread column), and a comparison is only like for like "
-                "when both engines draw the same losses (the per-seed pairs)",
+                "the 100 ms path's slow start sends several thousand packets before its "
+                "one-BDP queue overflows, so at 0.01 % a random loss often falls inside it. "
+                "One early in slow start halves the window far below the path's BDP, and a "
+                "50 MB transfer ends before the window grows back (LIA adds about one packet "
+                "per 100 ms round trip); one near the end of slow start, or none, leaves both "
+                "links full from about 1 s on. Across seeds the goodput therefore spreads "
+                "wide (the last column), and two seeds compare the engines only when both "
+                "draw the same losses (the per-seed pairs).",
             ),
         ],
     ),
@@ -538,18 +538,14 @@ def crosscheck_section(seed: str, r: Runner) -> str:
         f"Command (real time, root, a quiet machine): `{command}` (`--dry-run` lists the "
         f"transfers; then `./run_trials.sh --reproduce {seed} --from results/<its run>` "
         "rebuilds this page with both engines side by side). The emulated side moves the bytes "
-        "through mpproxy over linkemu (transport/bench/bench.py's harness); the simulated side "
-        "is mpsim on the same paths, bytes and seeds.",
+        "through mpproxy over linkemu (transport/bench/bench.py's harness), a fresh emulator per "
+        "transfer; the simulated side is mpsim on the same scenario file (`mpsim --scenario`, "
+        "written into this page's run folder), bytes and seeds, so its links draw linkemu's "
+        "random losses for the same seed, packet for packet (`mpsim --path` links are seeded "
+        "from mpsim's own generator and draw others).",
         "",
     ]
     runs = r.opts.runs_of_engine("crosscheck")
-    lines += [
-        "The simulated twin reads the point's scenario file, the one the emulator got "
-        "(`mpsim --scenario`, written into this page's run folder): its links draw linkemu's "
-        "random losses for the same seed, packet for packet, which `mpsim --path` links do "
-        "not (they are seeded from mpsim's own generator).",
-        "",
-    ]
     if not runs:
         lines.append(
             f"**Not run in this session** ({len(points)} point(s), {sum(len(p.ccs) for p in points) * reps} "
