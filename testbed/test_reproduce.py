@@ -98,7 +98,9 @@ def test_reps_reaches_every_simulated_part() -> None:
     assert emu[emu.index("--cc") + 1] == "bbr,lia,compound"
     assert emu[emu.index("--sched") + 1] == "lrf,tp-sty"
     assert emu[emu.index("--video-duration") + 1] == "60"  # the emulated subset's clip
-    assert len(reproduce.crosscheck_plan("seed001", 2)) == 3 * 2 * 2
+    plan = reproduce.crosscheck_plan("seed001", 2, Path("results/run"))
+    assert len(plan) == 3 * 2 * 2
+    assert "mpsim --scenario results/run/seed001-xc0.toml --bytes 20000000" in plan[0]
 
 
 def _summary(stalls: dict[tuple[str, str, str], float]) -> pd.DataFrame:
@@ -195,20 +197,132 @@ def test_cross_check_section_puts_both_engines_side_by_side(
     run.mkdir()
     point = reproduce.CROSSCHECKS["seed004"][1][0]
     rows = [
-        {"point": point.label, "cc": cc, "seed": 1, "goodput_bps": g}
+        {"point": point.label, "cc": cc, "seed": 1, "goodput_bps": g, "fresh_emulator": True}
         for cc, g in (("lia", 20e6), ("mpcubic", 40e6), ("hbdp", 50e6))
     ]
     (run / "crosscheck.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    runner = reproduce.Runner(tmp_path, Options(from_runs=(run,)), tmp_path)
+    runner = reproduce.Runner(REPO, Options(from_runs=(run,)), tmp_path)
     sim = {"lia": 21e6, "mpcubic": 60e6, "hbdp": 50e6}
-    monkeypatch.setattr(
-        runner, "mpsim", lambda *args: {"goodput_bps": sim[args[args.index("--cc") + 1]]}
-    )
+    calls: list[tuple[str, ...]] = []
+
+    def fake_mpsim(*args: str, record: bool = True) -> dict:
+        calls.append(args)
+        seed = int(args[args.index("--seed") + 1])
+        return {"goodput_bps": sim[args[args.index("--cc") + 1]] * (1 if seed == 1 else 2)}
+
+    monkeypatch.setattr(runner, "mpsim", fake_mpsim)
     text = reproduce.crosscheck_section("seed004", runner)
-    assert "| scaled high-BDP pair | lia | 20.00 (n=1) | 21.00 | 1.05 |" in text
-    assert "| scaled high-BDP pair | mpcubic | 40.00 (n=1) | 60.00 | 1.50 |" in text
+    assert "| scaled high-BDP pair | lia | 20.00 (n=1) | 21.00 | 1.05 | 1: 20.0 / 21.0 |" in text
+    assert (
+        "| scaled high-BDP pair | mpcubic | 40.00 (n=1) | 60.00 | 1.50 | 1: 40.0 / 60.0 |" in text
+    )
     assert "2 of 3 cells" in text
     assert "Not run in this session" not in text
+    # The spread over 20 seeds: seed 1 as measured, seeds 2-20 at twice that.
+    assert "42.0 (IQR 42.0–42.0, range 21.0–42.0), N=20 |" in text
+    assert len(calls) == 3 * 20
+    assert "*" not in text.split("Agreement")[0].split("| per seed")[1]
+
+
+def test_the_simulated_twin_reads_the_emulators_scenario_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the twin ran `mpsim --path`, whose links are seeded from mpsim's own
+    generator, so "the same seed" drew other losses than linkemu's and two seeds of a point
+    whose outcome hinges on a few random losses disagreed by up to 1.9x (seed 004). It must
+    read the scenario text the emulator gets (same linkemu RNG layout per link)."""
+    run = tmp_path / "xc"
+    run.mkdir()
+    point = reproduce.CROSSCHECKS["seed001"][1][1]
+    # An old run: one emulator per seed, the CCs in turn (no fresh_emulator field).
+    rows = [{"point": point.label, "cc": cc, "seed": 1, "goodput_bps": 10e6} for cc in point.ccs]
+    (run / "crosscheck.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runner = reproduce.Runner(REPO, Options(from_runs=(run,)), tmp_path)
+    calls: list[tuple[str, ...]] = []
+
+    def fake_mpsim(*args: str, record: bool = True) -> dict:
+        calls.append(args)
+        return {"goodput_bps": 10e6}
+
+    monkeypatch.setattr(runner, "mpsim", fake_mpsim)
+    text = reproduce.crosscheck_section("seed001", runner)
+    assert len(calls) == 2  # the point's two CCs at its one seed; no --path link anywhere
+    assert all("--path" not in c for c in calls)
+    scenario = Path(calls[0][calls[0].index("--scenario") + 1])
+    bench = reproduce._bench_module(REPO)
+    assert scenario.read_text() == bench.scenario_toml("seed001-xc1", point.bench_links())
+    # bbr ran first on its emulator (same draws as its twin), balia after it (marked).
+    assert "| loss 0.001/0.01 | bbr | 10.00 (n=1) | 10.00 | 1.00 | 1: 10.0 / 10.0 |" in text
+    assert "| loss 0.001/0.01 | balia | 10.00 (n=1) | 10.00 | 1.00 | 1: 10.0 / 10.0* |" in text
+    assert "ran after another on the same emulator" in text
+
+
+def test_each_emulated_cross_check_transfer_gets_a_fresh_emulator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the CCs of a point shared one linkemu, so every transfer but the first
+    continued the loss draws of the one before and none of them matched its twin's."""
+    from contextlib import contextmanager
+
+    real = reproduce._bench_module(REPO)
+    opened: list[tuple[str, int]] = []
+    transfers: list[str] = []
+
+    class FakeBench:
+        scenario_toml = staticmethod(real.scenario_toml)
+
+        @staticmethod
+        @contextmanager
+        def emulated(name: str, seed: int, links: tuple[str, str]):
+            opened.append((name, seed))
+            yield "topo", tmp_path, 0
+
+        @staticmethod
+        def run_user(topo, workdir, t0, cc, sched, paths, nbytes, tag) -> dict:  # type: ignore[no-untyped-def]
+            transfers.append(cc)
+            return {"cc": cc, "goodput_bps": 1e6}
+
+    monkeypatch.setattr(reproduce, "_bench_module", lambda repo: FakeBench)
+    out = reproduce.run_crosscheck("seed004", 2, tmp_path, REPO)
+    assert transfers == ["lia", "mpcubic", "hbdp"] * 2
+    assert opened == [("seed004-xc0", 1)] * 3 + [("seed004-xc0", 2)] * 3
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert all(r["fresh_emulator"] for r in rows)
+    assert [r["seed"] for r in rows] == [1, 1, 1, 2, 2, 2]
+    assert (tmp_path / "seed004-xc0.toml").read_text() == real.scenario_toml(
+        "seed004-xc0", reproduce.CROSSCHECKS["seed004"][1][0].bench_links()
+    )
+
+
+def test_bench_sums_the_user_senders_counters_over_its_paths(tmp_path: Path) -> None:
+    """Regression: `counters` was the stats file's last `subflow` line, i.e. one path's."""
+    bench = reproduce._bench_module(REPO)
+    stats = tmp_path / "server.jsonl"
+    lines = [
+        {"event": "start"},
+        {
+            "event": "subflow",
+            "conn": 1,
+            "path": "wifi",
+            "pkts_lost_total": 5,
+            "pkts_sent_total": 100,
+        },
+        {"event": "subflow", "conn": 1, "path": "lte", "pkts_lost_total": 1, "pkts_sent_total": 30},
+        {
+            "event": "subflow",
+            "conn": 1,
+            "path": "wifi",
+            "pkts_lost_total": 9,
+            "pkts_sent_total": 200,
+        },
+        {"event": "loss", "conn": 1, "path": "lte", "pkts": 2},
+        {"event": "subflow", "conn": 1, "path": "lte", "pkts_lost_total": 2, "pkts_sent_total": 40},
+    ]
+    stats.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    total, per_path = bench.sender_counters(stats)
+    assert total["pkts_lost_total"] == 11 and total["pkts_sent_total"] == 240
+    assert per_path["wifi"]["pkts_lost_total"] == 9 and per_path["lte"]["pkts_sent_total"] == 40
+    assert total["rto_total"] == 0
 
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

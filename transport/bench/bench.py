@@ -18,7 +18,8 @@ with a scenario written here, moves seeded random bytes server -> client through
 Options: --bytes N (per transfer; grid: overrides the per-cell size), --expected-losses N (grid),
 --reps N, --seed N, --cc a,b (grid/outage). Prints one JSON line per transfer and a summary;
 needs root, built mpproxy and linkemu. Every transfer's line carries the sender's loss-recovery
-counters: kernel TCP's TcpExt deltas of the server namespace, the user transport's stats.
+counters: kernel TCP's TcpExt deltas of the server namespace, the user transport's stats
+(`counters` summed over its paths, `counters_per_path` per path).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ KERNEL_COUNTERS = ("TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPLossPro
                    "TcpExtTCPLossUndo", "TcpExtTCPFullUndo", "TcpExtTCPPartialUndo",
                    "TcpExtTCPDSACKUndo", "TcpExtTCPSACKReorder", "TcpRetransSegs",
                    "TcpOutSegs")  # fmt: skip
-# The user sender's counters, from the last `subflow` line of the server's stats.
+# The user sender's counters, from the server's stats (sender_counters: summed over paths).
 USER_COUNTERS = ("rto_total", "tlp_total", "recoveries_total", "pkts_lost_total",
                  "pkts_retrans_total", "pkts_sent_total")  # fmt: skip
 OUTAGE_ONE_WAY_MS = 25.0
@@ -122,15 +123,22 @@ def bdp_bytes(rate_bps: int, one_way_ms: float) -> int:
     return int(rate_bps / 8 * 2 * one_way_ms / 1000)
 
 
-def write_scenario(
-    name: str, workdir: Path, seed: int, links: tuple[str, str] | None = None
-) -> Path:
-    wifi, lte = links or SCENARIOS[name]
-    toml = workdir / f"bench-{name}.toml"
-    toml.write_text(
+def scenario_toml(name: str, links: tuple[str, str]) -> str:
+    """The scenario file of a benchmark case: paths wifi and lte with these link bodies.
+    testbed/reproduce.py's cross-checks give the same text to `mpsim --scenario`, whose links
+    then draw linkemu's loss pattern for the same seed."""
+    wifi, lte = links
+    return (
         f'name = "bench-{name}"\ndescription = "transport benchmark {name}"\n'
         f"duration_s = 3600.0\n\n[paths.wifi]\n{wifi}\n\n[paths.lte]\n{lte}\n"
     )
+
+
+def write_scenario(
+    name: str, workdir: Path, seed: int, links: tuple[str, str] | None = None
+) -> Path:
+    toml = workdir / f"bench-{name}.toml"
+    toml.write_text(scenario_toml(name, links or SCENARIOS[name]))
     resolved = resolve_file(toml, REPO, seed)
     out = workdir / "scenario.json"
     out.write_text(json.dumps(resolved))
@@ -235,15 +243,31 @@ def run_user(topo, workdir: Path, t0: int, cc: str, sched: str, paths: list[str]
         row = json.loads(line)
         if row.get("event") == "subflow":
             per_path[row["path"]] = row.get("data_bytes_received_total", 0)
-    counters: dict[str, int] = {}
-    for line in s_stats.read_text().splitlines():
-        row = json.loads(line)
-        if row.get("event") == "subflow":
-            counters = {k: row.get(k, 0) for k in USER_COUNTERS}
+    counters, counters_per_path = sender_counters(s_stats)
     cpu_per_100 = cpu_s / wall / (r["goodput_bps"] / 1e8) if r["goodput_bps"] else None
     return {"transport": "user", "cc": cc, "sched": sched, **r, "cpu_s": round(cpu_s, 2),
             "cpu_pct_per_100mbps": round(100 * cpu_per_100, 1) if cpu_per_100 else None,
-            "path_bytes": per_path, "counters": counters}  # fmt: skip
+            "path_bytes": per_path, "counters": counters,
+            "counters_per_path": counters_per_path}  # fmt: skip
+
+
+def sender_counters(stats: Path) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """The user sender's USER_COUNTERS from its stats file: summed over its subflows, and per
+    path. A subflow's counters are cumulative in its own `subflow` lines (one per connection
+    and path), so its figure is its last line's; the total adds the subflows (the file's last
+    line alone is one path's)."""
+    last: dict[tuple[int, str], dict[str, int]] = {}
+    for line in stats.read_text().splitlines():
+        row = json.loads(line)
+        if row.get("event") == "subflow":
+            last[(row.get("conn", 0), row["path"])] = {k: row.get(k, 0) for k in USER_COUNTERS}
+    per_path: dict[str, dict[str, int]] = {}
+    for (_, path), c in last.items():
+        mine = per_path.setdefault(path, dict.fromkeys(USER_COUNTERS, 0))
+        for k in USER_COUNTERS:
+            mine[k] += c[k]
+    total = {k: sum(c[k] for c in per_path.values()) for k in USER_COUNTERS}
+    return total, per_path
 
 
 def show(row: dict, rows: list[dict]) -> None:
