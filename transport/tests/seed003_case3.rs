@@ -12,10 +12,13 @@
 //! flow's delivered rate in 250 ms bins (`REPRO_OUT`, see `mptransport::report`) and prints
 //! per-second rates; `./run_trials.sh --reproduce seed003` derives the transition times from
 //! the bins (docs/reproductions/seed003.md). What it asserts is what follows from the paper's
-//! conclusions and holds of the simulator: x11 follows its link down and H-MPTCP does as well
-//! as the better of EMPTCP and WMPTCP in the degraded window.
+//! conclusions and holds of the simulator: x11 follows its link down (every run) and H-MPTCP
+//! does as well as the better of EMPTCP and WMPTCP in the degraded window (medians over the
+//! seeds). As in `seed003_rates.rs`, every ACK link adds a random 0–1 ms: without it the
+//! drop-tail phase makes every seed the same run, and one 3 s window of one run decides the
+//! comparison (docs/algorithms/hmptcp.md, "Case 3").
 //!
-//! `cargo test --release --test seed003_case3 -- --nocapture`
+//! `cargo test --release --test seed003_case3 -- --ignored --nocapture`
 
 mod seed_cc_common;
 
@@ -228,9 +231,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 const CCS: [&str; 5] = ["emptcp", "wmptcp", "hmptcp", "lia", "balia"];
 
-// (ignore note: to be written)
+// Ignored in the plain run only because `./run_trials.sh --reproduce seed003` runs it with
+// `--ignored` and reports its verdict (19 s of CPU for seeds 1-5). It passes on seeds 1-5
+// (H-MPTCP / better half 1.00 on the medians); the jitter-free single run that gave 0.76
+// since the Linux-fidelity core change was one draw of a transient (0.85-1.40 per seed),
+// see docs/algorithms/hmptcp.md, "Case 3".
 #[test]
-#[ignore = "to be written"]
+#[ignore = "run by --reproduce seed003 (with --ignored); passes on seeds 1-5 (median ratio 1.00)"]
 fn case3_rates_follow_a_capacity_drop_on_x11s_link() {
     let seeds = seeds();
     // x1 = x11 + x12 over 10-13 s, per CC and seed; x11 before and during the drop.
