@@ -224,6 +224,15 @@ impl CoupledAlgo for Balia {
         ev: &CongestionEvent,
         views: &[SubflowCcView],
     ) {
+        // Linux recalculates at the recovery's end (CA_EVENT_COMPLETE_CWR, after cwnd =
+        // ssthresh) and only then, on the same ACK, starts the next recovery if data lost
+        // during the last one is still outstanding (tcp_fastretrans_alert: D, then E's
+        // tcp_time_to_recover). A recalculation still pending must therefore happen before
+        // this ssthresh, or it would subtract the md of the window before the first cut.
+        if m.get(sf).state.recalc_pending {
+            m.get_mut(sf).state.recalc_pending = false;
+            Balia::recalc(m, sf, views);
+        }
         let mut rule = BaliaRule {
             cached: m.get(sf).state.cached,
             coupled: established_count(views) > 1,
@@ -303,6 +312,37 @@ mod tests {
         };
         cc.on_congestion(SubflowId(1), Instant::ZERO, &loss, &views);
         assert_eq!(cc.ssthresh_bytes(SubflowId(1)), Some(5 * MSS));
+    }
+
+    #[test]
+    fn a_recovery_started_on_the_exit_ack_uses_the_md_of_the_reduced_window() {
+        let cfg = CcConfig::default();
+        let mut cc = Coupled::new(Balia, &cfg).unwrap();
+        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
+        cc.add_subflow(SubflowId(1), Instant::ZERO, MSS);
+        // Subflow 1 is the fast one (x = 40/10 ms against 10/100 ms): α = 1, md = w/2.
+        let views = [view(0, 10, 100), view(1, 40, 10)];
+        for _ in 0..30 {
+            cc.on_ack(SubflowId(1), &ack(0, MSS, 10), &views);
+        }
+        assert_eq!(cc.cwnd_bytes(SubflowId(1)), 40 * MSS);
+        assert_eq!(cc.members.get(SubflowId(1)).state.cached.md, 20);
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 40 * MSS,
+        };
+        cc.on_congestion(SubflowId(1), Instant::ZERO, &loss, &views);
+        assert_eq!(cc.ssthresh_bytes(SubflowId(1)), Some(20 * MSS));
+        // The recovery ends (cwnd = ssthresh = 20) and, on the same ACK, the next one starts:
+        // the kernel has recalculated at CA_EVENT_COMPLETE_CWR with w = 20 (still α = 1), so
+        // md = 10 and ssthresh = 20 - 10 = 10 packets (the stale md of 20 would give 1).
+        cc.on_recovery_exit(SubflowId(1), Instant::ZERO);
+        assert_eq!(cc.cwnd_bytes(SubflowId(1)), 20 * MSS);
+        let views = [view(0, 10, 100), view(1, 20, 10)];
+        cc.on_congestion(SubflowId(1), Instant::ZERO, &loss, &views);
+        assert_eq!(cc.members.get(SubflowId(1)).state.cached.md, 10);
+        assert_eq!(cc.ssthresh_bytes(SubflowId(1)), Some(10 * MSS));
     }
 
     #[test]
