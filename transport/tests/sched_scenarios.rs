@@ -422,7 +422,10 @@ fn blest_and_ecf_cut_the_tail_delivery_delay_of_app_limited_writes() {
     // `--cc-opt ack_aggregation=false`). What holds is that ECF does not lengthen the tail:
     // within 2 % of lrf (the tolerance is this change's, chosen above the 0.2 % tie).
     let w = 16u64 << 20;
-    assert!(p95[&(w, "cubic", "ecf")] < p95[&(w, "cubic", "lrf")], "ecf cubic {w}");
+    assert!(
+        p95[&(w, "cubic", "ecf")] < p95[&(w, "cubic", "lrf")],
+        "ecf cubic {w}"
+    );
     assert!(
         p95[&(w, "bbr", "ecf")] <= 1.02 * p95[&(w, "bbr", "lrf")],
         "ecf bbr {w}"
