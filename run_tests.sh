@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: sets everything up (idempotent), then runs every test suite:
-# Rust (cargo test, clippy), Python (ruff, pytest), JavaScript (node --test).
+# Rust (cargo test, clippy, rustfmt), Python (ruff, pytest), JavaScript (node --test).
 # Options: --quick skips tests marked slow.
 # Under CI=true (as .ci/run runs) a test that would skip because a binary is not built, a
 # browser is missing or the run is not root fails instead (conftest.py).
@@ -16,6 +16,9 @@ run() { echo "== $*"; "$@" || status=1; }
 # One Cargo workspace (Cargo.toml at the root: emulator/ and transport/).
 if [[ -f Cargo.toml ]]; then
   run cargo clippy --release --locked -q --workspace --all-targets -- -D warnings
+  # rustfmt, as ruff format below: the workspace, then the fuzz crate it excludes.
+  run cargo fmt --all --check
+  run cargo fmt --check --manifest-path transport/fuzz/Cargo.toml
   run cargo test --release --locked -q --workspace
 elif [[ "${CI:-}" == true ]]; then
   echo "== Cargo.toml is missing: under CI every crate must build" >&2

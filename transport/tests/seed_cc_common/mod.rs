@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mptransport::cc::CcConfig;
 use mptransport::connection::Config;
-use mptransport::sim::{per_path, BulkPump, LinkId, LinkSpec, Net, Route};
+use mptransport::sim::{BulkPump, LinkId, LinkSpec, Net, Route, per_path};
 use mptransport::units::Bandwidth;
 
 /// A connection config running `cc` with `--cc-opt` style options.
