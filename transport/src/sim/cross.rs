@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use linkemu::scenario::{CrossTraffic, Direction, Scenario};
 
-use super::endpoint::{deliver_to_server, earliest};
+use super::endpoint::{deliver_to_endpoint, earliest, fire_all_due_timers};
 use crate::connection::{Config, Connection, PathConfig};
 use crate::rng::Rng;
 use crate::units::Instant;
@@ -217,22 +217,21 @@ impl CrossFlow {
     }
 
     pub fn deliver(&mut self, now: Instant, towards_server: bool, datagram: &[u8]) {
-        if towards_server {
-            deliver_to_server(&mut self.server, &self.server_cfg, now, datagram);
-        } else if let Some(c) = self.client.as_mut() {
-            let _ = c.handle_datagram(now, datagram);
-        }
+        deliver_to_endpoint(
+            self.client.as_mut(),
+            &mut self.server,
+            &self.server_cfg,
+            now,
+            towards_server,
+            datagram,
+        );
     }
 
     pub fn fire_timers(&mut self, now: Instant) {
-        for conn in [self.client.as_mut(), self.server.as_mut()]
-            .into_iter()
-            .flatten()
-        {
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
-            }
-        }
+        fire_all_due_timers(
+            self.client.as_mut().into_iter().chain(self.server.as_mut()),
+            now,
+        );
     }
 }
 

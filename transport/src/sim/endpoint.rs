@@ -39,6 +39,35 @@ pub(super) fn fire_due_timers(conn: &mut Connection, now: Instant, timeout: Opti
     }
 }
 
+/// Hands a datagram to a client and server pair: towards the server as
+/// [`deliver_to_server`], else to the client (if it exists yet).
+pub(super) fn deliver_to_endpoint(
+    client: Option<&mut Connection>,
+    server: &mut Option<Connection>,
+    server_cfg: &Config,
+    now: Instant,
+    towards_server: bool,
+    datagram: &[u8],
+) {
+    if towards_server {
+        deliver_to_server(server, server_cfg, now, datagram);
+    } else if let Some(c) = client {
+        let _ = c.handle_datagram(now, datagram);
+    }
+}
+
+/// Fires the timers of each of `conns` (a client and, once it exists, its server) that are
+/// due at `now`.
+pub(super) fn fire_all_due_timers<'a>(
+    conns: impl IntoIterator<Item = &'a mut Connection>,
+    now: Instant,
+) {
+    for conn in conns {
+        let timeout = conn.poll_timeout();
+        fire_due_timers(conn, now, timeout);
+    }
+}
+
 /// `f` of every named subflow of `conn` (none without a connection, e.g. a server whose first
 /// HELLO has not arrived), by path name in subflow order.
 pub fn per_path<T>(conn: Option<&Connection>, f: impl Fn(&SubflowStats) -> T) -> Vec<(String, T)> {

@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
-use super::endpoint::{deliver_to_server, earliest, fire_due_timers};
+use super::endpoint::{deliver_to_endpoint, earliest, fire_all_due_timers};
 use crate::connection::{Config, Connection, PathConfig};
 use crate::rng::Rng;
 use crate::units::Instant;
@@ -187,21 +187,19 @@ impl Net {
                 // A packet travels towards the server iff this link is its flow's up link
                 // on some route (a link is never both up and down of one flow).
                 let towards_server = f.routes.iter().any(|r| r.up.0 == li);
-                if towards_server {
-                    deliver_to_server(&mut f.server, &f.server_cfg, now, &d);
-                } else {
-                    let _ = f.client.handle_datagram(now, &d);
-                }
+                deliver_to_endpoint(
+                    Some(&mut f.client),
+                    &mut f.server,
+                    &f.server_cfg,
+                    now,
+                    towards_server,
+                    &d,
+                );
                 self.links[li].recycle(d);
             }
         }
         for f in &mut self.flows {
-            let timeout = f.client.poll_timeout();
-            fire_due_timers(&mut f.client, now, timeout);
-            if let Some(s) = f.server.as_mut() {
-                let timeout = s.poll_timeout();
-                fire_due_timers(s, now, timeout);
-            }
+            fire_all_due_timers(std::iter::once(&mut f.client).chain(f.server.as_mut()), now);
         }
         true
     }

@@ -8,7 +8,9 @@ use sha2::{Digest, Sha256};
 
 use super::cross::{CBR_TAG, CbrFlow, CrossFlow};
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
-use super::endpoint::{deliver_to_server, earliest, fire_due_timers};
+use super::endpoint::{
+    deliver_to_endpoint, deliver_to_server, earliest, fire_all_due_timers, fire_due_timers,
+};
 use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
 use crate::units::{Instant, SubflowId};
@@ -331,11 +333,14 @@ impl Pair {
             CBR_TAG => return false,
             k if k >= SIDE_TAG_BASE => {
                 let c = &mut self.side[(k - SIDE_TAG_BASE) as usize];
-                if down {
-                    let _ = c.client.handle_datagram(now, datagram);
-                } else {
-                    deliver_to_server(&mut c.server, &c.server_cfg, now, datagram);
-                }
+                deliver_to_endpoint(
+                    Some(&mut c.client),
+                    &mut c.server,
+                    &c.server_cfg,
+                    now,
+                    !down,
+                    datagram,
+                );
             }
             k => self.cross[k as usize - 1].deliver(now, !down, datagram),
         }
@@ -408,12 +413,7 @@ impl Pair {
             f.fire_timers(now);
         }
         for c in &mut self.side {
-            let timeout = c.client.poll_timeout();
-            fire_due_timers(&mut c.client, now, timeout);
-            if let Some(s) = c.server.as_mut() {
-                let timeout = s.poll_timeout();
-                fire_due_timers(s, now, timeout);
-            }
+            fire_all_due_timers(std::iter::once(&mut c.client).chain(c.server.as_mut()), now);
         }
         let client_timeout = if to_client {
             self.client.poll_timeout()
