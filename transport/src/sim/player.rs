@@ -34,7 +34,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::abr::{AbrInput, BUFFER_TIME_DEFAULT_S, DashAbr, SegmentDone};
+use super::endpoint::earliest;
 use super::pair::Pair;
+use crate::connection::Connection;
 use crate::units::Instant;
 
 pub const REQUEST_BYTES: u64 = 400;
@@ -227,8 +229,58 @@ pub struct PageRequest {
     pub conn: usize,
 }
 
+/// The server (nginx) side of one connection: bytes of requests read so far, responses
+/// still to write and what is left of the one being written.
+#[derive(Default)]
+struct HttpServer {
+    req_bytes: u64,
+    todo: std::collections::VecDeque<u64>,
+    pending_write: u64,
+}
+
+impl HttpServer {
+    /// Reads what requests arrived; each complete one (`REQUEST_BYTES`) queues the response
+    /// size `response_for` gives (none: no response); writes queued responses (zeros) in
+    /// order as far as the connection takes them.
+    fn serve(
+        &mut self,
+        server: &mut Connection,
+        zeros: &[u8],
+        readbuf: &mut [u8],
+        mut response_for: impl FnMut() -> Option<u64>,
+    ) {
+        loop {
+            let n = server.read(readbuf);
+            if n == 0 {
+                break;
+            }
+            self.req_bytes += n as u64;
+        }
+        while self.req_bytes >= REQUEST_BYTES {
+            self.req_bytes -= REQUEST_BYTES;
+            if let Some(b) = response_for() {
+                self.todo.push_back(b);
+            }
+        }
+        loop {
+            if self.pending_write == 0 {
+                match self.todo.pop_front() {
+                    Some(b) => self.pending_write = b,
+                    None => break,
+                }
+            }
+            let chunk = self.pending_write.min(zeros.len() as u64) as usize;
+            let w = server.write(&zeros[..chunk]);
+            self.pending_write -= w as u64;
+            if w == 0 {
+                break;
+            }
+        }
+    }
+}
+
 /// HTTP/1.1 on one side connection of the page: the client's requests still to send and
-/// the response it waits for; the server's requests read and responses still to write.
+/// the response it waits for; the server's side.
 #[derive(Default)]
 struct SideLoad {
     to_send: std::collections::VecDeque<PageRequest>,
@@ -236,9 +288,7 @@ struct SideLoad {
     received: u64,
     /// Response sizes of the requests sent, answered in order by the server.
     sent: std::collections::VecDeque<u64>,
-    server_req_bytes: u64,
-    server_todo: std::collections::VecDeque<u64>,
-    server_pending_write: u64,
+    server: HttpServer,
 }
 
 /// One step of the page's side connections: the servers answer what they read, the clients
@@ -254,33 +304,8 @@ fn step_side_loads(
     let mut wake: Option<Instant> = None;
     for (load, c) in loads.iter_mut().zip(pair.side.iter_mut()) {
         if let Some(s) = c.server.as_mut() {
-            loop {
-                let n = s.read(readbuf);
-                if n == 0 {
-                    break;
-                }
-                load.server_req_bytes += n as u64;
-            }
-            while load.server_req_bytes >= REQUEST_BYTES {
-                load.server_req_bytes -= REQUEST_BYTES;
-                if let Some(b) = load.sent.pop_front() {
-                    load.server_todo.push_back(b);
-                }
-            }
-            loop {
-                if load.server_pending_write == 0 {
-                    match load.server_todo.pop_front() {
-                        Some(b) => load.server_pending_write = b,
-                        None => break,
-                    }
-                }
-                let chunk = load.server_pending_write.min(zeros.len() as u64) as usize;
-                let w = s.write(&zeros[..chunk]);
-                load.server_pending_write -= w as u64;
-                if w == 0 {
-                    break;
-                }
-            }
+            load.server
+                .serve(s, zeros, readbuf, || load.sent.pop_front());
         }
         loop {
             let n = c.client.read(readbuf);
@@ -304,7 +329,7 @@ fn step_side_loads(
                 load.sent.push_back(bytes);
                 load.to_send.pop_front();
             } else {
-                wake = Some(wake.map_or(at, |w| w.min(at)));
+                wake = earliest(wake, Some(at));
             }
         }
     }
@@ -462,10 +487,7 @@ pub fn run_player_observed(
             ..SideLoad::default()
         })
         .collect();
-    // Server side: responses still to write, bytes of requests read so far.
-    let mut server_req_bytes = 0u64;
-    let mut server_todo: std::collections::VecDeque<u64> = Default::default();
-    let mut server_pending_write = 0u64;
+    let mut server = HttpServer::default();
     let zeros = vec![0u8; 64 * 1024];
     let mut readbuf = vec![0u8; 256 * 1024];
     // Playout: media time buffered (end of the last appended segment) and played.
@@ -546,33 +568,7 @@ pub fn run_player_observed(
 
         // Server (nginx): read requests, queue and write responses.
         if let Some(s) = pair.server.as_mut() {
-            loop {
-                let n = s.read(&mut readbuf);
-                if n == 0 {
-                    break;
-                }
-                server_req_bytes += n as u64;
-            }
-            while server_req_bytes >= REQUEST_BYTES {
-                server_req_bytes -= REQUEST_BYTES;
-                if let Some(f) = fetch.as_ref() {
-                    server_todo.push_back(f.bytes);
-                }
-            }
-            loop {
-                if server_pending_write == 0 {
-                    match server_todo.pop_front() {
-                        Some(b) => server_pending_write = b,
-                        None => break,
-                    }
-                }
-                let chunk = server_pending_write.min(zeros.len() as u64) as usize;
-                let w = s.write(&zeros[..chunk]);
-                server_pending_write -= w as u64;
-                if w == 0 {
-                    break;
-                }
-            }
+            server.serve(s, &zeros, &mut readbuf, || fetch.as_ref().map(|f| f.bytes));
         }
         // Client: receive the current response.
         loop {
@@ -779,12 +775,10 @@ pub fn run_player_observed(
         }
         if let Some(since) = playing_since {
             let dry = since + Duration::from_secs_f64((buffered_to_s - played_s).max(0.0));
-            wake = Some(wake.map_or(dry, |w| w.min(dry)));
+            wake = earliest(wake, Some(dry));
         }
-        wake = Some(wake.map_or(next_sample, |w| w.min(next_sample)));
-        if let Some(t) = side_wake {
-            wake = Some(wake.map_or(t, |w| w.min(t)));
-        }
+        wake = earliest(wake, Some(next_sample));
+        wake = earliest(wake, side_wake);
         pair.app_wake_at = wake;
         if !pair.step() && pair.app_wake_at.is_none_or(|w| w <= pair.now) {
             reason = "error";
