@@ -65,17 +65,6 @@ def _plans(ctx: Any) -> dict[str, Any]:
     return dict(plans)
 
 
-def _emulator_lines_without_cross_traffic(ctx: Any, trial_dir: Path) -> list[dict[str, Any]]:
-    """Emulator lines of the paths that carry no cross traffic: on the others the link
-    counts the cross flows' bytes too, so kernel and emulator bytes cannot agree."""
-    crossed = set(getattr(ctx.topo, "cross_flows", {}) or {})
-    return [
-        line
-        for line in verify.read_jsonl(trial_dir / "emulator.jsonl")
-        if line.get("path") not in crossed
-    ]
-
-
 def _release_host_cc(trial_id: str, pid: int) -> None:
     HostAllowedCC().release(pid, trial_id)
 
@@ -167,7 +156,9 @@ def finish(ctx: Any) -> dict[str, Any]:
                 for role in ("client", "server")
             },
             verify.read_jsonl(trial_dir / "kernel-subflows.jsonl"),
-            _emulator_lines_without_cross_traffic(ctx, trial_dir),
+            verify.emulator_lines_without_cross_traffic(
+                trial_dir, set(getattr(ctx.topo, "cross_flows", {}) or {})
+            ),
             paths=tuple(_plans(ctx)),
         )
         result["settings"] = mptcp_setup.describe(_runner(ctx))

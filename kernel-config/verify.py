@@ -116,6 +116,17 @@ def wire_bytes(line: dict[str, Any], mptcp: bool) -> int:
     )
 
 
+def emulator_lines_without_cross_traffic(
+    trial_dir: Path, crossed: set[str]
+) -> list[dict[str, Any]]:
+    """emulator.jsonl's lines of the paths not in `crossed` (those carrying cross traffic):
+    on those the link counts the cross flows' bytes too, so kernel and emulator bytes cannot
+    agree."""
+    return [
+        line for line in read_jsonl(trial_dir / "emulator.jsonl") if line.get("path") not in crossed
+    ]
+
+
 def summarise_subflows(
     lines: list[dict[str, Any]], mptcp_expected: bool, paths: tuple[str, ...] = PATHS
 ) -> dict[str, Any]:

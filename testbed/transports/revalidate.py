@@ -65,11 +65,7 @@ def _kernel_verdict(
         return None
     plan = meta.get("address_plan") or {}
     crossed = {name for name, p in plan.items() if isinstance(p, dict) and p.get("cross_client")}
-    emulator = [
-        line
-        for line in verify.read_jsonl(trial_dir / "emulator.jsonl")
-        if line.get("path") not in crossed
-    ]
+    emulator = verify.emulator_lines_without_cross_traffic(trial_dir, crossed)
     fresh = verify.verdict(
         str(meta.get("spec", {}).get("transport", "kernel")),
         stored["mib"],
