@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use mptransport::cc::CcPhase;
 use mptransport::connection::Config;
-use mptransport::sched::{self, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot};
+use mptransport::sched::{
+    self, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot, default_oot,
+};
 use mptransport::sim::{
     AppLimitedSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
 };
@@ -277,23 +279,42 @@ fn arp_cuts_the_out_of_order_queue_on_asymmetric_rtt_without_slowing_down() {
     assert!(arp.completion_s <= 1.10 * lrf.completion_s);
 }
 
-/// Keeps the wrapped scheduler's trace state after each decision, for printing.
-struct StateSpy {
-    inner: Box<dyn Scheduler>,
-    state: Arc<Mutex<Vec<(&'static str, f64)>>>,
+/// A scheduler that runs `after_select` after each decision of `inner` (with the snapshot,
+/// the decision and `inner`, whose `trace_state` then holds its state after that decision)
+/// and otherwise behaves as `inner`: every other method is delegated.
+fn observe<F>(inner: Box<dyn Scheduler>, after_select: F) -> Box<dyn Scheduler>
+where
+    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send + 'static,
+{
+    Box::new(Observed {
+        inner,
+        after_select,
+    })
 }
 
-impl Scheduler for StateSpy {
+struct Observed<F> {
+    inner: Box<dyn Scheduler>,
+    after_select: F,
+}
+
+impl<F> Scheduler for Observed<F>
+where
+    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send,
+{
     fn name(&self) -> &'static str {
         self.inner.name()
     }
     fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
         let sel = self.inner.select(snap);
-        *self.state.lock().unwrap() = self.inner.trace_state();
+        (self.after_select)(snap, &sel, self.inner.as_ref());
         sel
     }
     fn on_event(&mut self, ev: &SchedEvent) {
         self.inner.on_event(ev)
+    }
+    // The trait's default `opportunistic_retransmit` works through this and `select`.
+    fn rcv_buf_optimization(&mut self) -> Option<&mut default_oot::Opportunistic> {
+        self.inner.rcv_buf_optimization()
     }
     fn trace_state(&self) -> Vec<(&'static str, f64)> {
         self.inner.trace_state()
@@ -332,10 +353,12 @@ fn arp_timeline_of_the_out_of_order_queue_on_asymmetric_rtt() {
         let mut installed = false;
         let r = run_transfer_with(&mut pair, &spec, |p| {
             if !installed && let Some(s) = p.server.as_mut() {
-                s.replace_scheduler(Box::new(StateSpy {
-                    inner: sched::build(name, &SchedConfig::default()).unwrap(),
-                    state: state.clone(),
-                }));
+                // Keeps the scheduler's trace state after each decision, for printing.
+                let spy = state.clone();
+                s.replace_scheduler(observe(
+                    sched::build(name, &SchedConfig::default()).unwrap(),
+                    move |_, _, inner| *spy.lock().unwrap() = inner.trace_state(),
+                ));
                 installed = true;
             }
             let ofo = p.client.counters().ofo_queue_bytes;
@@ -509,11 +532,10 @@ fn every_scheduler_survives_a_path_break_byte_exact() {
     }
 }
 
-/// Wraps AR&P and checks, after each decision, that the predicted arrival of the first
-/// segment placed is not earlier than the bound on the last segment of the previous decision
-/// of the same batch.
-struct ArrivalChecked {
-    inner: Box<dyn Scheduler>,
+/// Checks, after each decision of AR&P, that the predicted arrival of the first segment
+/// placed is not earlier than the bound on the last segment of the previous decision of the
+/// same batch.
+struct ArrivalCheck {
     last: Option<(f64, f64)>,
     checked: Arc<AtomicU64>,
     violations: Arc<AtomicU64>,
@@ -525,13 +547,9 @@ struct ArrivalChecked {
     worst_across_batches_ns: Arc<AtomicU64>,
 }
 
-impl Scheduler for ArrivalChecked {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
-        let sel = self.inner.select(snap);
-        let state = self.inner.trace_state();
+impl ArrivalCheck {
+    fn after_select(&mut self, snap: &Snapshot<'_>, sel: &Selection, arp: &dyn Scheduler) {
+        let state = arp.trace_state();
         let get = |k: &str| {
             state
                 .iter()
@@ -560,13 +578,6 @@ impl Scheduler for ArrivalChecked {
             }
             self.last = Some((batch, bound));
         }
-        sel
-    }
-    fn on_event(&mut self, ev: &SchedEvent) {
-        self.inner.on_event(ev)
-    }
-    fn trace_state(&self) -> Vec<(&'static str, f64)> {
-        self.inner.trace_state()
     }
 }
 
@@ -600,14 +611,17 @@ fn arp_predicted_arrival_never_decreases_within_a_batch_in_real_transfers() {
                 };
                 let r = run_transfer_with(&mut pair, &spec, |p| {
                     if !installed && let Some(s) = p.server.as_mut() {
-                        s.replace_scheduler(Box::new(ArrivalChecked {
-                            inner: sched::build("arp", &sched_cfg).unwrap(),
+                        let mut check = ArrivalCheck {
                             last: None,
                             checked: checked.clone(),
                             violations: violations.clone(),
                             predicted: predicted.clone(),
                             worst_across_batches_ns: worst_across.clone(),
-                        }));
+                        };
+                        s.replace_scheduler(observe(
+                            sched::build("arp", &sched_cfg).unwrap(),
+                            move |snap, sel, arp| check.after_select(snap, sel, arp),
+                        ));
                         installed = true;
                     }
                 });
