@@ -8,7 +8,10 @@ without summary.csv is read from its finished trial folders (those with result.j
 simulated run folder or DIR: `crossval-trials.csv` (per trial: stalls, stall time, mean
 bitrate, startup, per-path bytes and retransmissions on both engines) and `crossval.json` (per
 matrix: Kendall's tau-b between the engines' rankings of the scenario x CC x scheduler cells,
-per measure, over all cells and within each scenario; stall sign agreement).
+per measure, over all cells and within each scenario; stall sign agreement, and what a
+simulator that never stalls would score). `--emulated-again RUN` adds the same figures
+between two emulated runs of the matrix (`emulation_repeatability`): emulation against
+itself, the ceiling for the simulator.
 """
 
 from __future__ import annotations
@@ -26,6 +29,15 @@ CELL = ["scenario", "cc", "sched"]
 TRIAL_MEASURES = ["stalls", "stall_total_ms", "mean_bitrate_bps", "startup_delay_ms"]
 # The measures ranked per cell (mean over the repetitions compared).
 CELL_MEASURES = ["wifi_share", "retrans_pkts", "mean_bitrate_bps", "stall_total_ms"]
+# The figures kept for emulation against emulation (`--emulated-again`).
+REPEATABILITY_FIGURES = [
+    "trials_compared",
+    "stall_sign_agreement",
+    "stalled_trials",
+    "kendall_tau_b",
+    "kendall_tau_b_retrans_by_path",
+    "stall_sign_agreement_by_scenario",
+]
 
 
 def kendall_tau_b(x: list[float], y: list[float]) -> float:
@@ -106,6 +118,14 @@ def compare(
     if len(trials):
         agree = (trials["stalls_emulate"] > 0) == (trials["stalls_sim"] > 0)
         figures["stall_sign_agreement"] = float(agree.mean())
+        # What a simulator that never stalls would score: the share of emulated trials
+        # without a stall (the sign agreement is only informative above it).
+        figures["stall_sign_agreement_if_never_stalling"] = float(
+            (trials["stalls_emulate"] == 0).mean()
+        )
+        figures["stalled_trials"] = {
+            e: int((trials[f"stalls_{e}"] > 0).sum()) for e in ("emulate", "sim")
+        }
     columns = [f"{m}_{e}" for m in CELL_MEASURES for e in ("emulate", "sim")]
     cells = trials.groupby(CELL)[columns].mean()
     figures["cells"] = len(cells)
@@ -207,10 +227,14 @@ def write(
     out: Path | None = None,
     reps: list[int] | None = None,
     match_without_options: bool = False,
+    emulated_again: Path | None = None,
 ) -> dict:
     """Compare the two runs and write crossval-trials.csv and crossval.json into `out`
     (default: the (first) simulated run); with `reps`, only those repetitions. Several
-    simulated runs (e.g. one per --cc-opt set) are compared as one."""
+    simulated runs (e.g. one per --cc-opt set) are compared as one. With `emulated_again`
+    (another emulated run of the same matrix), the same figures between the two emulated
+    runs go under `emulation_repeatability`: how far emulation agrees with itself, the
+    ceiling for the simulator's agreement with it."""
     simulated_runs = simulated_run if isinstance(simulated_run, list) else [simulated_run]
     emulated, emulated_info = load_summary(emulated_run)
     loaded = [load_summary(run) for run in simulated_runs]
@@ -236,6 +260,20 @@ def write(
         "simulated": simulated_info | {"trials_missing": len(missing["sim"])},
         **figures,
     }
+    if emulated_again is not None:
+        again, again_info = load_summary(emulated_again)
+        _, repeat = compare(emulated, again, reps, match_without_options)
+        figures["emulation_repeatability"] = {
+            "emulated_run_again": str(emulated_again),
+            "trials_missing": len(again_info["trials_missing"]),
+            **{k: repeat[k] for k in REPEATABILITY_FIGURES if k in repeat},
+        }
+        if "stalled_trials" in repeat:  # "sim" is the second emulated run here
+            stalled = repeat["stalled_trials"]
+            figures["emulation_repeatability"]["stalled_trials"] = {
+                "emulated_run": stalled["emulate"],
+                "emulated_run_again": stalled["sim"],
+            }
     out = simulated_runs[0] if out is None else out
     out.mkdir(parents=True, exist_ok=True)
     trials.to_csv(out / "crossval-trials.csv", index=False)
@@ -270,6 +308,14 @@ def main(argv: list[str] | None = None) -> int:
         help="compare only these repetitions, comma-separated (e.g. 1,2: the ones held out "
         "while the simulator's models were developed; default: all)",
     )
+    parser.add_argument(
+        "--emulated-again",
+        type=Path,
+        default=None,
+        help="another emulated run of the same matrix: its agreement with EMULATED_RUN "
+        "(emulation against itself, the ceiling for the simulator) goes into crossval.json "
+        "as emulation_repeatability",
+    )
     args = parser.parse_args(argv)
     reps = None
     if args.reps is not None:
@@ -282,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
     simulated_runs = [Path(run) for run in args.simulated_run.split(",") if run]
-    for run in (args.emulated_run, *simulated_runs):
+    again = [args.emulated_again] if args.emulated_again is not None else []
+    for run in (args.emulated_run, *simulated_runs, *again):
         if not (run / "summary.csv").is_file() and not (run / "trials").is_dir():
             print(
                 f"crossval: {run}: not a run folder (neither summary.csv nor trials/ inside)",
@@ -298,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.out,
                     reps,
                     args.match_without_options,
+                    args.emulated_again,
                 )
             ),
             indent=2,

@@ -53,6 +53,9 @@ def test_compare_ranks_cells_and_counts_stall_sign_agreement() -> None:
     # wifi shares 0.1, 0.2, 0.3 vs 0.15, 0.25, 0.2: one discordant pair of three.
     assert math.isclose(figures["kendall_tau_b"]["wifi_share"], 1 / 3)
     assert figures["kendall_tau_b"]["retrans_pkts"] == 1.0
+    # One emulated trial of three without a stall: a never-stalling simulator scores 1/3.
+    assert math.isclose(figures["stall_sign_agreement_if_never_stalling"], 1 / 3)
+    assert figures["stalled_trials"] == {"emulate": 2, "sim": 1}
 
 
 FIXTURE_RUN = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "run-small"
@@ -135,3 +138,29 @@ def test_several_simulated_runs_are_compared_as_one(tmp_path: Path) -> None:
     figures = json.loads((out / "crossval.json").read_text())
     assert figures["trials_compared"] == 3
     assert figures["kendall_tau_b"]["wifi_share"] == 1.0
+
+
+def test_emulated_again_reports_emulation_against_itself(tmp_path: Path) -> None:
+    runs = {}
+    for name, wifi, stalls in (
+        ("emu", [10, 20, 30], [0, 1, 2]),
+        ("sim", [15, 25, 20], [0, 0, 3]),
+        ("emu2", [10, 30, 20], [1, 1, 0]),
+    ):
+        runs[name] = tmp_path / name
+        runs[name].mkdir()
+        _summary(wifi, stalls).to_csv(runs[name] / "summary.csv", index=False)
+    out = tmp_path / "out"
+    argv = [str(runs["emu"]), str(runs["sim"]), "--emulated-again", str(runs["emu2"])]
+    assert crossval.main([*argv, "--out", str(out)]) == 0
+    figures = json.loads((out / "crossval.json").read_text())
+    repeat = figures["emulation_repeatability"]
+    assert repeat["emulated_run_again"] == str(runs["emu2"])
+    # Stall signs 0,1,1 against 1,1,0: one of three agrees.
+    assert math.isclose(repeat["stall_sign_agreement"], 1 / 3)
+    assert repeat["stalled_trials"] == {"emulated_run": 2, "emulated_run_again": 2}
+    # Wi-Fi shares 0.1, 0.2, 0.3 against 0.1, 0.3, 0.2: tau-b 1/3.
+    assert math.isclose(repeat["kendall_tau_b"]["wifi_share"], 1 / 3)
+    # The simulator's own figures are still there.
+    assert math.isclose(figures["stall_sign_agreement"], 2 / 3)
+    assert crossval.main([*argv[:2], "--emulated-again", str(tmp_path / "nothing")]) == 2
