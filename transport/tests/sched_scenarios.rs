@@ -871,7 +871,7 @@ fn ratios(
         .collect()
 }
 
-/// Seed 000 Fig. 11(b) over seeds 1–20, lrf (= minRTT), rr and arp (about 8 s of CPU):
+/// Seed 000 Fig. 11(b) over seeds 1–20, lrf (= minRTT), rr and arp (about 9 s of CPU):
 /// `cargo test --release --test sched_scenarios arp_over_seeds -- --nocapture` prints each
 /// run and the table of docs/algorithms/arp.md ("Over seeds"). Asserts what holds there; the
 /// bounds sit above the worst seed (or the median where a statistic is bimodal), see below.
