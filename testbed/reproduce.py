@@ -386,7 +386,7 @@ def bdp(mbit_s: float, one_way_ms: float) -> int:
 
 CROSSCHECKS: dict[str, tuple[str, list[BulkPoint]]] = {
     "seed000": (
-        "the asymmetric-RTT point of the AR&P claim (20 Mbit/s both paths, one-way 25 vs 75 ms, "
+        "the asymmetric-RTT point of the AR&P claims (20 Mbit/s both paths, one-way 25 vs 75 ms, "
         "bbr, 20 MB, lrf and arp): download time on both engines. Table I and Coupled BBR at a "
         "shared bottleneck are not cross-checked: the emulated bulk harness has no cross "
         "traffic, and the matrix's cross-traffic scenarios (`seed000-table1-*.toml`) carry "
@@ -405,6 +405,9 @@ CROSSCHECKS: dict[str, tuple[str, list[BulkPoint]]] = {
                 ("bbr",),
                 "arp",
                 20_000_000,
+                note="One emulated transfer per scheduler: it compares the two engines on one "
+                "run, not AR&P's modes; the simulated verdicts above read 20 seeds of ACK jitter, "
+                "where arp's download time depends on whether LTE joins AR's set N (Figures).",
             ),
         ],
     ),
@@ -632,6 +635,253 @@ def table1_verdict(got: float, want: float) -> str:
     return REPRODUCED if err <= 0.25 else PARTLY if err <= 0.5 else NOT_REPRODUCED
 
 
+# --- seed 000: AR&P under asymmetric RTT, over seeds -----------------------------------------
+
+# The over-seeds metrics of `arp_over_seeds_on_asymmetric_rtt` (sched_scenarios.rs, its
+# `arp_asymmetric_rtt_over_seeds` records), by the label the test gives them.
+ARP_TIME, ARP_MAX, ARP_AFTER_2S, ARP_MEAN, ARP_AFTER_STARTUP, ARP_AFTER_3S = (
+    "completion (s)",
+    "max (kB)",
+    "max after 2 s (kB)",
+    "mean (kB)",
+    "max after start-up (kB)",
+    "max after 3 s (kB)",
+)
+# Per-seed fields of its `arp_asymmetric_rtt_seed` records, by the same label.
+ARP_SEED_FIELD = {
+    ARP_TIME: "completion_s",
+    ARP_MAX: "ofo_max_bytes",
+    ARP_AFTER_2S: "ofo_max_after_2s_bytes",
+    ARP_MEAN: "ofo_mean_bytes",
+    ARP_AFTER_STARTUP: "ofo_max_steady_bytes",
+    ARP_AFTER_3S: "ofo_max_after_3s_bytes",
+}
+# The note under the page's AR&P table.
+ARP_FIGURES_NOTE = (
+    '"Over seeds" in docs/algorithms/arp.md has the same runs\' absolute figures, the set-up '
+    "(fixed before the first run), the sensitivity to the jitter's size (at 0–3 ms the queue "
+    "after start-up is no longer much shorter) and one jitter-free run dissected step by step."
+)
+# "Much shorter" (Fig. 11(b)) read as at most half of minRTT's (ours; the testbed's bar).
+ARP_MUCH_SHORTER = 0.5
+# AR&P's modes at RTT 50 vs 150 ms, by when the slow path (LTE) entered AR's set N for the
+# last time, i.e. from when it carried new data for good (docs/algorithms/arp.md, "Over seeds").
+ARP_MODE_EARLY, ARP_MODE_LATE, ARP_MODE_NEVER = (
+    "LTE in N from its start-up on",
+    "LTE in N for good only after start-up",
+    "LTE never in N (copies only)",
+)
+
+
+def arp_mode(seed_record: dict) -> str:
+    """The mode of one arp seed: whether LTE's final stretch in N began before the end of
+    start-up (every subflow in PROBE_BW plus an SRTT), after it, or never."""
+    since = seed_record.get("last_path_in_n_at_end_since_s")
+    if since is None:
+        return ARP_MODE_NEVER
+    return ARP_MODE_EARLY if since <= seed_record["steady_from_s"] else ARP_MODE_LATE
+
+
+def _seed_ratios(per_seed: list[dict], sched: str, field: str) -> dict[int, float]:
+    """Per seed, `sched`'s figure over lrf's with the same seed."""
+    lrf = {v["seed"]: v[field] for v in per_seed if v["sched"] == "lrf"}
+    return {
+        v["seed"]: v[field] / lrf[v["seed"]] if lrf[v["seed"]] else float("nan")
+        for v in per_seed
+        if v["sched"] == sched and v["seed"] in lrf
+    }
+
+
+def _ratio_text(rec: dict) -> str:
+    return f"{rec['ratio_to_lrf_median']:.3f}× [{rec['ratio_to_lrf_min']:.3f}–{rec['ratio_to_lrf_max']:.3f}]"
+
+
+def _seed_list(seeds: list[int]) -> str:
+    return ", ".join(str(s) for s in sorted(seeds))
+
+
+def arp_asymmetric_rtt_claims(
+    over_seeds: list[dict], per_seed: list[dict], ok: bool
+) -> tuple[list[Claim], str]:
+    """Seed 000's two AR&P claims at RTT 50 vs 150 ms (Fig. 11), from the over-seeds records
+    (median and range of the per-seed ratio arp / lrf) and the per-seed records (how many
+    seeds show each mode), with the Figures table by mode. The verdicts follow the rules
+    printed beside them; `ok` is whether the test's regression bounds held."""
+    name_queue = (
+        "AR&P vs minRTT under asymmetric RTT: out-of-order queue (Fig. 11, RTT 50 vs 150 ms)"
+    )
+    name_time = "AR&P vs minRTT under asymmetric RTT: download time (RTT 50 vs 150 ms)"
+    paper_queue = (
+        "Fig. 11(a): AR&P's average out-of-order queue is shorter than minRTT's and "
+        "Round-Robin's once the RTTs differ; Fig. 11(b): 'In the first 2 seconds, all of the "
+        "schedulers create long out-of-order queues because of startup ... After 2 seconds, "
+        "AR&P scheduler keeps the out-of-order queue much shorter'"
+    )
+    paper_time = (
+        "no download time for Fig. 11's runs; elsewhere 'AR&P further improves the goodput' "
+        "over minRTT (Fig. 19(a), random networks)"
+    )
+    arp = {v["metric"]: v for v in over_seeds if v["sched"] == "arp"}
+    rr = {v["metric"]: v for v in over_seeds if v["sched"] == "rr"}
+    lrf = {v["metric"]: v for v in over_seeds if v["sched"] == "lrf"}
+    arp_seeds = [v for v in per_seed if v["sched"] == "arp"]
+    if not all(m in arp for m in ARP_SEED_FIELD) or not arp_seeds:
+        failed = f"benchmark failed, no figures over seeds (test {passfail(ok)})"
+        return [
+            Claim(name_queue, paper_queue, failed, NOT_REPRODUCED),
+            Claim(name_time, paper_time, failed, NOT_REPRODUCED),
+        ], ""
+    n = int(arp[ARP_TIME]["seeds"])
+    jitter = arp[ARP_TIME]["ack_jitter_ms"]
+    ratio = {m: _seed_ratios(per_seed, "arp", f) for m, f in ARP_SEED_FIELD.items()}
+    modes = {s["seed"]: arp_mode(s) for s in arp_seeds}
+    by_mode = {
+        m: [s for s, k in modes.items() if k == m]
+        for m in (ARP_MODE_EARLY, ARP_MODE_LATE, ARP_MODE_NEVER)
+    }
+    mode_counts = "; ".join(f"{m}: {len(seeds)}" for m, seeds in by_mode.items())
+    bounds = f"the test's regression bounds over seeds: {passfail(ok)}"
+    setup = f"over seeds 1–{n} (0–{jitter:g} ms ACK jitter), arp / lrf per seed, median [min–max]"
+
+    # Out-of-order queue. Rule (ours): the mean shorter in every seed and the queue after
+    # start-up at most half of lrf's in every seed = reproduced; both in the median = partly.
+    mean_r, steady_r = ratio[ARP_MEAN], ratio[ARP_AFTER_STARTUP]
+    mean_every = all(r < 1.0 for r in mean_r.values())
+    steady_hits = [s for s, r in steady_r.items() if r <= ARP_MUCH_SHORTER]
+    settled_hits = [s for s, r in ratio[ARP_AFTER_3S].items() if r <= ARP_MUCH_SHORTER]
+    steady_median = arp[ARP_AFTER_STARTUP]["ratio_to_lrf_median"]
+    if mean_every and len(steady_hits) == len(steady_r):
+        verdict_queue = REPRODUCED
+    elif arp[ARP_MEAN]["ratio_to_lrf_median"] < 1.0 and steady_median <= ARP_MUCH_SHORTER:
+        verdict_queue = PARTLY
+    else:
+        verdict_queue = NOT_REPRODUCED
+    misses = sorted(set(steady_r) - set(steady_hits))
+    miss_text = (
+        "; ".join(f"seed {s} ({modes.get(s, '?')}, {steady_r[s]:.2f}×)" for s in misses)
+        if misses
+        else "none"
+    )
+    ours_queue = "<br>".join(
+        [
+            setup + ":",
+            f"mean (time-weighted) {_ratio_text(arp[ARP_MEAN])}, shorter in {sum(r < 1.0 for r in mean_r.values())} of {n} seeds",
+            f"max after start-up {_ratio_text(arp[ARP_AFTER_STARTUP])}, ≤ {ARP_MUCH_SHORTER}× in {len(steady_hits)} of {n} seeds",
+            f"max after 3 s {_ratio_text(arp[ARP_AFTER_3S])}, ≤ {ARP_MUCH_SHORTER}× in {len(settled_hits)} of {n} seeds",
+            f"max after a fixed 2 s {_ratio_text(arp[ARP_AFTER_2S])}",
+            f"overall max {_ratio_text(arp[ARP_MAX])}",
+            (
+                f"rr / lrf: mean {_ratio_text(rr[ARP_MEAN])}, max {_ratio_text(rr[ARP_MAX])}"
+                if ARP_MEAN in rr and ARP_MAX in rr
+                else "rr: not in the records"
+            ),
+            bounds,
+        ]
+    )
+    why_queue = (
+        f"rule (ours): the mean shorter than lrf's and the maximum after start-up ≤ {ARP_MUCH_SHORTER}× lrf's "
+        "('much shorter') in every seed = reproduced, both in the median over seeds = partly. "
+        f"Seeds above {ARP_MUCH_SHORTER}× after start-up: {miss_text}. "
+        "'After start-up' (every subflow in BBR's PROBE_BW, plus an SRTT) is the paper's own reason "
+        "for the first 2 s; read at a fixed 2 s the claim fails "
+        f"({arp[ARP_AFTER_2S]['ratio_to_lrf_median']:.3f}× in the median), because start-up lasts "
+        f"until {min(s['steady_from_s'] for s in arp_seeds):.2f}–{max(s['steady_from_s'] for s in arp_seeds):.2f} s here. "
+        "The overall maximum falls in start-up for both schedulers, as the paper says of all of them. "
+        "The paper shows the queue over RTT2 = 50..250 ms; only 150 ms is run here "
+        "(docs/algorithms/arp.md has the other RTTs)"
+    )
+    # Download time. Rule (ours): no slower than lrf in the median = reproduced; within +5 %
+    # (the testbed's bar) = partly.
+    time_r = ratio[ARP_TIME]
+    time_median = arp[ARP_TIME]["ratio_to_lrf_median"]
+    slower = sum(r > 1.0 for r in time_r.values())
+    verdict_time = (
+        REPRODUCED if time_median <= 1.0 else PARTLY if time_median <= 1.05 else NOT_REPRODUCED
+    )
+
+    def span(values: list[float], fmt: str) -> str:
+        if not values:
+            return "–"
+        lo, hi = min(values), max(values)
+        return (
+            fmt.format(lo)
+            if fmt.format(lo) == fmt.format(hi)
+            else f"{fmt.format(lo)}–{fmt.format(hi)}"
+        )
+
+    mode_time = "; ".join(
+        f"{m}: {len(seeds)} seeds, {span([time_r[s] for s in seeds if s in time_r], '{:.3f}')}×"
+        for m, seeds in by_mode.items()
+        if seeds
+    )
+    ours_time = "<br>".join(
+        [
+            setup + ":",
+            f"completion {_ratio_text(arp[ARP_TIME])}; arp {arp[ARP_TIME]['median']:.3f} s, lrf {lrf[ARP_TIME]['median']:.3f} s in the median"
+            if ARP_TIME in lrf
+            else f"completion {_ratio_text(arp[ARP_TIME])}",
+            f"arp slower than lrf in {slower} of {n} seeds",
+            f"by mode: {mode_time}",
+            f"rr / lrf: {_ratio_text(rr[ARP_TIME])}"
+            if ARP_TIME in rr
+            else "rr: not in the records",
+            bounds,
+        ]
+    )
+    # Which mode the median time ratio comes from: the seeds whose ratios bracket it.
+    middle = sorted(time_r, key=lambda s: time_r[s])[(len(time_r) - 1) // 2 : len(time_r) // 2 + 1]
+    middle_modes = {modes[s] for s in middle if s in modes}
+    median_mode = (
+        f"The median is a run of the mode '{middle_modes.pop()}'"
+        if len(middle_modes) == 1
+        else "The median falls between two modes"
+    )
+    why_time = (
+        "rule (ours): arp no slower than lrf in the median over seeds = reproduced, within +5 % "
+        "(the testbed's bar) = partly. AR&P is bimodal here: equal rates at RTT 50 vs 150 ms sit "
+        "on AR's join threshold, and about 0.3 ms of LTE's minimum RTT (moved by the ACK jitter) "
+        "decides whether LTE joins N in its start-up, late, or never; while LTE is out of N it "
+        f"carries only copies and the transfer runs at Wi-Fi's rate ({mode_counts}). "
+        f"{median_mode}; the paper's testbed, with RTTs a few ms above the configured ones, "
+        "would not sit on the threshold (docs/algorithms/arp.md, 'Over seeds' and 'Why LTE joins N')"
+    )
+    claims = [
+        Claim(name_queue, paper_queue, ours_queue, verdict_queue, why_queue),
+        Claim(name_time, paper_time, ours_time, verdict_time, why_time),
+    ]
+
+    table = [
+        f"**AR&P under asymmetric RTT (20 Mbit/s both, RTT 50 vs 150 ms, 20 MB, bbr), seeds 1–{n} "
+        f"with 0–{jitter:g} ms ACK jitter, by mode** (ratios arp / lrf with the same seed; ranges over "
+        "the mode's seeds)",
+        "",
+        "| mode | seeds | LTE in N for good from | time | overall max | max after start-up | mean | copies (MB) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for m, seeds in by_mode.items():
+        if not seeds:
+            table.append(f"| {m} | 0 | – | – | – | – | – | – |")
+            continue
+        recs = [s for s in arp_seeds if s["seed"] in seeds]
+        since = [
+            s["last_path_in_n_at_end_since_s"]
+            for s in recs
+            if s.get("last_path_in_n_at_end_since_s") is not None
+        ]
+        cells = [
+            span([ratio[k][s] for s in seeds if s in ratio[k]], "{:.3f}") + "×"
+            for k in (ARP_TIME, ARP_MAX, ARP_AFTER_STARTUP, ARP_MEAN)
+        ]
+        table.append(
+            f"| {m} | {len(seeds)} ({_seed_list(seeds)}) | "
+            + (span(since, "{:.2f}") + " s" if since else "never")
+            + " | "
+            + " | ".join(cells)
+            + f" | {span([s['redundant_bytes'] / 1e6 for s in recs], '{:.1f}')} |"
+        )
+    return claims, "\n".join(table)
+
+
 def seed000(r: Runner) -> Page:
     page = Page(
         "seed000",
@@ -640,9 +890,13 @@ def seed000(r: Runner) -> Page:
 deterministic simulator: Table I with `transport/tests/seed000_table1.rs` (shared-bottleneck
 `sim::Net`, 2 single-path background flows per bottleneck), Coupled BBR at a shared
 bottleneck with `transport/tests/coupled_bbr_sim.rs`, AR&P under asymmetric RTT and at a
-path break with `transport/tests/sched_scenarios.rs`. One simulated seed each (fixed in the
-tests; the simulator is deterministic, so `--reps` does not apply). The figures come from the
-tests' JSON output (`REPRO_OUT`).""",
+path break with `transport/tests/sched_scenarios.rs`. AR&P under asymmetric RTT runs over
+seeds 1–20, each seed a different 0–1 ms random delay on the ACK direction, because one
+deterministic run gives one sample of a bimodal outcome; the verdicts read the medians and
+ranges over seeds of the per-seed ratio to minRTT (`lrf`), and how many seeds show each mode.
+The other experiments are one simulated run each. Seeds are fixed in the tests (the simulator
+is deterministic), so `--reps` does not apply. The figures come from the tests' JSON output
+(`REPRO_OUT`).""",
     )
     page.open_params = [
         (
@@ -674,6 +928,13 @@ tests' JSON output (`REPRO_OUT`).""",
             "asymmetric-RTT rates / RTTs",
             "20 Mbit/s both, RTT 50 vs 150 ms, 20 MB, bbr",
             "paper: equal rates, value not given; one of Fig. 11's RTT points",
+        ),
+        (
+            "asymmetric-RTT seeds",
+            "seeds 1–20, uniform 0–1 ms extra delay on each path's ACK direction (FIFO kept)",
+            "paper: runs and jitter not stated; without random loss a jitter-free run is one "
+            "sample, and AR&P sits on its join threshold here (docs/algorithms/arp.md, set-up "
+            "fixed before the first multi-seed run)",
         ),
         (
             "path break",
@@ -758,28 +1019,15 @@ tests' JSON output (`REPRO_OUT`).""",
             "threshold 1.3× is this testbed's tolerance, not the paper's",
         )
     )
-    ok, figs = r.cargo_test("sched_scenarios", "arp_cuts")
-    arp = {v["sched"]: v for v in values(figs, "arp_asymmetric_rtt")}
-    shown = [
-        f"{s}: {v['completion_s']:.2f} s, out-of-order queue max {v['ofo_max_bytes'] / 1e3:.0f} kB, mean {v['ofo_mean_bytes'] / 1e3:.0f} kB, max after 3 s {v['ofo_max_after_3s_bytes'] / 1e3:.0f} kB"
-        for s, v in arp.items()
-    ]
-    if "arp" in arp and "lrf" in arp:
-        a, b = arp["arp"], arp["lrf"]
-        shown.append(
-            f"arp/lrf: max {a['ofo_max_bytes'] / max(b['ofo_max_bytes'], 1):.2f}×, mean {a['ofo_mean_bytes'] / max(b['ofo_mean_bytes'], 1):.2f}×, time {(a['completion_s'] / b['completion_s'] - 1) * 100:+.1f} %"
-        )
-    page.claims.append(
-        Claim(
-            "AR&P vs minRTT under asymmetric RTT (out-of-order queue, download time)",
-            "AR&P keeps the receiver's out-of-order queue smaller at no cost in download time (Fig. 11)",
-            "<br>".join(shown) + f"<br>assertions: {passfail(ok)}",
-            PARTLY if ok else NOT_REPRODUCED,
-            "partly: AR&P cuts the mean and steady-state queue, but its maximum (during start-up) is "
-            "about the same or higher and the download a few percent slower; the paper shows the queue "
-            "in packets over RTT2 = 50..250 ms, only RTT2 = 150 ms is run; RR is not in this test",
-        )
+    ok, figs = r.cargo_test("sched_scenarios", "arp_over_seeds")
+    arp_claims, arp_figures = arp_asymmetric_rtt_claims(
+        values(figs, "arp_asymmetric_rtt_over_seeds"), values(figs, "arp_asymmetric_rtt_seed"), ok
     )
+    page.claims += arp_claims
+    if arp_figures:
+        # Table I's notes stay under Table I, before the AR&P table.
+        page.extra += "".join(f"\n\n* {n}" for n in page.extra_notes) + "\n\n" + arp_figures
+        page.extra_notes = [ARP_FIGURES_NOTE]
     ok, figs = r.cargo_test("sched_scenarios", "every_scheduler_survives")
     breaks = values(figs, "path_break")
     shown = [

@@ -1,9 +1,11 @@
 # ruff: noqa: E501  (expected page lines are long string literals)
 """`--reproduce`: options that mean nothing exit 2 naming the combination; pages carry every
-claim; seed 002's findings and seed 003's transition time follow their stated rules."""
+claim; seed 002's findings, seed 003's transition time and seed 000's AR&P verdicts over seeds follow
+their stated rules."""
 
 import json
 import shutil
+import statistics
 from pathlib import Path
 
 import pandas as pd
@@ -619,3 +621,89 @@ def test_live_discard_claim_reads_live_runs_and_the_vod_subset_ignores_them(tmp_
     inverse = reproduce.select_subset([tmp_path / "live-inverse"], live_subset)
     _, inverse_claim = reproduce.seed002_discard_claims(sel, inverse)
     assert inverse_claim.verdict == reproduce.NOT_REPRODUCED, inverse_claim.ours
+
+
+# --- seed 000: AR&P under asymmetric RTT, over seeds ------------------------------------------
+
+_ARP_FIELDS = reproduce.ARP_SEED_FIELD
+
+
+def _arp_seed(sched: str, seed: int, scale: float, since: float | None, **over: float) -> dict:
+    """One `arp_asymmetric_rtt_seed` record: lrf's figures times `scale` (1 for lrf), `over`
+    replacing single fields; start-up over at 2.5 s; LTE's final stretch in N from `since`."""
+    lrf = {"completion_s": 4.7, "ofo_max_bytes": 1.8e6, "ofo_max_after_2s_bytes": 1.8e6,
+           "ofo_mean_bytes": 4.7e5, "ofo_max_steady_bytes": 7.0e5, "ofo_max_after_3s_bytes": 3.9e5}  # fmt: skip
+    rec = {k: v * scale for k, v in lrf.items()} | over
+    return rec | {"sched": sched, "seed": seed, "steady_from_s": 2.5, "redundant_bytes": 1.5e6,
+                  "last_path_in_n_at_end_since_s": since if sched == "arp" else None}  # fmt: skip
+
+
+def _arp_over_seeds(per_seed: list[dict]) -> list[dict]:
+    """The test's `arp_asymmetric_rtt_over_seeds` records for these seeds: per scheduler and
+    metric the median and range, and of the per-seed ratio to lrf."""
+    out = []
+    lrf = {r["seed"]: r for r in per_seed if r["sched"] == "lrf"}
+    for sched in ("lrf", "rr", "arp"):
+        recs = [r for r in per_seed if r["sched"] == sched]
+        for metric, f in _ARP_FIELDS.items():
+            v = [r[f] for r in recs]
+            ratio = [r[f] / lrf[r["seed"]][f] for r in recs]
+            out.append({"sched": sched, "metric": metric, "seeds": len(recs), "ack_jitter_ms": 1.0,
+                        "median": statistics.median(v), "min": min(v), "max": max(v),
+                        "ratio_to_lrf_median": statistics.median(ratio),
+                        "ratio_to_lrf_min": min(ratio), "ratio_to_lrf_max": max(ratio)})  # fmt: skip
+    return out
+
+
+def _arp_runs(arp: list[dict]) -> tuple[list[dict], list[dict]]:
+    per_seed = [_arp_seed(s, r["seed"], 1.0, None) for s in ("lrf", "rr") for r in arp] + arp
+    return _arp_over_seeds(per_seed), per_seed
+
+
+def test_arp_mode_is_when_lte_entered_n_for_the_last_time_against_the_end_of_start_up() -> None:
+    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, 1.3)) == reproduce.ARP_MODE_EARLY
+    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, 2.5)) == reproduce.ARP_MODE_EARLY
+    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, 3.2)) == reproduce.ARP_MODE_LATE
+    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, None)) == reproduce.ARP_MODE_NEVER
+
+
+def test_arp_verdicts_follow_the_over_seeds_figures() -> None:
+    early = dict(ofo_mean_bytes=2.8e5, ofo_max_steady_bytes=7e4, completion_s=4.95)
+    # Every seed in the first mode: the queue claim holds in every seed; +5.3 % time.
+    over, per_seed = _arp_runs([_arp_seed("arp", s, 1.0, 1.3, **early) for s in range(1, 6)])
+    (queue, time), table = reproduce.arp_asymmetric_rtt_claims(over, per_seed, True)
+    assert queue.verdict == REPRODUCED
+    assert "≤ 0.5× in 5 of 5 seeds" in queue.ours
+    assert time.verdict == NOT_REPRODUCED  # median ratio 4.95 / 4.7 = 1.053 > 1.05
+    assert "arp slower than lrf in 5 of 5 seeds" in time.ours
+    assert "| LTE in N from its start-up on | 5 (1, 2, 3, 4, 5) | 1.30 s |" in table
+    assert "| LTE never in N (copies only) | 0 |" in table
+    # Two of five seeds late or never in N: the queue after start-up holds in the median
+    # only (partly), the modes are counted, the median time is the first mode's.
+    late = dict(ofo_mean_bytes=4e4, ofo_max_steady_bytes=7e5, completion_s=6.0)
+    never = dict(ofo_mean_bytes=6e3, ofo_max_steady_bytes=0.0, completion_s=8.5)
+    arp = [_arp_seed("arp", s, 1.0, 1.3, **early | {"completion_s": 4.7}) for s in (1, 2, 3)]
+    arp += [_arp_seed("arp", 4, 1.0, 4.0, **late), _arp_seed("arp", 5, 1.0, None, **never)]
+    (queue, time), table = reproduce.arp_asymmetric_rtt_claims(*_arp_runs(arp), True)
+    assert queue.verdict == PARTLY
+    assert "seed 4 (LTE in N for good only after start-up, 1.00×)" in queue.why
+    assert time.verdict == REPRODUCED  # median ratio 1.000
+    assert (
+        "LTE in N from its start-up on: 3; LTE in N for good only after start-up: 1; LTE never in N (copies only): 1"
+        in time.why
+    )
+    assert "| LTE never in N (copies only) | 1 (5) | never | 1.809× |" in table
+    # A mean queue longer than lrf's in the median: not reproduced, whatever else holds.
+    worse = dict(ofo_mean_bytes=5e5, ofo_max_steady_bytes=7e4, completion_s=4.9)
+    (queue, time), _ = reproduce.arp_asymmetric_rtt_claims(
+        *_arp_runs([_arp_seed("arp", s, 1.0, 1.3, **worse) for s in (1, 2, 3)]), True
+    )
+    assert queue.verdict == NOT_REPRODUCED
+    assert time.verdict == PARTLY  # 4.9 / 4.7 = 1.043
+
+
+def test_arp_claims_without_figures_are_not_reproduced_and_say_the_test_failed() -> None:
+    claims, table = reproduce.arp_asymmetric_rtt_claims([], [], False)
+    assert [c.verdict for c in claims] == [NOT_REPRODUCED, NOT_REPRODUCED]
+    assert all("test FAIL" in c.ours for c in claims)
+    assert table == ""

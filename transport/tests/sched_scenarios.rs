@@ -112,6 +112,14 @@ struct Outcome {
     ofo_max_steady_bytes: u64,
     /// Copies the sender placed on redundant subflows.
     redundant_bytes: u64,
+    /// arp only: when the last path (the slow one here) first entered AR's set N, i.e. first
+    /// could carry new data, read from the scheduler's trace state (`n_mask`); NaN if it never
+    /// did (it carried copies only) or for a scheduler without N.
+    last_path_joined_n_at_s: f64,
+    /// arp only: the start of the last path's final stretch in N (NaN if it was out of N at
+    /// the last decision), and how many times it entered N.
+    last_path_in_n_at_end_since_s: f64,
+    last_path_n_entries: u64,
 }
 
 fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64) -> Outcome {
@@ -151,7 +159,36 @@ fn transfer_on(
     let (mut max_at_s, mut max_seen, mut max_phases) = (0.0, 0u64, String::new());
     let mut steady_from_s = f64::NAN;
     let (mut startup_max, mut steady_max) = (0u64, 0u64);
+    // AR&P's N, from the connection's own decision trace (it only records, the scheduler
+    // is not replaced or wrapped).
+    let last_path_bit = 1u64 << (n_paths - 1);
+    let (mut tracing, mut joined_n_at_s) = (false, f64::NAN);
+    // The start of its current stretch in N (NaN while out of N) and how often it entered N.
+    let (mut in_n_since_s, mut n_entries) = (f64::NAN, 0u64);
     let r = run_transfer_with(&mut pair, &spec, |p| {
+        if sched_name == "arp"
+            && let Some(s) = p.server.as_mut()
+        {
+            if !tracing {
+                s.enable_sched_trace();
+                tracing = true;
+            }
+            for d in s.drain_sched_trace() {
+                let in_n = d
+                    .state
+                    .iter()
+                    .any(|(k, v)| *k == "n_mask" && (*v as u64) & last_path_bit != 0);
+                let at_s = d.time.as_nanos() as f64 / 1e9;
+                if in_n && joined_n_at_s.is_nan() {
+                    joined_n_at_s = at_s;
+                }
+                if in_n && in_n_since_s.is_nan() {
+                    (in_n_since_s, n_entries) = (at_s, n_entries + 1);
+                } else if !in_n {
+                    in_n_since_s = f64::NAN;
+                }
+            }
+        }
         let t = p.now.as_nanos();
         let now_s = t as f64 / 1e9;
         area += last_ofo as f64 * (t - last_t) as f64 / 1e9;
@@ -215,6 +252,9 @@ fn transfer_on(
             .server
             .as_ref()
             .map_or(0, |s| s.counters().redundant_bytes_total),
+        last_path_joined_n_at_s: joined_n_at_s,
+        last_path_in_n_at_end_since_s: in_n_since_s,
+        last_path_n_entries: n_entries,
     }
 }
 
@@ -737,7 +777,7 @@ fn arp_asymmetric_rtt_over_seeds(
             let o = &out[s][seed as usize - 1];
             println!(
                 "seed {seed} {s:<4}: {:.3} s, max {} B at {:.2} s, after 2 s {} B, mean {:.0} B, \
-                 start-up over at {:.2} s, max after it {} B, copies {} B",
+                 start-up over at {:.2} s, max after it {} B, copies {} B{}",
                 o.completion_s,
                 o.ofo_max_bytes,
                 o.ofo_max_at_s,
@@ -745,7 +785,35 @@ fn arp_asymmetric_rtt_over_seeds(
                 o.ofo_mean_bytes,
                 o.steady_from_s,
                 o.ofo_max_steady_bytes,
-                o.redundant_bytes
+                o.redundant_bytes,
+                if s == "arp" {
+                    format!(
+                        ", LTE first in N at {:.2} s, entered N {} times, in N at the end since \
+                         {:.2} s",
+                        o.last_path_joined_n_at_s,
+                        o.last_path_n_entries,
+                        o.last_path_in_n_at_end_since_s
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            // One record per seed and scheduler for `REPRO_OUT`: seed 000's page counts the
+            // seeds of each AR&P mode from them (when LTE joined N against the end of
+            // start-up). NaN (never joined, or not arp) is written as null.
+            mptransport::report::emit(
+                "arp_asymmetric_rtt_seed",
+                &serde_json::json!({"cc": "bbr", "sched": s, "seed": seed,
+                    "ack_jitter_ms": ack_jitter_ms(), "completion_s": o.completion_s,
+                    "ofo_max_bytes": o.ofo_max_bytes, "ofo_mean_bytes": o.ofo_mean_bytes,
+                    "ofo_max_after_2s_bytes": o.ofo_max_after_2s_bytes,
+                    "ofo_max_after_3s_bytes": o.ofo_max_settled_bytes,
+                    "steady_from_s": o.steady_from_s,
+                    "ofo_max_steady_bytes": o.ofo_max_steady_bytes,
+                    "redundant_bytes": o.redundant_bytes,
+                    "last_path_joined_n_at_s": o.last_path_joined_n_at_s,
+                    "last_path_n_entries": o.last_path_n_entries,
+                    "last_path_in_n_at_end_since_s": o.last_path_in_n_at_end_since_s}),
             );
         }
     }
@@ -803,7 +871,7 @@ fn ratios(
         .collect()
 }
 
-/// Seed 000 Fig. 11(b) over seeds 1–20, lrf (= minRTT), rr and arp (about 8 s of CPU):
+/// Seed 000 Fig. 11(b) over seeds 1–20, lrf (= minRTT), rr and arp (about 9 s of CPU):
 /// `cargo test --release --test sched_scenarios arp_over_seeds -- --nocapture` prints each
 /// run and the table of docs/algorithms/arp.md ("Over seeds"). Asserts what holds there; the
 /// bounds sit above the worst seed (or the median where a statistic is bimodal), see below.
