@@ -279,48 +279,6 @@ fn arp_cuts_the_out_of_order_queue_on_asymmetric_rtt_without_slowing_down() {
     assert!(arp.completion_s <= 1.10 * lrf.completion_s);
 }
 
-/// A scheduler that runs `after_select` after each decision of `inner` (with the snapshot,
-/// the decision and `inner`, whose `trace_state` then holds its state after that decision)
-/// and otherwise behaves as `inner`: every other method is delegated.
-fn observe<F>(inner: Box<dyn Scheduler>, after_select: F) -> Box<dyn Scheduler>
-where
-    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send + 'static,
-{
-    Box::new(Observed {
-        inner,
-        after_select,
-    })
-}
-
-struct Observed<F> {
-    inner: Box<dyn Scheduler>,
-    after_select: F,
-}
-
-impl<F> Scheduler for Observed<F>
-where
-    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send,
-{
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
-        let sel = self.inner.select(snap);
-        (self.after_select)(snap, &sel, self.inner.as_ref());
-        sel
-    }
-    fn on_event(&mut self, ev: &SchedEvent) {
-        self.inner.on_event(ev)
-    }
-    // The trait's default `opportunistic_retransmit` works through this and `select`.
-    fn rcv_buf_optimization(&mut self) -> Option<&mut default_oot::Opportunistic> {
-        self.inner.rcv_buf_optimization()
-    }
-    fn trace_state(&self) -> Vec<(&'static str, f64)> {
-        self.inner.trace_state()
-    }
-}
-
 /// The receiver's out-of-order queue every 100 ms of the asymmetric-RTT transfer, with the
 /// sender's subflow phases, SRTT, min RTT, BBR's bandwidth estimate and packets declared lost
 /// so far (each line: the bin starting at that time, the sender's state at its end), and for
