@@ -21,13 +21,11 @@ use std::time::Duration;
 
 use mptransport::cc::CcPhase;
 use mptransport::connection::Config;
-use mptransport::sched::{
-    self, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot, default_oot,
-};
+use mptransport::sched::{self, SchedConfig, Scheduler, Selection, SendKind, Snapshot};
 use mptransport::sim::{
     AppLimitedSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
 };
-use sim_harness::{bdp_path, cfg};
+use sim_harness::{bdp_path, cfg, observe};
 
 const NEW_SCHEDULERS: [&str; 5] = ["arp", "blest", "ecf", "default-oot", "default-upstream"];
 

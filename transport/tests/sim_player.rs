@@ -6,12 +6,13 @@
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+mod sim_harness;
 
 use mptransport::connection::Config;
 use mptransport::sim::player::{Ladder, NO_PROGRESS_LIMIT, PlayerSpec, Representation, run_player};
-use mptransport::sim::{LinkSpec, Pair, SimPath};
-use mptransport::units::Bandwidth;
+use mptransport::sim::{LinkSpec, Pair};
 use serde_json::Value;
+use sim_harness::bdp_path;
 
 /// Media segment sizes (bytes) of the first 90 s of the content pipeline's 180 s ladder
 /// (`server/content.py`, 2 s segments), highest bitrate first as in its MPD: the sizes the
@@ -131,6 +132,17 @@ fn b1_compound_ecf_seed_2_plays_to_the_end() {
     assert!(out.status.success());
 }
 
+/// Default connections (seed 1) over one path, "wifi", of `mbps` each way with `one_way_ms`
+/// delay, no loss and a one-BDP queue; and its link, for tests that change it.
+fn wifi_pair(mbps: f64, one_way_ms: u64) -> (Pair, LinkSpec) {
+    let path = bdp_path("wifi", mbps, one_way_ms, 0.0);
+    let link = path.up;
+    (
+        Pair::new(Config::default(), Config::default(), &[path], 1),
+        link,
+    )
+}
+
 fn ladder() -> Ladder {
     Ladder {
         mpd: "synthetic.mpd".into(),
@@ -149,13 +161,7 @@ fn ladder() -> Ladder {
 
 #[test]
 fn the_watchdog_ends_a_run_whose_path_died_with_the_state_in_the_reason() {
-    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(10.0), Duration::from_millis(20), 0.0);
-    let path = SimPath {
-        name: "wifi".into(),
-        up: link,
-        down: link,
-    };
-    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    let (mut pair, link) = wifi_pair(10.0, 20);
     // Let the first segments through, then cut the path for good.
     let mut spec = PlayerSpec::immediate(20.0, Duration::from_secs(3));
     let first = run_player(&mut pair, &ladder(), &spec);
@@ -204,13 +210,7 @@ fn full_ladder(segments: usize) -> Ladder {
 #[test]
 fn the_player_starts_on_the_testbeds_clock_and_refetches_the_first_segment_after_switching_up() {
     // A 50 Mbit/s path: the start-up bitrate (800 kbit/s) is left for the top at once.
-    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(50.0), Duration::from_millis(10), 0.0);
-    let path = SimPath {
-        name: "wifi".into(),
-        up: link,
-        down: link,
-    };
-    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    let (mut pair, _) = wifi_pair(50.0, 10);
     let spec = PlayerSpec {
         video_duration_s: 20.0,
         timeout: Duration::from_secs(120),
@@ -282,13 +282,7 @@ fn mpsim_rejects_a_negative_start_time_with_exit_2() {
 fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() {
     use mptransport::sim::player::{PageRequest, RESPONSE_HEADER_BYTES};
     // 10 Mbit/s, 10 ms each way: a 2 MB page response takes about 1.7 s.
-    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(10.0), Duration::from_millis(10), 0.0);
-    let path = SimPath {
-        name: "wifi".into(),
-        up: link,
-        down: link,
-    };
-    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    let (mut pair, _) = wifi_pair(10.0, 10);
     pair.add_connection(Config::default(), Config::default(), 77);
     let page_requests = vec![
         // A side connection of the page (`conn` 1): its 1 MB crosses the same link.

@@ -1,7 +1,7 @@
 //! Shared by the simulator tests (`sim_basic.rs`, `sim_matrix.rs`, `sim_loss_recovery.rs`,
-//! `sim_sched_invariants.rs`, `sched_behaviour.rs`, `sched_scenarios.rs`): paths with the same
-//! link in both directions, a connection config for one CC and scheduler, and a scheduler
-//! wrapper that observes every decision and otherwise delegates.
+//! `sim_sched_invariants.rs`, `sched_behaviour.rs`, `sched_scenarios.rs`, `sim_player.rs`):
+//! paths with the same link in both directions, a connection config for one CC and
+//! scheduler, and a scheduler wrapper that observes every decision and otherwise delegates.
 #![allow(dead_code)]
 
 use std::time::Duration;
