@@ -4,7 +4,7 @@
 //! subflow, while ECF waited for it) plays to the end.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
 mod sim_harness;
 
@@ -98,27 +98,25 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-#[test]
-fn b1_compound_ecf_seed_2_plays_to_the_end() {
-    let dir = temp_dir("b1");
+/// mpsim run with the 90 s ladder (written to a temporary folder `name`, removed after)
+/// and `args`.
+fn mpsim_on_the_ladder(name: &str, args: &[&str]) -> Output {
+    let dir = temp_dir(name);
     let mpd = write_ladder(&dir);
     let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .args([
-            "--scenario",
-            "B1",
-            "--seed",
-            "2",
-            "--cc",
-            "compound",
-            "--sched",
-            "ecf",
-        ])
         .arg("--player-mpd")
         .arg(&mpd)
-        .args(["--video-duration", "90"])
+        .args(args)
         .output()
         .expect("mpsim runs");
     let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+#[test]
+fn b1_compound_ecf_seed_2_plays_to_the_end() {
+    let args = "--scenario B1 --seed 2 --cc compound --sched ecf --video-duration 90";
+    let out = mpsim_on_the_ladder("b1", &args.split(' ').collect::<Vec<_>>());
     let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "mpsim output: {e}: {}",
@@ -260,15 +258,10 @@ fn the_player_starts_on_the_testbeds_clock_and_refetches_the_first_segment_after
 
 #[test]
 fn mpsim_rejects_a_negative_start_time_with_exit_2() {
-    let dir = temp_dir("negative-start");
-    let mpd = write_ladder(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .arg("--player-mpd")
-        .arg(&mpd)
-        .args(["--scenario", "B1", "--player-first-request-s=-1"])
-        .output()
-        .expect("mpsim runs");
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = mpsim_on_the_ladder(
+        "negative-start",
+        &["--scenario", "B1", "--player-first-request-s=-1"],
+    );
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--player-first-request-s -1"), "{stderr}");
@@ -358,15 +351,10 @@ fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() 
 
 #[test]
 fn mpsim_rejects_a_page_request_without_its_size_with_exit_2() {
-    let dir = temp_dir("bad-page-request");
-    let mpd = write_ladder(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .arg("--player-mpd")
-        .arg(&mpd)
-        .args(["--scenario", "B1", "--player-page-request", "1.4"])
-        .output()
-        .expect("mpsim runs");
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = mpsim_on_the_ladder(
+        "bad-page-request",
+        &["--scenario", "B1", "--player-page-request", "1.4"],
+    );
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -12,7 +12,7 @@ mod sim_harness;
 use mptransport::Instant;
 use mptransport::connection::{Config, ConnCounters};
 use mptransport::sched::{self, SchedConfig, Scheduler, Selection, SendKind, Snapshot};
-use mptransport::sim::{Pair, TransferSpec, run_transfer};
+use mptransport::sim::{Pair, SimPath, TransferResult, TransferSpec, run_transfer};
 use sim_harness::{bdp_path, cfg, observe};
 
 /// Largest datagram (the default `max_datagram_bytes`): one chunk's wire bytes at most.
@@ -64,6 +64,28 @@ fn checked(inner: Box<dyn Scheduler>, checks: Checks) -> Box<dyn Scheduler> {
     })
 }
 
+/// The client, with scheduler `sched`, sends `request_bytes` over `paths` and the server
+/// answers 1000 bytes (the client's scheduler places the bulk), on `Pair::new`'s seed 5. The
+/// transfer must arrive intact; returns its result and the client's connection counters.
+fn client_sends(
+    cfg: Config,
+    paths: &[SimPath],
+    sched: Box<dyn Scheduler>,
+    request_bytes: u64,
+) -> (TransferResult, ConnCounters) {
+    let label = format!("{}/{}", cfg.sched, cfg.cc);
+    let mut pair = Pair::new(cfg.clone(), cfg, paths, 5);
+    pair.client.replace_scheduler(sched);
+    let spec = TransferSpec {
+        request_bytes,
+        response_bytes: 1000,
+        ..TransferSpec::default()
+    };
+    let r = run_transfer(&mut pair, &spec);
+    assert!(r.is_byte_exact_and_clean(), "{label}: {:?}", r.outcome);
+    (r, pair.client.counters())
+}
+
 #[test]
 fn min_rtt_family_never_picks_a_cwnd_full_subflow() {
     let paths = [
@@ -77,20 +99,14 @@ fn min_rtt_family_never_picks_a_cwnd_full_subflow() {
             .into_iter()
             .filter(|c| mptransport::cc::names().contains(c))
         {
-            let cfg = cfg(cc, name);
-            let mut pair = Pair::new(cfg.clone(), cfg, &paths, 5);
             let checks = Checks::default();
             let inner = sched::build(name, &SchedConfig::default()).unwrap();
-            pair.client
-                .replace_scheduler(checked(inner, checks.clone()));
-            // The client sends the bulk so the wrapped scheduler decides every placement.
-            let spec = TransferSpec {
-                request_bytes: 5_000_000,
-                response_bytes: 1000,
-                ..TransferSpec::default()
-            };
-            let r = run_transfer(&mut pair, &spec);
-            assert!(r.is_byte_exact_and_clean(), "{name}/{cc}: {:?}", r.outcome);
+            client_sends(
+                cfg(cc, name),
+                &paths,
+                checked(inner, checks.clone()),
+                5_000_000,
+            );
             assert!(
                 checks.picks.load(Ordering::Relaxed) > 10,
                 "{name}/{cc}: too few decisions"
@@ -148,17 +164,9 @@ fn window_bound_transfer(
         recv_window_bytes: 64 << 10,
         ..cfg("cubic", name)
     };
-    let mut pair = Pair::new(cfg.clone(), cfg, &paths, 5);
     let inner = sched::build(name, &SchedConfig::default()).unwrap();
-    pair.client.replace_scheduler(wrap(inner));
-    let spec = TransferSpec {
-        request_bytes: 2_000_000,
-        response_bytes: 1000,
-        ..TransferSpec::default()
-    };
-    let r = run_transfer(&mut pair, &spec);
-    assert!(r.is_byte_exact_and_clean(), "{name}: {:?}", r.outcome);
-    (r.end, r.steps, pair.client.counters())
+    let (r, counters) = client_sends(cfg, &paths, wrap(inner), 2_000_000);
+    (r.end, r.steps, counters)
 }
 
 /// The checker's wrapper changes nothing: the schedulers that run the out-of-tree kernel's
