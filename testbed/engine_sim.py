@@ -23,6 +23,7 @@ from pathlib import Path
 
 from testbed.env import git_commit
 from testbed.spec import TrialSpec
+from testbed.transports import user
 from testbed.trial import write_json_atomically
 
 # TESTBED_MPSIM: another mpsim build (e.g. a second target dir while this one is in use).
@@ -161,7 +162,11 @@ def _write_transport_logs(trial_dir: Path, spec: TrialSpec, sim: dict) -> None:
 
 
 def _finish(
-    spec: TrialSpec, trial_dir: Path, proc: subprocess.CompletedProcess, wall_s: float
+    spec: TrialSpec,
+    trial_dir: Path,
+    path_names: list[str],
+    proc: subprocess.CompletedProcess,
+    wall_s: float,
 ) -> dict:
     out, err = proc.stdout, proc.stderr
     (trial_dir / "logs" / "mpsim.stdout").write_text(out)
@@ -174,33 +179,35 @@ def _finish(
     except ValueError:
         reason = f"mpsim exit {proc.returncode}: {err.strip()[-300:]}"
     _write_transport_logs(trial_dir, spec, sim)
-    server_paths = sim.get("server_paths") or {}
-    paths = server_paths.values()
     summary = sim.get("player_summary") or {}
     if reason is None and not summary.get("ended"):
         # `stuck`: mpsim's watchdog (no progress, or a connection closed), with the state
         # of both connections in `error`.
         detail = f": {summary['error']}" if summary.get("error") else ""
         reason = f"player did not reach the end ({summary.get('reason')}{detail})"
+    invalid = [] if reason is None else [reason]
+    # The `user` transport's subflow rule, on the transport-*.jsonl mpsim wrote
+    # (docs/ORCHESTRATOR.md, "Validity"); none without mpsim's output (it did not run through).
+    subflows_with_data: int | None = None
+    paths_unused: list[str] | None = None
+    if sim:
+        try:
+            rule_reasons, subflows_with_data, paths_unused = user.verdict(trial_dir, path_names)
+            invalid += rule_reasons
+        except ValueError as exc:
+            invalid.append(f"user: {exc}")
     result = {
         "schema": 1,
         "trial_id": spec.trial_id(),
         "status": "ok" if reason is None else "failed",
         "reason": reason,
-        "valid": reason is None,
-        "invalid_reasons": [] if reason is None else [reason],
+        "valid": not invalid,
+        "invalid_reasons": invalid,
         "wall_duration_s": round(wall_s, 3),
         "engine": ENGINE,
         "virtual_duration_s": sim.get("virtual_s"),
-        "subflows_with_data": sum(1 for p in paths if p.get("data_bytes_sent", 0) > 0),
-        # As the `user` transport's finish() (docs/ORCHESTRATOR.md, "Validity"): acknowledged
-        # bytes but no stream data. The simulator has no broken set-up to invalidate.
-        "paths_unused": [
-            name
-            for name, p in server_paths.items()
-            if p.get("bytes_acked_total", 0) > 0
-            and p.get("data_bytes_sent", 0) == p.get("data_bytes_received_total", 0) == 0
-        ],
+        "subflows_with_data": subflows_with_data,
+        "paths_unused": paths_unused,
     }
     write_json_atomically(trial_dir / "result.json", result, durable=False)
     return result
@@ -211,9 +218,10 @@ def _run_trial(
 ) -> dict:
     """One trial, start to result.json (runs in a worker thread; mpsim does the work)."""
     argv = _prepare(spec, trial_dir, run_dir, repo, mpd, commit)
+    path_names = list(_resolved(spec.scenario, repo, spec.seed)["paths"])
     started = time.monotonic()
     proc = subprocess.run(argv, cwd=repo, capture_output=True, text=True, check=False)
-    return _finish(spec, trial_dir, proc, time.monotonic() - started)
+    return _finish(spec, trial_dir, path_names, proc, time.monotonic() - started)
 
 
 def run_sim_matrix(specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: int, argv) -> int:

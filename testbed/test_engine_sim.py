@@ -1,18 +1,21 @@
 """--engine sim: which trials it takes, and the logs it writes in the emulated formats."""
 
 import json
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 from testbed.engine_sim import (
     DASHJS,
     FIRST_REQUEST_S,
+    _finish,
     _page_request_argv,
     _trial_argv,
     _write_transport_logs,
     unsupported,
 )
 from testbed.spec import TrialSpec
+from testbed.transports import user
 
 
 def _spec(transport: str = "user") -> TrialSpec:
@@ -75,7 +78,10 @@ def test_a_small_matrix_runs_and_logs_the_transport_every_second(tmp_path: Path)
         sent = {name: p["data_bytes_sent"] for name, p in
                 json.loads((trial / "sim.json").read_text())["server_paths"].items()}  # fmt: skip
         assert [name for name in result["paths_unused"] if sent[name] > 0] == []
-        assert result["subflows_with_data"] == sum(1 for b in sent.values() if b > 0)
+        # The user transport's rule on the logs mpsim wrote.
+        _, with_data, unused = user.verdict(trial, ["wifi", "lte"])
+        assert (result["subflows_with_data"], result["paths_unused"]) == (with_data, unused)
+        assert result["subflows_with_data"] >= 1
         lines = [json.loads(x) for x in (trial / "transport-server.jsonl").read_text().splitlines()]
         wifi_t_s = [
             x["t_ns"] / 1e9 for x in lines if x["event"] == "subflow" and x["path"] == "wifi"
@@ -111,3 +117,57 @@ def test_only_the_dashjs_player_loads_the_page(tmp_path: Path) -> None:
     gstreamer = _trial_argv(replace(_spec(), player="gstreamer"), tmp_path, repo, mpd)
     assert dashjs.count("--player-page-request") == 7
     assert "--player-page-request" not in gstreamer
+
+
+def _subflow(side: str, path: str, received: int, *, established: bool = True) -> str:
+    return json.dumps({"t_ns": 1, "src": f"mpproxy-{side}", "event": "subflow", "conn": 1,
+                       "path": path, "established": established,
+                       "bytes_acked_total": 1000 if established else 0,
+                       "data_bytes_received_total": received})  # fmt: skip
+
+
+def _finished(tmp_path: Path, client: list[str], server: list[str]) -> dict:
+    """_finish on a trial folder whose mpsim ran to the end and wrote these `subflow` lines;
+    mpsim's own per-path summary says the server sent stream data on wifi only."""
+    (tmp_path / "logs").mkdir(parents=True)
+    (tmp_path / "transport-client.jsonl").write_text("".join(x + "\n" for x in client))
+    (tmp_path / "transport-server.jsonl").write_text("".join(x + "\n" for x in server))
+    sim = {"virtual_s": 10.0, "player_summary": {"ended": True},
+           "server_paths": {"wifi": {"data_bytes_sent": 5_000_000, "bytes_acked_total": 5_000_000},
+                            "lte": {"data_bytes_sent": 0, "bytes_acked_total": 3000}}}  # fmt: skip
+    proc = subprocess.CompletedProcess([], 0, stdout=json.dumps(sim), stderr="")
+    return _finish(_spec(), tmp_path, ["wifi", "lte"], proc, 0.5)
+
+
+def test_a_path_that_carried_only_the_clients_requests_counts_as_carrying_data(
+    tmp_path: Path,
+) -> None:
+    """The user transport's rule: stream data received by either side. The server sent
+    nothing on lte, but it received the client's requests there, so lte is used (the engine
+    once counted only what the server sent: 1 path, in 2 of seed 002's 432 trials)."""
+    result = _finished(
+        tmp_path,
+        client=[_subflow("client", "wifi", 5_000_000), _subflow("client", "lte", 0)],
+        server=[_subflow("server", "wifi", 1200), _subflow("server", "lte", 800)],
+    )
+    assert (result["subflows_with_data"], result["paths_unused"]) == (2, [])
+    assert result["valid"] and result["invalid_reasons"] == []
+
+
+def test_the_subflow_rule_is_the_user_transports_unused_and_never_established(
+    tmp_path: Path,
+) -> None:
+    client = [_subflow("client", "wifi", 5_000_000), _subflow("client", "lte", 0)]
+    server = [_subflow("server", "wifi", 1200), _subflow("server", "lte", 0)]
+    unused = _finished(tmp_path / "unused", client, server)
+    assert (unused["subflows_with_data"], unused["paths_unused"], unused["valid"]) == (
+        1,
+        ["lte"],
+        True,
+    )
+    never = [_subflow("client", "wifi", 5_000_000), _subflow("client", "lte", 0, established=False)]
+    server = [_subflow("server", "wifi", 1200), _subflow("server", "lte", 0, established=False)]
+    result = _finished(tmp_path / "never", never, server)
+    assert result["status"] == "ok" and not result["valid"]
+    (reason,) = result["invalid_reasons"]
+    assert reason.startswith("user: 1 of 2 subflows never established (lte:"), reason

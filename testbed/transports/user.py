@@ -202,7 +202,8 @@ def path_evidence(trial_dir: Path) -> dict[str, PathEvidence]:
 
 def verdict(trial_dir: Path, names: list[str]) -> tuple[list[str], int, list[str]]:
     """(invalid reasons, subflows_with_data, paths_unused) of a trial folder whose configured
-    paths are `names`; the one rule, used by finish() and by `python -m
+    paths are `names`; the one rule, used by finish(), by the simulator engine
+    (testbed/engine_sim.py, on the logs mpsim writes) and by `python -m
     testbed.transports.revalidate`. A malformed log line raises ValueError (file:line)."""
     evidence = path_evidence(trial_dir)
     seen = {name: evidence.get(name, PathEvidence()) for name in names}

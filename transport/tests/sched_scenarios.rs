@@ -21,13 +21,11 @@ use std::time::Duration;
 
 use mptransport::cc::CcPhase;
 use mptransport::connection::Config;
-use mptransport::sched::{
-    self, SchedConfig, SchedEvent, Scheduler, Selection, SendKind, Snapshot, default_oot,
-};
+use mptransport::sched::{self, SchedConfig, Scheduler, Selection, SendKind, Snapshot};
 use mptransport::sim::{
     AppLimitedSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
 };
-use sim_harness::{bdp_path, cfg};
+use sim_harness::{bdp_path, cfg, observe};
 
 const NEW_SCHEDULERS: [&str; 5] = ["arp", "blest", "ecf", "default-oot", "default-upstream"];
 
@@ -317,48 +315,6 @@ fn arp_cuts_the_out_of_order_queue_on_asymmetric_rtt_without_slowing_down() {
     assert!(arp.ofo_max_steady_bytes as f64 <= 0.5 * lrf.ofo_max_steady_bytes as f64);
     assert!(arp.ofo_max_settled_bytes as f64 <= 0.5 * lrf.ofo_max_settled_bytes as f64);
     assert!(arp.completion_s <= 1.10 * lrf.completion_s);
-}
-
-/// A scheduler that runs `after_select` after each decision of `inner` (with the snapshot,
-/// the decision and `inner`, whose `trace_state` then holds its state after that decision)
-/// and otherwise behaves as `inner`: every other method is delegated.
-fn observe<F>(inner: Box<dyn Scheduler>, after_select: F) -> Box<dyn Scheduler>
-where
-    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send + 'static,
-{
-    Box::new(Observed {
-        inner,
-        after_select,
-    })
-}
-
-struct Observed<F> {
-    inner: Box<dyn Scheduler>,
-    after_select: F,
-}
-
-impl<F> Scheduler for Observed<F>
-where
-    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send,
-{
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
-        let sel = self.inner.select(snap);
-        (self.after_select)(snap, &sel, self.inner.as_ref());
-        sel
-    }
-    fn on_event(&mut self, ev: &SchedEvent) {
-        self.inner.on_event(ev)
-    }
-    // The trait's default `opportunistic_retransmit` works through this and `select`.
-    fn rcv_buf_optimization(&mut self) -> Option<&mut default_oot::Opportunistic> {
-        self.inner.rcv_buf_optimization()
-    }
-    fn trace_state(&self) -> Vec<(&'static str, f64)> {
-        self.inner.trace_state()
-    }
 }
 
 /// The receiver's out-of-order queue every 100 ms of the asymmetric-RTT transfer, with the

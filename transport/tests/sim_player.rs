@@ -4,14 +4,15 @@
 //! subflow, while ECF waited for it) plays to the end.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
+mod sim_harness;
 
 use mptransport::connection::Config;
 use mptransport::sim::player::{Ladder, NO_PROGRESS_LIMIT, PlayerSpec, Representation, run_player};
-use mptransport::sim::{LinkSpec, Pair, SimPath};
-use mptransport::units::Bandwidth;
+use mptransport::sim::{LinkSpec, Pair};
 use serde_json::Value;
+use sim_harness::bdp_path;
 
 /// Media segment sizes (bytes) of the first 90 s of the content pipeline's 180 s ladder
 /// (`server/content.py`, 2 s segments), highest bitrate first as in its MPD: the sizes the
@@ -97,27 +98,25 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-#[test]
-fn b1_compound_ecf_seed_2_plays_to_the_end() {
-    let dir = temp_dir("b1");
+/// mpsim run with the 90 s ladder (written to a temporary folder `name`, removed after)
+/// and `args`.
+fn mpsim_on_the_ladder(name: &str, args: &[&str]) -> Output {
+    let dir = temp_dir(name);
     let mpd = write_ladder(&dir);
     let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .args([
-            "--scenario",
-            "B1",
-            "--seed",
-            "2",
-            "--cc",
-            "compound",
-            "--sched",
-            "ecf",
-        ])
         .arg("--player-mpd")
         .arg(&mpd)
-        .args(["--video-duration", "90"])
+        .args(args)
         .output()
         .expect("mpsim runs");
     let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+#[test]
+fn b1_compound_ecf_seed_2_plays_to_the_end() {
+    let args = "--scenario B1 --seed 2 --cc compound --sched ecf --video-duration 90";
+    let out = mpsim_on_the_ladder("b1", &args.split(' ').collect::<Vec<_>>());
     let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "mpsim output: {e}: {}",
@@ -129,6 +128,17 @@ fn b1_compound_ecf_seed_2_plays_to_the_end() {
     assert_eq!(summary["reason"], "ended", "{summary}");
     assert_eq!(summary["played_s"], 90.0, "{summary}");
     assert!(out.status.success());
+}
+
+/// Default connections (seed 1) over one path, "wifi", of `mbps` each way with `one_way_ms`
+/// delay, no loss and a one-BDP queue; and its link, for tests that change it.
+fn wifi_pair(mbps: f64, one_way_ms: u64) -> (Pair, LinkSpec) {
+    let path = bdp_path("wifi", mbps, one_way_ms, 0.0);
+    let link = path.up;
+    (
+        Pair::new(Config::default(), Config::default(), &[path], 1),
+        link,
+    )
 }
 
 fn ladder() -> Ladder {
@@ -149,13 +159,7 @@ fn ladder() -> Ladder {
 
 #[test]
 fn the_watchdog_ends_a_run_whose_path_died_with_the_state_in_the_reason() {
-    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(10.0), Duration::from_millis(20), 0.0);
-    let path = SimPath {
-        name: "wifi".into(),
-        up: link,
-        down: link,
-    };
-    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    let (mut pair, link) = wifi_pair(10.0, 20);
     // Let the first segments through, then cut the path for good.
     let mut spec = PlayerSpec::immediate(20.0, Duration::from_secs(3));
     let first = run_player(&mut pair, &ladder(), &spec);
@@ -204,13 +208,7 @@ fn full_ladder(segments: usize) -> Ladder {
 #[test]
 fn the_player_starts_on_the_testbeds_clock_and_refetches_the_first_segment_after_switching_up() {
     // A 50 Mbit/s path: the start-up bitrate (800 kbit/s) is left for the top at once.
-    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(50.0), Duration::from_millis(10), 0.0);
-    let path = SimPath {
-        name: "wifi".into(),
-        up: link,
-        down: link,
-    };
-    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    let (mut pair, _) = wifi_pair(50.0, 10);
     let spec = PlayerSpec {
         video_duration_s: 20.0,
         timeout: Duration::from_secs(120),
@@ -260,15 +258,10 @@ fn the_player_starts_on_the_testbeds_clock_and_refetches_the_first_segment_after
 
 #[test]
 fn mpsim_rejects_a_negative_start_time_with_exit_2() {
-    let dir = temp_dir("negative-start");
-    let mpd = write_ladder(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .arg("--player-mpd")
-        .arg(&mpd)
-        .args(["--scenario", "B1", "--player-first-request-s=-1"])
-        .output()
-        .expect("mpsim runs");
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = mpsim_on_the_ladder(
+        "negative-start",
+        &["--scenario", "B1", "--player-first-request-s=-1"],
+    );
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--player-first-request-s -1"), "{stderr}");
@@ -282,13 +275,7 @@ fn mpsim_rejects_a_negative_start_time_with_exit_2() {
 fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() {
     use mptransport::sim::player::{PageRequest, RESPONSE_HEADER_BYTES};
     // 10 Mbit/s, 10 ms each way: a 2 MB page response takes about 1.7 s.
-    let link = LinkSpec::bdp_queue(Bandwidth::from_mbps(10.0), Duration::from_millis(10), 0.0);
-    let path = SimPath {
-        name: "wifi".into(),
-        up: link,
-        down: link,
-    };
-    let mut pair = Pair::new(Config::default(), Config::default(), &[path], 1);
+    let (mut pair, _) = wifi_pair(10.0, 10);
     pair.add_connection(Config::default(), Config::default(), 77);
     let page_requests = vec![
         // A side connection of the page (`conn` 1): its 1 MB crosses the same link.
@@ -364,15 +351,10 @@ fn the_page_requests_go_first_and_the_first_segment_waits_for_their_responses() 
 
 #[test]
 fn mpsim_rejects_a_page_request_without_its_size_with_exit_2() {
-    let dir = temp_dir("bad-page-request");
-    let mpd = write_ladder(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .arg("--player-mpd")
-        .arg(&mpd)
-        .args(["--scenario", "B1", "--player-page-request", "1.4"])
-        .output()
-        .expect("mpsim runs");
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = mpsim_on_the_ladder(
+        "bad-page-request",
+        &["--scenario", "B1", "--player-page-request", "1.4"],
+    );
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

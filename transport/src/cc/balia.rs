@@ -267,7 +267,9 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::coupled::testkit::{MSS, ack, side_by_side_with_reno, view};
+    use crate::cc::coupled::testkit::{
+        MSS, ack, coupled_with_subflows, one_packet_lost, side_by_side_with_reno, view,
+    };
 
     #[test]
     fn paper_increase_and_decrease_match_the_worked_example() {
@@ -293,10 +295,7 @@ mod tests {
 
     #[test]
     fn a_loss_cuts_the_slow_path_to_a_quarter() {
-        let cfg = CcConfig::default();
-        let mut cc = Coupled::new(Balia, &cfg).unwrap();
-        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
-        cc.add_subflow(SubflowId(1), Instant::ZERO, MSS);
+        let mut cc = coupled_with_subflows(Balia, 2);
         let views = [view(0, 10, 10), view(1, 20, 100)];
         // Slow start to (10, 20) packets; each slow-start ACK recalculates ai/md.
         for _ in 0..10 {
@@ -305,21 +304,14 @@ mod tests {
         assert_eq!(cc.cwnd_bytes(SubflowId(0)), 10 * MSS);
         assert_eq!(cc.cwnd_bytes(SubflowId(1)), 20 * MSS);
         assert_eq!(cc.members.get(SubflowId(1)).state.cached.md, 15);
-        let loss = CongestionEvent::Loss {
-            lost_bytes: MSS,
-            largest_lost_sent_time: Instant::ZERO,
-            inflight_bytes: 20 * MSS,
-        };
+        let loss = one_packet_lost(20);
         cc.on_congestion(SubflowId(1), Instant::ZERO, &loss, &views);
         assert_eq!(cc.ssthresh_bytes(SubflowId(1)), Some(5 * MSS));
     }
 
     #[test]
     fn a_recovery_started_on_the_exit_ack_uses_the_md_of_the_reduced_window() {
-        let cfg = CcConfig::default();
-        let mut cc = Coupled::new(Balia, &cfg).unwrap();
-        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
-        cc.add_subflow(SubflowId(1), Instant::ZERO, MSS);
+        let mut cc = coupled_with_subflows(Balia, 2);
         // Subflow 1 is the fast one (x = 40/10 ms against 10/100 ms): α = 1, md = w/2.
         let views = [view(0, 10, 100), view(1, 40, 10)];
         for _ in 0..30 {
@@ -327,11 +319,7 @@ mod tests {
         }
         assert_eq!(cc.cwnd_bytes(SubflowId(1)), 40 * MSS);
         assert_eq!(cc.members.get(SubflowId(1)).state.cached.md, 20);
-        let loss = CongestionEvent::Loss {
-            lost_bytes: MSS,
-            largest_lost_sent_time: Instant::ZERO,
-            inflight_bytes: 40 * MSS,
-        };
+        let loss = one_packet_lost(40);
         cc.on_congestion(SubflowId(1), Instant::ZERO, &loss, &views);
         assert_eq!(cc.ssthresh_bytes(SubflowId(1)), Some(20 * MSS));
         // The recovery ends (cwnd = ssthresh = 20) and, on the same ACK, the next one starts:

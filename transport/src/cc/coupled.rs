@@ -290,6 +290,24 @@ pub mod testkit {
         }
     }
 
+    /// `algo` under the default config, with subflows 0 to `subflows` - 1 added at time zero.
+    pub fn coupled_with_subflows<A: CoupledAlgo>(algo: A, subflows: u8) -> Coupled<A> {
+        let mut cc = Coupled::new(algo, &CcConfig::default()).unwrap();
+        for id in 0..subflows {
+            cc.add_subflow(SubflowId(id), Instant::ZERO, MSS);
+        }
+        cc
+    }
+
+    /// One packet lost (sent at time zero) with `inflight_pkts` packets in flight.
+    pub fn one_packet_lost(inflight_pkts: u64) -> CongestionEvent {
+        CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: inflight_pkts * MSS,
+        }
+    }
+
     /// One subflow each of `cc` and of Reno, fed the same `n` ACKs (`acked(i)` bytes each,
     /// SRTT 50 ms) with a loss after every `loss_every`-th ACK (inflight = `cc`'s window),
     /// the recovery ending at once. Returns both windows (bytes) after every ACK: a coupled

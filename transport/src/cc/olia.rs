@@ -311,7 +311,7 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::coupled::testkit::{MSS, ack, force_ca, view};
+    use crate::cc::coupled::testkit::{MSS, ack, coupled_with_subflows, force_ca, view};
 
     fn vector_inputs() -> Vec<OliaInput> {
         // w = (10, 20), r = (10, 100) ms, l = (1000, 500) bytes.
@@ -364,9 +364,7 @@ mod tests {
 
     #[test]
     fn loss_marks_shift_once_per_episode_not_on_rto_repeats() {
-        let cfg = CcConfig::default();
-        let mut cc = Coupled::new(Olia, &cfg).unwrap();
-        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
+        let mut cc = coupled_with_subflows(Olia, 1);
         let views = [view(0, 10, 50)];
         let id = SubflowId(0);
         cc.on_ack(
@@ -420,10 +418,7 @@ mod tests {
 
     #[test]
     fn the_larger_window_shrinks_when_the_smaller_is_the_better_path() {
-        let cfg = CcConfig::default();
-        let mut cc = Coupled::new(Olia, &cfg).unwrap();
-        cc.add_subflow(SubflowId(0), Instant::ZERO, MSS);
-        cc.add_subflow(SubflowId(1), Instant::ZERO, MSS);
+        let mut cc = coupled_with_subflows(Olia, 2);
         let views = [view(0, 10, 10), view(1, 20, 100)];
         force_ca(&mut cc, 0, 10, &views);
         force_ca(&mut cc, 1, 20, &views);

@@ -1,13 +1,16 @@
 //! Shared by the simulator tests (`sim_basic.rs`, `sim_matrix.rs`, `sim_loss_recovery.rs`,
-//! `sim_sched_invariants.rs`, `sched_behaviour.rs`, `sched_scenarios.rs`): paths with the same
-//! link in both directions, and a connection config for one CC and scheduler.
+//! `sim_sched_invariants.rs`, `sched_behaviour.rs`, `sched_scenarios.rs`, `sim_player.rs`):
+//! paths with the same link in both directions, a connection config for one CC and
+//! scheduler, and a scheduler wrapper that observes every decision and otherwise delegates.
 #![allow(dead_code)]
 
 use std::time::Duration;
 
 use mptransport::Bandwidth;
 use mptransport::connection::Config;
+use mptransport::sched::{RcvBufAction, SchedEvent, Scheduler, Selection, Snapshot, default_oot};
 use mptransport::sim::{LinkSpec, SimPath};
+use mptransport::units::PathMask;
 
 /// A path named `name` with `link` in both directions.
 pub fn symmetric(name: &str, link: LinkSpec) -> SimPath {
@@ -37,5 +40,56 @@ pub fn cfg(cc: &str, sched: &str) -> Config {
         cc: cc.into(),
         sched: sched.into(),
         ..Config::default()
+    }
+}
+
+/// A scheduler that runs `after_select` after each decision the connection asks `inner` for
+/// (with the snapshot, the decision and `inner`, whose `trace_state` then holds its state
+/// after that decision) and otherwise behaves as `inner`: every trait method is delegated,
+/// including those with a default, which `inner` may override. The pick that `inner`'s
+/// `opportunistic_retransmit` makes through its own `select` is not observed: it sends no
+/// fresh data.
+pub fn observe<F>(inner: Box<dyn Scheduler>, after_select: F) -> Box<dyn Scheduler>
+where
+    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send + 'static,
+{
+    Box::new(Observed {
+        inner,
+        after_select,
+    })
+}
+
+struct Observed<F> {
+    inner: Box<dyn Scheduler>,
+    after_select: F,
+}
+
+impl<F> Scheduler for Observed<F>
+where
+    F: FnMut(&Snapshot<'_>, &Selection, &dyn Scheduler) + Send,
+{
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn select(&mut self, snap: &Snapshot<'_>) -> Selection {
+        let sel = self.inner.select(snap);
+        (self.after_select)(snap, &sel, self.inner.as_ref());
+        sel
+    }
+    fn on_event(&mut self, ev: &SchedEvent) {
+        self.inner.on_event(ev)
+    }
+    fn opportunistic_retransmit(
+        &mut self,
+        snap: &Snapshot<'_>,
+        head_carriers: PathMask,
+    ) -> RcvBufAction {
+        self.inner.opportunistic_retransmit(snap, head_carriers)
+    }
+    fn rcv_buf_optimization(&mut self) -> Option<&mut default_oot::Opportunistic> {
+        self.inner.rcv_buf_optimization()
+    }
+    fn trace_state(&self) -> Vec<(&'static str, f64)> {
+        self.inner.trace_state()
     }
 }
