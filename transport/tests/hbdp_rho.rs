@@ -2,7 +2,7 @@
 //! Congestion Control Scheme for HBDP Networks") over whole runs, on the pair of
 //! `hbdp_vs_mpcubic.rs` (500 Mbit/s × 100 ms RTT and 100 Mbit/s × 20 ms RTT, one-BDP drop-tail
 //! queues, 0.01 % random loss). That benchmark prints ρ once, at the end of the run; ρ swings
-//! between about 0.1 and 1.9 within a run (p_r over 10 round trips sees no loss most of the
+//! between about 0.05 and 1.95 within a run (p_r over 10 round trips sees no loss most of the
 //! time), so one end value is one draw. This samples ρ every 10 ms of virtual time after the
 //! warm-up, over several seeds and the three variants, and compares it with eq. 13 fed each
 //! path's own loss rate and mean SRTT over the same window.
