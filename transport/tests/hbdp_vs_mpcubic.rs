@@ -4,16 +4,18 @@
 //! direction. Reports goodput, per-path rates, packets lost (as the sender declared them)
 //! and the bottleneck queue drops (congestion losses, as opposed to the random ones).
 //!
+//! The end-state extras it prints are one sample; `hbdp_rho.rs` follows ρ over whole runs.
+//!
 //! This is a benchmark, not a CI test (a 500 Mbit/s minute takes a while):
 //! `cargo test --release --test hbdp_vs_mpcubic -- --ignored --nocapture`
 //! (`HBDP_SIM_S` sets the simulated seconds, default 60). Figures: docs/algorithms/hbdp.md.
 
 mod seed_cc_common;
 
-use std::time::Duration;
-
 use mptransport::sim::Net;
-use seed_cc_common::{bottleneck, cfg, env_secs, route, run_rates};
+use seed_cc_common::{
+    HIGH_BDP_LONG, HIGH_BDP_SHORT, high_bdp_pair, high_bdp_run_length, run_rates,
+};
 
 struct Outcome {
     goodput: f64,
@@ -26,19 +28,10 @@ struct Outcome {
 }
 
 fn run(cc: &str, opts: &[(&str, &str)], seed: u64) -> Outcome {
-    let secs = env_secs("HBDP_SIM_S", 60);
+    let (secs, warmup) = high_bdp_run_length();
     let mut net = Net::new(seed);
-    let fast = bottleneck(&mut net, 500.0, 50.0, 1.0, 1e-4);
-    let slow = bottleneck(&mut net, 100.0, 10.0, 1.0, 1e-4);
-    let rf = route(&mut net, "p500x100", fast, 50.0);
-    let rs = route(&mut net, "p100x20", slow, 10.0);
-    net.add_flow(cfg(cc, opts), cfg(cc, opts), &[rf, rs]);
-    let r = run_rates(
-        &mut net,
-        Duration::from_secs(secs),
-        Duration::from_secs(10.min(secs / 3)),
-        |_, _| {},
-    );
+    let (fast, slow) = high_bdp_pair(&mut net, cc, opts);
+    let r = run_rates(&mut net, secs, warmup, |_, _| {});
     let (cf, cs) = (net.link_counters(fast), net.link_counters(slow));
     if let Some(server) = net.flows[0].server.as_ref() {
         for st in server.subflow_stats() {
@@ -59,8 +52,8 @@ fn run(cc: &str, opts: &[(&str, &str)], seed: u64) -> Outcome {
     }
     let o = Outcome {
         goodput: r[0].goodput_mbps,
-        fast: r[0].path("p500x100").mbps,
-        slow: r[0].path("p100x20").mbps,
+        fast: r[0].path(HIGH_BDP_LONG).mbps,
+        slow: r[0].path(HIGH_BDP_SHORT).mbps,
         lost: r[0].lost_pkts(),
         rtos: r[0].paths.iter().map(|p| p.rtos).sum(),
         queue_drops: cf.drops_queue + cs.drops_queue,
@@ -72,7 +65,7 @@ fn run(cc: &str, opts: &[(&str, &str)], seed: u64) -> Outcome {
     );
     mptransport::report::emit(
         "hbdp_vs_mpcubic",
-        &serde_json::json!({"cc": cc, "opts": format!("{opts:?}"), "sim_s": secs, "goodput_mbps": o.goodput, "p500x100_mbps": o.fast, "p100x20_mbps": o.slow, "lost_pkts": o.lost, "rtos": o.rtos, "queue_drops": o.queue_drops, "random_drops": o.random_drops}),
+        &serde_json::json!({"cc": cc, "opts": format!("{opts:?}"), "sim_s": secs.as_secs(), "goodput_mbps": o.goodput, "p500x100_mbps": o.fast, "p100x20_mbps": o.slow, "lost_pkts": o.lost, "rtos": o.rtos, "queue_drops": o.queue_drops, "random_drops": o.random_drops}),
     );
     o
 }

@@ -176,3 +176,30 @@ pub fn env_secs(var: &str, default: u64) -> u64 {
 pub fn within(got: f64, want: f64, tol: f64, abs: f64) -> bool {
     (got - want).abs() <= (tol * want).max(abs)
 }
+
+/// Path names of the HBDP pair (`hbdp_vs_mpcubic.rs`, `hbdp_rho.rs`): the long fat path and
+/// the short one.
+pub const HIGH_BDP_LONG: &str = "p500x100";
+pub const HIGH_BDP_SHORT: &str = "p100x20";
+
+/// The HBDP pair: 500 Mbit/s × 100 ms RTT and 100 Mbit/s × 20 ms RTT, one-BDP drop-tail
+/// queues, 0.01 % random loss on the data direction; one `cc` connection over both. Returns
+/// the two bottleneck links (long, short).
+pub fn high_bdp_pair(net: &mut Net, cc: &str, opts: &[(&str, &str)]) -> (LinkId, LinkId) {
+    let long = bottleneck(net, 500.0, 50.0, 1.0, 1e-4);
+    let short = bottleneck(net, 100.0, 10.0, 1.0, 1e-4);
+    let rl = route(net, HIGH_BDP_LONG, long, 50.0);
+    let rs = route(net, HIGH_BDP_SHORT, short, 10.0);
+    net.add_flow(cfg(cc, opts), cfg(cc, opts), &[rl, rs]);
+    (long, short)
+}
+
+/// Simulated time and warm-up of the HBDP pair's runs: `HBDP_SIM_S` seconds (default 60), the
+/// first third, at most 10 s, as warm-up.
+pub fn high_bdp_run_length() -> (Duration, Duration) {
+    let secs = env_secs("HBDP_SIM_S", 60);
+    (
+        Duration::from_secs(secs),
+        Duration::from_secs(10.min(secs / 3)),
+    )
+}
