@@ -1,10 +1,10 @@
 """Player sessions in a minimal namespace pair, without the testbed topology.
 
-    .venv/bin/python player/pair_session.py --player dashjs --duration-s 60 --reps 3
-    .venv/bin/python player/pair_session.py --player gstreamer --rate-mbit 1 --duration-s 60
-    .venv/bin/python player/pair_session.py --player dashjs --rate-mbit 8 --rate-step 20:1
-    .venv/bin/python player/pair_session.py --player dashjs --only-rung 1920x1080@5240000
-    .venv/bin/python player/pair_session.py --player dashjs --live-latency-s 3 --duration-s 30
+    .venv/bin/python bench/pair_session.py --player dashjs --duration-s 60 --reps 3
+    .venv/bin/python bench/pair_session.py --player gstreamer --rate-mbit 1 --duration-s 60
+    .venv/bin/python bench/pair_session.py --player dashjs --rate-mbit 8 --rate-step 20:1
+    .venv/bin/python bench/pair_session.py --player dashjs --only-rung 1920x1080@5240000
+    .venv/bin/python bench/pair_session.py --player dashjs --live-latency-s 3 --duration-s 30
 
 Builds the testbed's namespaces with testbed/topology.py (`tb-<hex6>-c`, `-r`, `-s`; one
 path, wifi: client 10.1.1.2, server 10.1.2.2, offloads off, no emulator), optionally a tc tbf
@@ -27,14 +27,13 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from common.processes import stop_popen
+from metrics.player_summary import summarize
+from server import content, live_mpd, nginx
+from testbed import players
+from testbed.topology import Topology, path_plans
 
-from metrics.player_summary import summarize  # noqa: E402
-from server import content, live_mpd, nginx  # noqa: E402
-from testbed import players  # noqa: E402
-from testbed.supervisor import stop_popen  # noqa: E402
-from testbed.topology import Topology, path_plans  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 PATH = "wifi"  # the one path; also the server's interface name (testbed/topology.py)
 SERVER_ADDR = path_plans((PATH,))[PATH].server_addr

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from testbed.files import write_json_atomically
+from common.files import write_json_atomically
 
 STATE_DIR = Path("/run/mptcp-testbed")
 STATE_NAME = "kernel-cc-allowed.json"

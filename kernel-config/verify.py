@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from common.paths import DEFAULT_PATH_NAMES
 from kernel_config.ss_parser import (
     MPTCP_DATA_SEGMENT_HEADER_BYTES,
     MPTCP_PURE_ACK_HEADER_BYTES,
@@ -39,7 +40,7 @@ DATA_MIN_BYTES = 65536  # a path "carries data" from 64 KiB on: more than handsh
 # ss states of a socket whose handshake has not completed (request sockets, active opens).
 HANDSHAKE_STATES = ("SYN-SENT", "SYN-RECV")
 BYTES_TOLERANCE = 0.05
-PATHS = ("wifi", "lte")
+PATHS = DEFAULT_PATH_NAMES
 FALLBACK_COUNTERS = (
     "MPTcpExtMPCapableFallbackACK",
     "MPTcpExtMPCapableFallbackSYNACK",

@@ -2,7 +2,7 @@
 
 Players write events only (docs/schemas/player.v1.schema.json); this module turns one
 session's events into its summary. The orchestrator (testbed/players.py: did the session
-end, is a control session clean), the pair-session tool (player/pair_session.py) and the
+end, is a control session clean), the pair-session tool (bench/pair_session.py) and the
 tables (metrics/tables.py) all call `summarize`, so they cannot disagree.
 
 Definitions (input: the parsed lines of one player.jsonl, in file order):

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from common.paths import DEFAULT_PATH_NAMES
 from metrics.cpu import CPU_COLUMNS, cpu_metrics
 from metrics.crosstraffic import cross_traffic_metrics
 from metrics.discards import DISCARD_COLUMNS, discard_metrics
@@ -62,7 +63,7 @@ STATUS_COLUMNS = [
 PLAYER_COLUMNS = ["player_end" if f == "end_reason" else f for f in SUMMARY_FIELDS]
 # The testbed's two paths (CONTRACTS §3); they always get columns, even when empty,
 # so summary.csv has the same columns in every run. Other path names get columns too.
-KNOWN_PATHS = ["wifi", "lte"]
+KNOWN_PATHS = list(DEFAULT_PATH_NAMES)
 PER_PATH_METRICS = [
     "bytes_down",
     "pkts_down",

@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.files import write_json_atomically
 from kernel_config.host_cc import HostAllowedCC
 from testbed.env import git_commit
-from testbed.files import write_json_atomically
 from testbed.spec import TrialSpec, scenario_label
 from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
 from testbed.trial import CONTENT_CACHE, default_timeout_s

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from testbed.files import write_json_atomically
+from common.files import write_json_atomically
 from testbed.spec import TrialSpec
 
 SLURM_DIR = "slurm"

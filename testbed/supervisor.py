@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-TERMINATE_GRACE_S = 5.0  # SIGTERM, then SIGKILL after this long
+from common.processes import TERMINATE_GRACE_S
 
 
 def proc_start_ticks(pid: int) -> int | None:
@@ -213,21 +213,6 @@ class Process:
                 self._signal(signal.SIGKILL)
                 self.wait(5.0)
         return self.poll()
-
-
-def stop_popen(
-    popen: subprocess.Popen, sig: int = signal.SIGTERM, grace_s: float = TERMINATE_GRACE_S
-) -> int:
-    """Stop a child that is not a supervised Process: `sig`, then SIGKILL if it has not
-    exited after grace_s. Returns its exit status."""
-    if popen.poll() is None:
-        popen.send_signal(sig)
-        try:
-            popen.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            popen.kill()
-            popen.wait()
-    return popen.returncode
 
 
 def terminate_all(processes: list[Process], grace_s: float = TERMINATE_GRACE_S) -> None:

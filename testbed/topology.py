@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.paths import DEFAULT_PATH_NAMES
 from testbed.supervisor import (
     EventLog,
     Process,
@@ -81,7 +82,6 @@ class PathPlan:
     server_subnet: str
 
 
-DEFAULT_PATH_NAMES = ("wifi", "lte")
 MAX_PATHS = 8  # = emulator/src/scenario.rs MAX_PATHS; linkemu --validate enforces it
 CROSS_HOST_BASE = 100  # cross-traffic flow k of a path: host number 100 + k
 MAX_CROSS_FLOWS_PER_PATH = 50  # = scenario.rs MAX_CROSS_FLOWS_PER_PATH

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from common.files import write_json_atomically
 from testbed import transports
 from testbed.cpu_accounting import CpuSampler
 from testbed.cpusets import TrialCpuSets
 from testbed.env import collect_env, kernel_caps
-from testbed.files import write_json_atomically
 from testbed.registry import TRANSPORTS
 from testbed.spec import TrialSpec
 from testbed.supervisor import EventLog, Process, terminate_all

@@ -1,4 +1,4 @@
-"""One short session per player on the testbed's namespaces (player/pair_session.py builds them
+"""One short session per player on the testbed's namespaces (bench/pair_session.py builds them
 with testbed/topology.py), the overlay screenshot, and (slow) a path that degrades: stalls with
 plausible durations and the lowest rung on screen."""
 
@@ -16,7 +16,7 @@ from metrics import schemas
 from testbed.topology import NAMESPACE_PREFIX
 
 REPO = Path(__file__).resolve().parent.parent
-PAIR = REPO / "player" / "pair_session.py"
+PAIR = REPO / "bench" / "pair_session.py"
 CLIP_S = 12
 LOWEST_RUNG_REP = "3"  # 640x360 @ 0.8 Mbit/s (server/content.py DEFAULT_LADDER)
 

@@ -1,8 +1,9 @@
 """Transport `kernel`: nginx and the player over the kernel's own MPTCP (CONTRACTS §7).
 
 The kernel decides what can be asked for: CCs from net.ipv4.tcp_available_congestion_control,
-schedulers from net.mptcp.available_schedulers (kernel_config.probe). Set-up, statistics and
-verification live in kernel-config/ (kernel_config.trial_session); docs/KERNEL.md explains.
+schedulers from net.mptcp.available_schedulers (kernel_config.probe). The trial's kernel
+session (set-up, statistics, verification, in that order) is kernel_session.py, built from
+kernel-config/'s pieces; docs/KERNEL.md explains.
 
 nginx listens on 10.1.2.2:8080 under `mptcpize run`; the player connects to that address
 from the client namespace and is itself started under `mptcpize run` (start() makes every
@@ -14,9 +15,8 @@ invalid on a fallback to TCP or when only one path carried data.
 from __future__ import annotations
 
 from kernel_config import preflight as kernel_preflight
-from kernel_config import trial_session
 from testbed.spec import TrialSpec
-from testbed.transports import Endpoint
+from testbed.transports import Endpoint, kernel_session
 
 
 def names(repo: object, caps: dict) -> tuple[list[str], list[str]]:
@@ -30,9 +30,9 @@ def preflight(spec: TrialSpec, caps: dict) -> list[str]:
 
 
 def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
-    host, port = trial_session.start(ctx)
+    host, port = kernel_session.start(ctx)
     return Endpoint(host, port)
 
 
 def finish(ctx) -> None:
-    trial_session.finish(ctx)
+    kernel_session.finish(ctx)

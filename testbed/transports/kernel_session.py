@@ -1,4 +1,5 @@
-"""The kernel-side life of one trial, shared by the `kernel` and `tcp-*` transports.
+"""The kernel-side life of one trial, shared by the `kernel` and `tcp-*` transports
+(testbed/transports/kernel.py, tcp.py); the pieces it orders live in kernel-config/.
 
 start(ctx, mode):
  1. if the CC is not on the host's allowed list, add it for this trial (host_cc, restored
@@ -22,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.files import write_json_atomically
 from kernel_config import mptcp_setup, verify
 from kernel_config.host_cc import HostAllowedCC
-from testbed.files import write_json_atomically
+from server import nginx
+from testbed.topology import PATHS
 
 SERVER_PORT = 8080
 SAMPLE_INTERVAL_MS = 150
@@ -59,8 +62,6 @@ def _plans(ctx: Any) -> dict[str, Any]:
     """The trial's address plan (testbed.topology.PathPlan by path name, file order)."""
     plans = getattr(ctx.topo, "plans", None)
     if plans is None:
-        from testbed.topology import PATHS
-
         return dict(PATHS)
     return dict(plans)
 
@@ -131,8 +132,6 @@ def start(ctx: Any) -> tuple[str, int]:
     )  # fmt: skip
     host = ENDPOINT_HOST[transport]
     if ctx.content_dir is not None:
-        from server import nginx
-
         nginx.start(ctx, [f"{host}:{SERVER_PORT}"], ctx.content_dir, mptcp=transport == "kernel")
     if transport == "kernel":
         _wrap_client_spawns(ctx)

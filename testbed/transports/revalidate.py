@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from testbed.files import write_json_atomically
+from common.files import write_json_atomically
 from testbed.transports import user
 
 USER_REASON_PREFIX = "user: "

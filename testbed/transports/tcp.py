@@ -11,7 +11,7 @@ allowed list is extended for the trial when needed). kernel-subflows.jsonl is sa
 from __future__ import annotations
 
 # The kernel's TCP and MPTCP sessions are set up, checked and torn down by the same code
-# (kernel-config/trial_session.py); only the CC/scheduler lists differ.
+# (testbed/transports/kernel_session.py); only the CC/scheduler lists differ.
 from testbed.transports.kernel import finish, preflight, start
 
 __all__ = ["finish", "names", "preflight", "start"]

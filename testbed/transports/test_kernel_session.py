@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_config import trial_session
+from testbed.transports import kernel_session
 
 
 class FakeContext:
@@ -18,7 +18,7 @@ class FakeContext:
 
 def test_client_spawns_run_under_mptcpize_and_server_spawns_do_not() -> None:
     ctx = FakeContext()
-    trial_session._wrap_client_spawns(ctx)
+    kernel_session._wrap_client_spawns(ctx)
     ctx.spawn("client", "player", ["node", "player/headless.mjs", "--url", "x"])
     ctx.spawn("server", "other", ["true"])
     ctx.spawn("client", "again", ["mptcpize", "run", "node"])  # never wrapped twice
