@@ -22,11 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.linkprobe import LINKEMU, PROBE, ProbeFlow, constant_link
+from testbed.topology import PATHS, Topology
 
-from testbed.linkprobe import LINKEMU, PROBE, ProbeFlow, constant_link  # noqa: E402
-from testbed.topology import PATHS, Topology  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 RATE_BPS = 100e6
 DELAY_MS = 25.0

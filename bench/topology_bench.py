@@ -27,13 +27,12 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed import crosstraffic
+from testbed.scenario import load_resolved
+from testbed.supervisor import EventLog
+from testbed.topology import Topology
 
-from testbed import crosstraffic  # noqa: E402
-from testbed.scenario import load_resolved  # noqa: E402
-from testbed.supervisor import EventLog  # noqa: E402
-from testbed.topology import Topology  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 BOTTLENECK_BPS = 20_000_000
 CBR_BPS = 10_000_000

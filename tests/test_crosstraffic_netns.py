@@ -3,27 +3,17 @@ measurement): real namespaces, linkemu and the generators (about 20 s)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
-from test_topology_fakes import REPO, needs_root
+from test_topology_fakes import needs_root
+
+from bench import topology_bench as bench
 
 pytestmark = [pytest.mark.netns, needs_root]
 
 
-def _bench():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "topology_bench", REPO / "bench" / "topology_bench.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_three_flows_share_the_bottleneck_and_cbr_holds_its_rate(tmp_path) -> None:
-    bench = _bench()
     shared = bench.run_one("bottleneck", 8.0, tmp_path)
     # A backlogged 20 Mbit/s link, fed from two paths, releases at its rate.
     assert abs(shared["error_pct"]) < 2, shared

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "player"))
+from player.live_drop_rates import GROUPS, tally
 
-from live_drop_rates import GROUPS, tally  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def sample(t_s: float, dropped: int, rate: float, playing: bool = True) -> dict:

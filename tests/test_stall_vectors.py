@@ -3,18 +3,15 @@ machine (player/web/lib/stall.mjs) is tested with in node: one definition of a s
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from player import stall
+
 REPO = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((REPO / "player" / "test" / "stall-vectors.json").read_text())
-_spec = importlib.util.spec_from_file_location("player_stall", REPO / "player" / "stall.py")
-assert _spec and _spec.loader
-stall = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stall)
 
 NS_PER_MS = 1_000_000
 
