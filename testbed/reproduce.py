@@ -24,7 +24,6 @@ regenerates README's table of verdicts from docs/reproductions/ (`readme_table`)
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -460,20 +459,15 @@ NO_CROSSCHECK = {
 }
 
 
-def _bench_module(repo: Path):
-    spec = importlib.util.spec_from_file_location("tbx_bench", repo / "transport/bench/bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def crosscheck_scenario(repo: Path, seed: str, index: int, directory: Path) -> Path:
-    """Writes point `index`'s scenario file into `directory`: the text transport/bench/bench.py
-    gives linkemu for it (bench.scenario_toml, same name), which the simulated twin reads."""
+    """Writes point `index`'s scenario file into `directory`: the text the bulk harness
+    gives linkemu for it (testbed/bulk.py scenario_toml, same name), which the simulated twin
+    reads."""
+    from testbed import bulk
+
     p = CROSSCHECKS[seed][1][index]
     path = directory / f"{seed}-xc{index}.toml"
-    path.write_text(_bench_module(repo).scenario_toml(f"{seed}-xc{index}", p.bench_links()))
+    path.write_text(bulk.scenario_toml(f"{seed}-xc{index}", p.bench_links()))
     return path
 
 
@@ -496,7 +490,8 @@ def run_crosscheck(seed: str, reps: int, run_dir: Path, repo: Path) -> Path:
     RUN/crosscheck.jsonl, each point's scenario file beside it. Every transfer gets a fresh
     emulator, so its links' loss draws start at the seed's first, as in its simulated twin
     (sharing one emulator, a later transfer would continue the earlier one's draws)."""
-    bench = _bench_module(repo)
+    from testbed import bulk
+
     out = run_dir / "crosscheck.jsonl"
     _, points = CROSSCHECKS[seed]
     for i, p in enumerate(points):
@@ -504,8 +499,8 @@ def run_crosscheck(seed: str, reps: int, run_dir: Path, repo: Path) -> Path:
         for rep in range(reps):
             for cc in p.ccs:
                 links = p.bench_links()
-                with bench.emulated(f"{seed}-xc{i}", rep + 1, links) as (topo, workdir, t0):
-                    row = bench.run_user(topo, workdir, t0, cc, p.sched, ["wifi", "lte"],
+                with bulk.emulated(f"{seed}-xc{i}", rep + 1, links) as (topo, workdir, t0):
+                    row = bulk.run_user(topo, workdir, t0, cc, p.sched, ["wifi", "lte"],
                                          p.nbytes, f"{seed}x{i}{cc}{rep}")  # fmt: skip
                 row = {"point": p.label, "rep": rep, "seed": rep + 1, "fresh_emulator": True,
                        **row}  # fmt: skip

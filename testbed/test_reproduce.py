@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from testbed import cli, reproduce
+from testbed import bulk, cli, reproduce
 from testbed.reproduce import (
     NOT_REPRODUCED,
     NOT_RUN,
@@ -183,9 +183,8 @@ def test_transition_time_is_when_x12_first_settles_near_its_new_rate() -> None:
 def test_the_emulated_cross_check_calls_the_benchmark_harness_as_it_is() -> None:
     import inspect
 
-    bench = reproduce._bench_module(REPO)
-    assert list(inspect.signature(bench.emulated).parameters) == ["name", "seed", "links"]
-    params = list(inspect.signature(bench.run_user).parameters)
+    assert list(inspect.signature(bulk.emulated).parameters) == ["name", "seed", "links"]
+    params = list(inspect.signature(bulk.run_user).parameters)
     assert params[:8] == ["topo", "workdir", "t0", "cc", "sched", "paths", "nbytes", "tag"]
     wifi, lte = reproduce.CROSSCHECKS["seed001"][1][0].bench_links()
     assert "queue = { bytes = 625000 }" in wifi
@@ -251,8 +250,7 @@ def test_the_simulated_twin_reads_the_emulators_scenario_file(
     assert len(calls) == 2  # the point's two CCs at its one seed; no --path link anywhere
     assert all("--path" not in c for c in calls)
     scenario = Path(calls[0][calls[0].index("--scenario") + 1])
-    bench = reproduce._bench_module(REPO)
-    assert scenario.read_text() == bench.scenario_toml("seed001-xc1", point.bench_links())
+    assert scenario.read_text() == bulk.scenario_toml("seed001-xc1", point.bench_links())
     # bbr ran first on its emulator (same draws as its twin), balia after it (marked).
     assert "| loss 0.001/0.01 | bbr | 10.00 (n=1) | 10.00 | 1.00 | 1: 10.0 / 10.0 |" in text
     assert "| loss 0.001/0.01 | balia | 10.00 (n=1) | 10.00 | 1.00 | 1: 10.0 / 10.0* |" in text
@@ -266,39 +264,33 @@ def test_each_emulated_cross_check_transfer_gets_a_fresh_emulator(
     continued the loss draws of the one before and none of them matched its twin's."""
     from contextlib import contextmanager
 
-    real = reproduce._bench_module(REPO)
     opened: list[tuple[str, int]] = []
     transfers: list[str] = []
 
-    class FakeBench:
-        scenario_toml = staticmethod(real.scenario_toml)
+    @contextmanager
+    def emulated(name: str, seed: int, links: tuple[str, str]):  # type: ignore[no-untyped-def]
+        opened.append((name, seed))
+        yield "topo", tmp_path, 0
 
-        @staticmethod
-        @contextmanager
-        def emulated(name: str, seed: int, links: tuple[str, str]):
-            opened.append((name, seed))
-            yield "topo", tmp_path, 0
+    def run_user(topo, workdir, t0, cc, sched, paths, nbytes, tag) -> dict:  # type: ignore[no-untyped-def]
+        transfers.append(cc)
+        return {"cc": cc, "goodput_bps": 1e6}
 
-        @staticmethod
-        def run_user(topo, workdir, t0, cc, sched, paths, nbytes, tag) -> dict:  # type: ignore[no-untyped-def]
-            transfers.append(cc)
-            return {"cc": cc, "goodput_bps": 1e6}
-
-    monkeypatch.setattr(reproduce, "_bench_module", lambda repo: FakeBench)
+    monkeypatch.setattr(bulk, "emulated", emulated)
+    monkeypatch.setattr(bulk, "run_user", run_user)
     out = reproduce.run_crosscheck("seed004", 2, tmp_path, REPO)
     assert transfers == ["lia", "mpcubic", "hbdp"] * 2
     assert opened == [("seed004-xc0", 1)] * 3 + [("seed004-xc0", 2)] * 3
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert all(r["fresh_emulator"] for r in rows)
     assert [r["seed"] for r in rows] == [1, 1, 1, 2, 2, 2]
-    assert (tmp_path / "seed004-xc0.toml").read_text() == real.scenario_toml(
+    assert (tmp_path / "seed004-xc0.toml").read_text() == bulk.scenario_toml(
         "seed004-xc0", reproduce.CROSSCHECKS["seed004"][1][0].bench_links()
     )
 
 
 def test_bench_sums_the_user_senders_counters_over_its_paths(tmp_path: Path) -> None:
     """Regression: `counters` was the stats file's last `subflow` line, i.e. one path's."""
-    bench = reproduce._bench_module(REPO)
     stats = tmp_path / "server.jsonl"
     lines = [
         {"event": "start"},
@@ -321,7 +313,7 @@ def test_bench_sums_the_user_senders_counters_over_its_paths(tmp_path: Path) -> 
         {"event": "subflow", "conn": 1, "path": "lte", "pkts_lost_total": 2, "pkts_sent_total": 40},
     ]
     stats.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    total, per_path = bench.sender_counters(stats)
+    total, per_path = bulk.sender_counters(stats)
     assert total["pkts_lost_total"] == 11 and total["pkts_sent_total"] == 240
     assert per_path["wifi"]["pkts_lost_total"] == 9 and per_path["lte"]["pkts_sent_total"] == 40
     assert total["rto_total"] == 0
