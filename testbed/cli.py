@@ -1,4 +1,6 @@
-"""`python -m testbed` (= ./run_trials.sh): expand options into a trial matrix and run it.
+"""`python -m testbed` (= ./run_trials.sh): the command line. It parses the options and
+dispatches to a mode: a matrix run (testbed/plan.py validates, expands and runs it), --report,
+--reproduce (testbed/reproduce/), --trial-id, --interactive, --list, --cross-validate.
 
 Everything is validated before anything is created: an invalid scenario, an unknown
 name or an impossible combination exits with status 2 and a message saying why, and no
@@ -11,49 +13,25 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from server.live_mpd import DEFAULT_LATENCY_S, latency_below_floor
+from server.live_mpd import DEFAULT_LATENCY_S
 from testbed import transports
-from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.env import kernel_caps
+from testbed.plan import (
+    ALL_PLAYERS,
+    ALL_TRANSPORTS,
+    DEFAULTS,
+    PLAYER_NAMES,
+    TRANSPORT_NAMES,
+    UsageError,
+    default_specs,
+    run_plan,
+)
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
 from testbed.spec import VIDEO_MODES, TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
-
-# ---- Defaults: the one place to change what `./run_trials.sh` runs. ----
-# With no matrix option at all (--scenario, --transport, --cc, --sched, --player) it runs
-# DEFAULT_MATRIX: 2 CCs x 2 schedulers of the user-space transport on the lossy seed-002
-# scenario B1 (Wi-Fi at the edge of coverage: about 10 % loss for the first minute, so a
-# short clip meets the loss; A1's first loss ramp starts only at 30 s), plus one control
-# trial (no impairment) that tells whether the machine could play video cleanly (0 stalls,
-# 0 dropped frames). With some of them given, the others take the single defaults below.
-DEFAULT_MATRIX = (
-    {"scenario": ["B1"], "transport": ["user"], "cc": ["bbr", "cubic"], "sched": ["lrf", "rr"]},
-    {"scenario": ["control"], "transport": ["user"], "cc": ["cubic"], "sched": ["lrf"]},
-)
-DEFAULTS = {
-    "scenario": "control",
-    "transport": "user",
-    "video_duration_s": 60,
-    "reps": 1,
-    "seed": 1,
-    "jobs": 1,
-}
-# CC, scheduler and player defaults are per transport, in testbed/registry.py.
-# The options whose absence (all of them) means DEFAULT_MATRIX.
-MATRIX_OPTIONS = ("scenario", "transport", "cc", "sched", "player")
-# `all` for --transport and --player: every real one (none is the control job, not a choice).
-ALL_TRANSPORTS = tuple(t.name for t in TRANSPORTS.values() if t.in_all)
-ALL_PLAYERS = tuple(p.name for p in PLAYERS.values() if p.in_all)
-TRANSPORT_NAMES = tuple(TRANSPORTS)
-PLAYER_NAMES = (*PLAYERS, NO_PLAYER_NAME)
-
-
-class UsageError(Exception):
-    """Invalid options; the message says which and what is valid. Exit status 2."""
 
 
 def _csv(value: str) -> list[str]:
@@ -89,12 +67,6 @@ def _key_value(value: str) -> str:
     if not equals or not key.strip():
         raise argparse.ArgumentTypeError(f"{value!r} is not KEY=VALUE (e.g. hystart=false)")
     return value
-
-
-def _options(given: list[str]) -> tuple[str, ...]:
-    """KEY=VALUE options sorted by key; a key given twice keeps its last value (as mpproxy)."""
-    pairs = dict(kv.split("=", 1) for kv in given)
-    return tuple(f"{key}={pairs[key]}" for key in sorted(pairs))
 
 
 def _jobs(value: str) -> int | None:
@@ -353,223 +325,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _scenarios(requested: list[str], repo: Path) -> list[str]:
-    from testbed.scenario import list_scenarios
-
-    if "all" in requested:
-        return [n for n in list_scenarios(repo) if "/" not in n]
-    return requested
-
-
-def _per_transport(
-    kind: str,
-    requested: list[str] | None,
-    transport: str,
-    supported: list[str] | None,
-    default: str | None,
-) -> list[str | None]:
-    """Values of --cc or --sched for one transport, checked against what it supports."""
-    if supported is None or default is None:
-        return [None]  # this transport has no such thing; the option does not apply
-    if requested is None:
-        requested = [default]
-    if "all" in requested:
-        if not supported:
-            raise UsageError(
-                f"--{kind} all: cannot list the {kind} names of transport {transport} "
-                f"(for user: is {transports.MPPROXY_BINARY} built?)"
-            )
-        return list(supported)
-    if not supported:
-        raise UsageError(
-            f"--{kind}: cannot check {','.join(requested)} against transport {transport}: "
-            f"its {kind} list is unavailable (for user: is {transports.MPPROXY_BINARY} built?)"
-        )
-    bad = [v for v in requested if v not in supported]
-    if bad:
-        raise UsageError(
-            f"--{kind} {','.join(bad)}: not supported by transport {transport}; "
-            f"valid: {', '.join(supported)}"
-        )
-    return list(requested)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Validated options: every list checked, defaults filled in; `expand` only multiplies."""
-
-    scenarios: list[str]
-    players: list[str | None]
-    cells: dict[str, tuple[list[str | None], list[str | None]]]  # transport -> (ccs, scheds)
-    video_duration_s: int
-    reps: int
-    seed: int
-    video_mode: str = "vod"
-    live_latency_s: float = DEFAULT_LATENCY_S
-    cc_opts: tuple[str, ...] = ()
-    sched_opts: tuple[str, ...] = ()
-
-
-def _validate_scenarios(args: argparse.Namespace, repo: Path) -> list[str]:
-    from testbed.scenario import ScenarioError, load_resolved
-
-    scenarios = _scenarios(args.scenario or [DEFAULTS["scenario"]], repo)
-    for scenario in scenarios:
-        try:
-            load_resolved(scenario, repo, args.seed)
-        except ScenarioError as exc:
-            raise UsageError(str(exc)) from exc
-    return scenarios
-
-
-def _validate_names(
-    option: str, requested: list[str], valid: tuple[str, ...], every: tuple[str, ...]
-) -> list[str]:
-    names = list(every) if "all" in requested else requested
-    unknown = [n for n in names if n not in valid]
-    if unknown:
-        raise UsageError(f"--{option} {','.join(unknown)}: unknown; valid: {', '.join(valid)}, all")
-    return names
-
-
-def _validate_players(args: argparse.Namespace, transport_names: list[str]) -> list[str | None]:
-    names = _validate_names("player", args.player or [DEFAULT_PLAYER], PLAYER_NAMES, ALL_PLAYERS)
-    streaming = [t for t in transport_names if TRANSPORTS[t].video]
-    if not streaming and args.player is not None and names != [NO_PLAYER_NAME]:
-        raise UsageError(
-            "--transport none runs the control transfer and carries no video: "
-            "use --player none with it"
-        )
-    if streaming and NO_PLAYER_NAME in names:
-        raise UsageError(
-            f"--player none with --transport {','.join(streaming)}: nothing would use the "
-            "transport; --player none goes only with --transport none (choose --player "
-            f"{', '.join(ALL_PLAYERS)} or all)"
-        )
-    return [None if n == NO_PLAYER_NAME else n for n in names]
-
-
-def _validate_options(
-    args: argparse.Namespace,
-    cells: dict[str, tuple[list[str | None], list[str | None]]],
-    repo: Path,
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """--cc-opt/--sched-opt: only for transports that take them, and each one accepted by
-    the binary (`mpproxy check`) with every CC or scheduler of the plan."""
-    cc_opts, sched_opts = _options(args.cc_opt), _options(args.sched_opt)
-    if not (cc_opts or sched_opts):
-        return cc_opts, sched_opts
-    given = " ".join(
-        [*(f"--cc-opt {kv}" for kv in cc_opts), *(f"--sched-opt {kv}" for kv in sched_opts)]
-    )
-    refusing = [t for t in cells if not TRANSPORTS[t].algorithm_options]
-    if refusing:
-        takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
-        raise UsageError(
-            f"{given}: transport {','.join(refusing)} takes no algorithm options (they set "
-            f"options of the testbed's own CCs and schedulers: --transport {','.join(takes)})"
-        )
-    problems = []
-    for transport, (ccs, scheds) in cells.items():
-        module = transports.get(transport)
-        problems += module.option_problems(repo, [c for c in ccs if c], [s for s in scheds if s],
-                                           cc_opts, sched_opts)  # fmt: skip
-    if problems:
-        raise UsageError("\n  ".join([f"{given} refused:", *dict.fromkeys(problems)]))
-    return cc_opts, sched_opts
-
-
-def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
-    """Checks every option against the scenarios, the registry and what each transport
-    supports; UsageError (exit 2) on anything invalid. Creates nothing."""
-    if getattr(args, "restart_on_reload", False) and not args.interactive:
-        raise UsageError("--restart-on-reload: only with --interactive (a page a person reloads)")
-    scenarios = _validate_scenarios(args, repo)
-    transport_names = _validate_names(
-        "transport", args.transport or [DEFAULTS["transport"]], TRANSPORT_NAMES, ALL_TRANSPORTS
-    )
-    players = _validate_players(args, transport_names)
-    if args.video_mode == "live":
-        below = latency_below_floor(args.live_latency_s)
-        if below:
-            print(f"warning: --live-latency-s: {below}", file=sys.stderr)
-    names = {t: transports.names(t, repo, caps) for t in transport_names}
-    for kind, given, index in (("cc", args.cc, 0), ("sched", args.sched, 1)):
-        if given is not None and all(names[t][index] is None for t in names):
-            raise UsageError(
-                f"--{kind} {','.join(given)}: transport {','.join(transport_names)} has no "
-                f"{kind} to choose; leave --{kind} out"
-            )
-    cells = {}
-    for t in transport_names:
-        entry = TRANSPORTS[t]
-        ccs, scheds = names[t]
-        cells[t] = (
-            _per_transport("cc", args.cc, t, ccs, entry.default_cc),
-            _per_transport("sched", args.sched, t, scheds, entry.default_sched),
-        )
-    cc_opts, sched_opts = _validate_options(args, cells, repo)
-    return Plan(scenarios, players, cells, args.video_duration, args.reps, args.seed,
-                args.video_mode, args.live_latency_s, cc_opts, sched_opts)  # fmt: skip
-
-
-def expand(plan: Plan) -> list[TrialSpec]:
-    """The trial specs of a validated plan: scenario x transport x CC x scheduler x player x
-    repetition. A transport without video runs once per cell with no player."""
-    specs: list[TrialSpec] = []
-    for transport, (cc_list, sched_list) in plan.cells.items():
-        players = plan.players if TRANSPORTS[transport].video else [None]
-        for scenario in plan.scenarios:
-            for cc in cc_list:
-                for sched in sched_list:
-                    for player in players:
-                        for rep in range(plan.reps):
-                            specs.append(
-                                TrialSpec(
-                                    scenario=scenario,
-                                    transport=transport,
-                                    cc=cc,
-                                    sched=sched,
-                                    player=player,
-                                    # the clip length means nothing without a player
-                                    video_duration_s=plan.video_duration_s if player else 0,
-                                    rep=rep,
-                                    seed=plan.seed + rep,
-                                    video_mode=plan.video_mode if player else "vod",
-                                    live_latency_s=plan.live_latency_s,
-                                    cc_opts=plan.cc_opts,
-                                    sched_opts=plan.sched_opts,
-                                )
-                            )
-    return specs
-
-
-def preflight(specs: list[TrialSpec], caps: dict) -> None:
-    """Each transport says what it cannot do (binaries missing, kernel lacks MPTCP, ...);
-    UsageError listing every reason."""
-    problems: list[str] = []
-    for transport in dict.fromkeys(s.transport for s in specs):
-        try:
-            module = transports.get(transport)
-        except transports.TransportUnavailable as exc:
-            problems.append(str(exc))
-            continue
-        for spec in (s for s in specs if s.transport == transport):
-            for reason in spec.problems() + module.preflight(spec, caps):
-                line = f"{spec.trial_id()}: {reason}"
-                if line not in problems:
-                    problems.append(line)
-    if problems:
-        raise UsageError("cannot run:\n  " + "\n  ".join(problems))
-
-
-def specs_for(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
-    """validate, expand, preflight: the trials the options mean, or UsageError."""
-    specs = expand(validate(args, repo, caps))
-    preflight(specs, caps)
-    return specs
-
-
 def print_list(repo: Path, caps: dict) -> None:
     from testbed.scenario import list_scenarios
 
@@ -592,17 +347,6 @@ def print_list(repo: Path, caps: dict) -> None:
         for kind, listed in (("cc", ccs), ("sched", scheds)):
             shown = "(none)" if listed is None else " ".join(listed) or "(unknown)"
             print(f"            {kind + ':':<6} {shown}")
-
-
-def _local_jobs(args: argparse.Namespace, specs: list[TrialSpec]) -> int:
-    """--jobs for a local run, checked against the CPUs (CpuPlanError if it cannot isolate)."""
-    if args.executor != "local":
-        return 1  # Slurm places the trials itself
-    streaming = any(spec.player is not None for spec in specs)
-    jobs, why = choose_jobs(args.jobs, streaming, cpu_count())
-    if args.jobs is None:
-        print(f"--jobs auto: {jobs} at a time ({why})", file=sys.stderr)
-    return jobs
 
 
 def main(argv: list[str] | None = None, repo: Path = REPO) -> int:
@@ -635,41 +379,19 @@ def _run_interactive(
                            args.interactive_port, args.restart_on_reload)  # fmt: skip
 
 
-def _run_sim(
-    args: argparse.Namespace,
-    specs: list[TrialSpec],
-    run_dir: Path,
-    sim_dir_for_crossval: Path | None,
-    repo: Path,
-    argv: list[str] | None,
-) -> int | None:
-    """`--engine sim` (returns its status), or the simulated half of `--cross-validate`
-    (returns None: the emulated half follows)."""
-    # Simulated trials are single processes: one per core, no CPU isolation plan.
-    from testbed import engine_sim
-
+def _sim_jobs(args: argparse.Namespace, argv: list[str] | None) -> int | None:
+    """--jobs for the simulator: as given, else None (one per core); the parser's default
+    of 1 is for emulated trials."""
     words = argv if argv is not None else sys.argv[1:]
     jobs_given = any(w == "--jobs" or w.startswith("--jobs=") for w in words)
-    jobs = args.jobs if jobs_given and args.jobs else cpu_count()
-    if sim_dir_for_crossval is not None:
-        if not args.dry_run:
-            status = engine_sim.run_sim_matrix(
-                specs, sim_dir_for_crossval, repo, jobs=jobs, argv=argv
-            )
-            if status == 2:
-                return 2
-        return None
-    if args.dry_run:
-        print(f"{len(specs)} simulated trials into {run_dir}/trials/, {jobs} at a time:")
-        for spec in specs:
-            print(f"  {spec.trial_id()}")
-        return 0
-    return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
+    return args.jobs if jobs_given else None
 
 
-def _main(argv: list[str] | None, repo: Path) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _dispatch_other_modes(
+    args: argparse.Namespace, argv: list[str] | None, repo: Path
+) -> int | None:
+    """--report, --reproduce, --trial-id and the option combinations that belong to none:
+    their status, or None for a matrix run."""
     from testbed import matrix
 
     if args.report is not None:
@@ -694,71 +416,71 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     if args.executor != "slurm" and (args.detach or args.slurm_opt):
         print("run_trials.sh: --detach and --slurm-opt go with --executor slurm", file=sys.stderr)
         return 2
+    return None
+
+
+def _cross_validate(
+    args: argparse.Namespace, specs: list[TrialSpec], run_dir: Path, repo: Path, argv
+) -> int:
+    """--cross-validate: the matrix in the simulator (RUN-sim), then emulated (RUN-emulate),
+    then the comparison (RUN-sim/crossval.json)."""
+    if args.executor != "local" or args.engine != "emulate":
+        raise UsageError(
+            "--cross-validate runs both engines locally; leave out --engine and --executor"
+        )
+    sim_dir = run_dir.with_name(run_dir.name + "-sim")
+    emulate_dir = run_dir.with_name(run_dir.name + "-emulate")
+    if not args.dry_run:
+        status = run_plan(specs, sim_dir, engine="sim", jobs=_sim_jobs(args, argv), repo=repo,
+                          argv=argv)  # fmt: skip
+        if status == 2:
+            return 2
+    status = run_plan(specs, emulate_dir, engine="emulate", jobs=args.jobs, timeout=args.timeout,
+                      repo=repo, argv=argv, dry_run=args.dry_run)  # fmt: skip
+    if not args.dry_run and status in (0, 1):
+        from testbed import crossval
+
+        figures = crossval.write(emulate_dir, sim_dir)
+        print(f"cross-validation ({sim_dir / 'crossval.json'}):")
+        print(json.dumps(crossval.no_nan(figures), indent=2))
+    return status
+
+
+def _main(argv: list[str] | None, repo: Path) -> int:
+    args = build_parser().parse_args(argv)
+    status = _dispatch_other_modes(args, argv, repo)
+    if status is not None:
+        return status
     caps = kernel_caps()
     if args.list:
         print_list(repo, caps)
         return 0
+    from testbed import matrix
+
     try:
-        if all(getattr(args, option) is None for option in MATRIX_OPTIONS):
-            specs = [
-                spec
-                for cell in DEFAULT_MATRIX
-                for spec in specs_for(argparse.Namespace(**{**vars(args), **cell}), repo, caps)
-            ]
-        else:
-            specs = specs_for(args, repo, caps)
+        specs = default_specs(args, repo, caps)
+        run_dir = matrix.run_dir_for(args.out, specs, repo)
+        if args.interactive:
+            return _run_interactive(args, specs, run_dir, repo)
+        if args.sched_trace:
+            # Read by testbed/transports/user.py when it builds the mpproxy command lines.
+            os.environ[transports.SCHED_TRACE_ENV] = "1"
+        if args.cross_validate:
+            return _cross_validate(args, specs, run_dir, repo, argv)
+        sim = args.engine == "sim"
+        return run_plan(
+            specs,
+            run_dir,
+            engine=args.engine,
+            executor=args.executor,
+            jobs=_sim_jobs(args, argv) if sim else args.jobs,
+            timeout=args.timeout,
+            repo=repo,
+            argv=argv,
+            dry_run=args.dry_run,
+            slurm_opts=args.slurm_opt,
+            detach=args.detach,
+        )
     except UsageError as exc:
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
-    run_dir = matrix.run_dir_for(args.out, specs, repo)
-    if args.interactive:
-        return _run_interactive(args, specs, run_dir, repo)
-    sim_dir_for_crossval = None
-    if args.cross_validate:
-        if args.executor != "local" or args.engine != "emulate":
-            print("run_trials.sh: --cross-validate runs both engines locally; leave out "
-                  "--engine and --executor", file=sys.stderr)  # fmt: skip
-            return 2
-        sim_dir_for_crossval = run_dir.with_name(run_dir.name + "-sim")
-        run_dir = run_dir.with_name(run_dir.name + "-emulate")
-    if args.engine == "sim" or sim_dir_for_crossval is not None:
-        status = _run_sim(args, specs, run_dir, sim_dir_for_crossval, repo, argv)
-        if status is not None:
-            return status
-    try:
-        args.jobs = _local_jobs(args, specs)
-    except CpuPlanError as exc:
-        print(f"run_trials.sh: {exc}", file=sys.stderr)
-        return 2
-    if args.dry_run:
-        print(f"{len(specs)} trials into {run_dir}/trials/, {args.jobs} at a time:")
-        for spec in specs:
-            print(f"  {spec.trial_id()}")
-        return 0
-    if os.geteuid() != 0:
-        print("run_trials.sh: needs root (network namespaces, iptables, chrt)", file=sys.stderr)
-        return 2
-    if args.sched_trace:
-        # Read by testbed/transports/user.py when it builds the mpproxy command lines.
-        os.environ[transports.SCHED_TRACE_ENV] = "1"
-    if args.executor == "slurm":
-        from testbed.slurm import run_slurm
-
-        return run_slurm(
-            specs,
-            run_dir,
-            repo,
-            slurm_opts=args.slurm_opt,
-            detach=args.detach,
-            write_manifest=lambda: matrix.write_run_manifest(run_dir, specs, repo, argv),
-        )
-    status = matrix.run_matrix(
-        specs, run_dir, repo, jobs=args.jobs, timeout_s=args.timeout, argv=argv
-    )
-    if sim_dir_for_crossval is not None and status in (0, 1):
-        from testbed import crossval
-
-        figures = crossval.write(run_dir, sim_dir_for_crossval)
-        print(f"cross-validation ({sim_dir_for_crossval / 'crossval.json'}):")
-        print(json.dumps(crossval.no_nan(figures), indent=2))
-    return status

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -1172,22 +1172,55 @@ POOR_MIN_STALLS = 1.0
 LIA_VARIANTS = ("lia", "olia", "balia")
 
 
+@dataclass(frozen=True)
+class MatrixRun:
+    """A matrix of seed 002's scenarios over the user transport that a page runs through the
+    plan layer (`run_matrix`); `argv` is the run_trials.sh command that means the same, shown
+    on the page and recorded in the run's run.json."""
+
+    ccs: tuple[str, ...]
+    scheds: tuple[str, ...]
+    video_s: int
+    reps: int
+    out: Path
+    engine: str  # sim or emulate
+    jobs: int | str | None = None  # None: the engine's default; "auto" (emulate)
+    executor: str = "local"
+    slurm_opts: tuple[str, ...] = ()
+    dry_run: bool = False
+
+    def argv(self) -> list[str]:
+        args = ["--scenario", ",".join(SEED002_SCENARIOS), "--transport", "user",
+                "--cc", ",".join(self.ccs), "--sched", ",".join(self.scheds),
+                "--video-duration", str(self.video_s), "--reps", str(self.reps),
+                "--out", str(self.out)]  # fmt: skip
+        if self.engine == "sim":
+            args += ["--engine", "sim"]
+        if self.jobs is not None:
+            args += ["--jobs", str(self.jobs)]
+        if self.executor == "slurm":
+            args += ["--executor", "slurm", *(f"--slurm-opt={o}" for o in self.slurm_opts)]
+        return args + (["--dry-run"] if self.dry_run else [])
+
+
+def seed002_matrix(opts: Options, out: Path, emulated: bool) -> MatrixRun:
+    """The simulated matrix (every CC and scheduler) or the emulated subset."""
+    return MatrixRun(
+        ccs=SEED002_EMULATED_CCS if emulated else SEED002_CCS,
+        scheds=SEED002_EMULATED_SCHEDS if emulated else SEED002_SCHEDS,
+        video_s=opts.emulated_video_s if emulated else opts.video_duration_s,
+        reps=opts.reps_for("seed002"),
+        out=out,
+        engine="emulate" if emulated else "sim",
+        jobs=opts.jobs if opts.jobs is not None else "auto" if emulated else None,
+        executor="slurm" if emulated and opts.executor == "slurm" else "local",
+        slurm_opts=opts.slurm_opts if emulated and opts.executor == "slurm" else (),
+        dry_run=opts.dry_run,
+    )
+
+
 def seed002_matrix_args(opts: Options, out: Path, emulated: bool) -> list[str]:
-    ccs = SEED002_EMULATED_CCS if emulated else SEED002_CCS
-    scheds = SEED002_EMULATED_SCHEDS if emulated else SEED002_SCHEDS
-    args = ["--scenario", ",".join(SEED002_SCENARIOS), "--transport", "user",
-            "--cc", ",".join(ccs), "--sched", ",".join(scheds),
-            "--video-duration", str(opts.emulated_video_s if emulated else opts.video_duration_s),
-            "--reps", str(opts.reps_for("seed002")), "--out", str(out)]  # fmt: skip
-    if not emulated:
-        args += ["--engine", "sim"]
-    if opts.jobs is not None:
-        args += ["--jobs", str(opts.jobs)]
-    elif emulated:
-        args += ["--jobs", "auto"]
-    if emulated and opts.executor == "slurm":
-        args += ["--executor", "slurm", *(f"--slurm-opt={o}" for o in opts.slurm_opts)]
-    return args + (["--dry-run"] if opts.dry_run else [])
+    return seed002_matrix(opts, out, emulated).argv()
 
 
 def _shown(path: Path, repo: Path) -> Path:
@@ -1198,11 +1231,42 @@ def _shown(path: Path, repo: Path) -> Path:
         return path
 
 
-def _matrix(args: list[str], repo: Path) -> int:
-    from testbed import cli
+def run_matrix(run: MatrixRun, repo: Path) -> int:
+    """Validates, expands and runs the matrix through the plan layer, as run_trials.sh
+    would run `run.argv()`; its exit status (2: refused, 130: interrupted)."""
+    from testbed import matrix, plan
+    from testbed.env import kernel_caps
+    from testbed.topology import Interrupted
 
-    print(f"  ./run_trials.sh {shlex.join(args)}", flush=True)
-    return cli.main(args, repo)
+    argv = run.argv()
+    print(f"  ./run_trials.sh {shlex.join(argv)}", flush=True)
+    options = plan.request(
+        scenario=list(SEED002_SCENARIOS),
+        transport=["user"],
+        cc=list(run.ccs),
+        sched=list(run.scheds),
+        video_duration=run.video_s,
+        reps=run.reps,
+    )
+    try:
+        specs = plan.specs_for(options, repo, kernel_caps())
+        return plan.run_plan(
+            specs,
+            matrix.run_dir_for(str(run.out), specs, repo),
+            engine=run.engine,
+            executor=run.executor,
+            jobs=run.jobs if isinstance(run.jobs, int) else None,
+            repo=repo,
+            argv=argv,
+            dry_run=run.dry_run,
+            slurm_opts=run.slurm_opts,
+        )
+    except plan.UsageError as exc:
+        print(f"run_trials.sh: {exc}", file=sys.stderr)
+        return 2
+    except (Interrupted, KeyboardInterrupt):
+        print("run_trials.sh: interrupted", file=sys.stderr)
+        return 130
 
 
 def _cell_means(summary, metric: str) -> dict[tuple[str, str, str], float]:
@@ -1566,7 +1630,7 @@ Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.
     else:
         sim_run = r.run_dir / "sim"
         t0, c0 = time.monotonic(), _cpu_s()
-        status = _matrix(seed002_matrix_args(opts, sim_run, emulated=False), r.repo)
+        status = run_matrix(seed002_matrix(opts, sim_run, emulated=False), r.repo)
         (sim_run / MATRIX_TIMING).write_text(
             json.dumps({"wall_s": time.monotonic() - t0, "cpu_s": _cpu_s() - c0})
         )
@@ -1895,15 +1959,11 @@ def _hm(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
-def seed002_twin_args(opts: Options, out: Path, ccs: tuple[str, ...]) -> list[str]:
+def seed002_twin(opts: Options, out: Path, ccs: tuple[str, ...]) -> MatrixRun:
     """The emulated subset's cells in the simulator, same clip, repetitions and seeds."""
-    args = seed002_matrix_args(opts, out, emulated=True)
-    args[args.index("--cc") + 1] = ",".join(ccs)
-    args = [a for a in args if a not in ("--dry-run",)]
-    i = args.index("--jobs")
-    del args[i : i + 2]
-    drop = {"--executor", "slurm"} | {a for a in args if a.startswith("--slurm-opt=")}
-    return [a for a in args if a not in drop] + ["--engine", "sim"]
+    subset = seed002_matrix(opts, out, emulated=True)
+    return replace(subset, ccs=ccs, engine="sim", jobs=None, executor="local", slurm_opts=(),
+                   dry_run=False)  # fmt: skip
 
 
 def seed002_subset_text(opts: Options, sel: Selection | None) -> list[str]:
@@ -2065,9 +2125,9 @@ def _twin_comparison(r: Runner, sel: Selection) -> tuple[list[str], Selection | 
     ccs = tuple(c for c in SEED002_CCS if c in sel.subset.ccs + tuple(sel.optional_present()))
     if twin is None or any(twin.counts.get(k, 0) == 0 for k in sel.counts):
         out = r.run_dir / "sim-twin"
-        status = _matrix(seed002_twin_args(r.opts, out, ccs), r.repo)
+        status = run_matrix(seed002_twin(r.opts, out, ccs), r.repo)
         r.commands.append(
-            "./run_trials.sh " + shlex.join(seed002_twin_args(r.opts, _shown(out, r.repo), ccs))
+            "./run_trials.sh " + shlex.join(seed002_twin(r.opts, _shown(out, r.repo), ccs).argv())
         )
         if status not in (0, 1):
             return [f"Simulated twin: the matrix exited {status}; no comparison."], None
@@ -2523,7 +2583,7 @@ def _emulate(seeds: list[str], opts: Options, repo: Path, stamp: str) -> int:
         run_dir = repo / "results" / f"reproduce-{seed}-emulate-{stamp}"
         if seed == "seed002":
             print(f"{seed}: emulated cells", flush=True)
-            code = _matrix(seed002_matrix_args(opts, run_dir, emulated=True), repo)
+            code = run_matrix(seed002_matrix(opts, run_dir, emulated=True), repo)
             status = max(status, code)
         elif seed in NO_CROSSCHECK:
             print(f"{seed}: no emulated cross-check: {NO_CROSSCHECK[seed]}")
@@ -2639,8 +2699,8 @@ def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
     if opts.engine == "emulate" and not opts.from_runs:
         return _emulate(seeds, opts, repo, stamp)
     if opts.dry_run:  # seed002 only (options_from_args): the simulated matrix's plan
-        return _matrix(
-            seed002_matrix_args(
+        return run_matrix(
+            seed002_matrix(
                 opts, repo / "results" / f"reproduce-seed002-{stamp}" / "sim", emulated=False
             ),
             repo,
