@@ -85,7 +85,6 @@ def _seed(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    d = DEFAULTS
     parser = argparse.ArgumentParser(
         prog="run_trials.sh",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -106,10 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
 
-    def names_option(flag: str, help_text: str) -> None:
-        """A matrix option: comma-separated names, `all` expands; None when not given."""
-        parser.add_argument(flag, type=_csv, default=None, metavar="NAMES", help=help_text)
+    _add_mode_options(parser)
+    _add_matrix_options(parser)
+    _add_run_options(parser)
+    return parser
 
+
+def _add_mode_options(parser: argparse.ArgumentParser) -> None:
+    """--reproduce/--from: the seed papers' pages instead of a matrix."""
     parser.add_argument(
         "--reproduce",
         default=None,
@@ -117,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run a seed paper's experiments and write docs/reproductions/<seed>.md: "
         "seed000..seed004 or all; --reps, --engine (sim: simulated parts and the page; emulate: "
         "the emulated cross-checks and seed002's emulated cells), --dry-run, --jobs and "
-        "--video-duration (seed002) apply (testbed/reproduce.py)",
+        "--video-duration (seed002) apply (testbed/reproduce/)",
     )
     parser.add_argument(
         "--from",
@@ -128,6 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --reproduce: build the page from these existing run folders (a simulated "
         "or emulated seed002 matrix run, or an emulated cross-check run) instead of running them",
     )
+
+
+def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
+    """What the matrix is: scenario x transport x CC x scheduler x player, the clip."""
+    d = DEFAULTS
+
+    def names_option(flag: str, help_text: str) -> None:
+        """A matrix option: comma-separated names, `all` expands; None when not given."""
+        parser.add_argument(flag, type=_csv, default=None, metavar="NAMES", help=help_text)
+
     names_option(
         "--scenario",
         f"scenario names (netem-scenarios/<name>.toml) or .toml paths; `all` = every "
@@ -197,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"{DEFAULT_LATENCY_S:g}, two segment durations; a lower target is warned about: "
         "docs/PLAYER.md, 'Live mode')",
     )
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """How the matrix runs: by hand, repetitions, seed, jobs, folder, engine, executor, other
+    modes."""
+    d = DEFAULTS
     parser.add_argument(
         "--interactive",
         action="store_true",
@@ -322,7 +341,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the trials the options expand to, and where they would go; run nothing",
     )
-    return parser
 
 
 def print_list(repo: Path, caps: dict) -> None:
@@ -397,9 +415,9 @@ def _dispatch_other_modes(
     if args.report is not None:
         return matrix.rebuild_report(args.report)
     if args.reproduce is not None:
-        from testbed import reproduce
+        from testbed.reproduce import run
 
-        return reproduce.main(args, argv, repo)
+        return run.main(args, argv, repo)
     if args.reproduce_from is not None:
         print("run_trials.sh: --from goes with --reproduce SEED", file=sys.stderr)
         return 2

@@ -11,24 +11,25 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from testbed import bulk, cli, reproduce
+from testbed import bulk, cli
 from testbed.reproduce import (
-    NOT_REPRODUCED,
-    NOT_RUN,
-    PARTLY,
-    REPRODUCED,
-    Claim,
-    Options,
-    Page,
-    seed002_claims,
-    transition_s,
+    base,
+    crosscheck,
+    seed000,
+    seed002_emulated,
+    seed002_matrix,
 )
+from testbed.reproduce import readme as readme_table
+from testbed.reproduce import run as reproduce_run
+from testbed.reproduce.base import NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED, Claim, Options, Page
+from testbed.reproduce.seed002_matrix import seed002_claims
+from testbed.reproduce.seed003 import transition_s
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_unknown_seed_exits_2_and_writes_nothing(tmp_path: Path) -> None:
-    assert reproduce.reproduce("seed9", tmp_path) == 2
+    assert reproduce_run.reproduce("seed9", tmp_path) == 2
     assert list(tmp_path.iterdir()) == []
 
 
@@ -90,17 +91,24 @@ def test_from_without_reproduce_exits_2(tmp_path: Path) -> None:
 
 def test_reps_reaches_every_simulated_part() -> None:
     opts = Options(reps=5)
-    assert {opts.reps_for(s) for s in reproduce.SEEDS} == {5}
-    assert Options().reps_for("seed002") == 3
-    args = reproduce.seed002_matrix_args(opts, Path("/tmp/x"), emulated=False)
+    assert {
+        reproduce_run.reps_of(s, opts)
+        for s in reproduce_run.SEEDS
+        if not reproduce_run.fixed_seed(s)
+    } == {5}
+    assert (
+        reproduce_run.reps_of("seed002", Options()) == 3
+        and reproduce_run.reps_of("seed000", opts) == 1
+    )
+    args = seed002_matrix.seed002_matrix_args(opts, Path("/tmp/x"), emulated=False)
     assert args[args.index("--reps") + 1] == "5"
     assert args[args.index("--engine") + 1] == "sim"
-    emu = reproduce.seed002_matrix_args(opts, Path("/tmp/x"), emulated=True)
+    emu = seed002_matrix.seed002_matrix_args(opts, Path("/tmp/x"), emulated=True)
     assert "--engine" not in emu
     assert emu[emu.index("--cc") + 1] == "bbr,lia,compound"
     assert emu[emu.index("--sched") + 1] == "lrf,tp-sty"
     assert emu[emu.index("--video-duration") + 1] == "60"  # the emulated subset's clip
-    plan = reproduce.crosscheck_plan("seed001", 2, Path("results/run"))
+    plan = crosscheck.crosscheck_plan("seed001", 2, Path("results/run"))
     assert len(plan) == 3 * 2 * 2
     assert "mpsim --scenario results/run/seed001-xc0.toml --bytes 20000000" in plan[0]
 
@@ -109,9 +117,9 @@ def _summary(stalls: dict[tuple[str, str, str], float]) -> pd.DataFrame:
     """One trial per cell of the 6 x 6 x 4 matrix: Wi-Fi carries more in A*/B1, LTE in B2;
     BBR retransmits most; stalls from `stalls` (default 0)."""
     rows = []
-    for scenario in reproduce.SEED002_SCENARIOS:
-        for cc in reproduce.SEED002_CCS:
-            for sched in reproduce.SEED002_SCHEDS:
+    for scenario in seed002_matrix.SEED002_SCENARIOS:
+        for cc in seed002_matrix.SEED002_CCS:
+            for sched in seed002_matrix.SEED002_SCHEDS:
                 wifi, lte = (100, 900) if scenario == "B2" else (900, 100)
                 if scenario == "B2" and cc == "bbr":
                     wifi, lte = 400, 600
@@ -127,9 +135,9 @@ def _summary(stalls: dict[tuple[str, str, str], float]) -> pd.DataFrame:
 
 def test_seed002_findings_follow_their_rules() -> None:
     stalls = {}
-    for scenario in reproduce.SEED002_SCENARIOS:
+    for scenario in seed002_matrix.SEED002_SCENARIOS:
         for cc in ("lia", "olia", "balia"):
-            for sched in reproduce.SEED002_SCHEDS:
+            for sched in seed002_matrix.SEED002_SCHEDS:
                 stalls[(scenario, cc, sched)] = 3.0
     stalls[("A2", "compound", "tp-sty")] = 4.0  # poor with TP-STY in A2 only
     claims, figures = seed002_claims(_summary(stalls))
@@ -160,7 +168,7 @@ def test_seed002_page_builds_from_a_simulated_run_folder(tmp_path: Path) -> None
     (run / "run.json").write_text(json.dumps({"engine": "sim"}))
     _summary({("B1", "olia", "lrf"): 2.0}).to_csv(run / "summary.csv", index=False)
     opts = Options(from_runs=(run,))
-    assert reproduce.reproduce("seed002", tmp_path, opts) == 0
+    assert reproduce_run.reproduce("seed002", tmp_path, opts) == 0
     page = (tmp_path / "docs/reproductions/seed002.md").read_text()
     assert "Simulated run: `sim-run` (144 trials, 0 not ok" in page
     assert "**Not run**: emulated video trials are valid only on a quiet machine" in page
@@ -186,7 +194,7 @@ def test_the_emulated_cross_check_calls_the_benchmark_harness_as_it_is() -> None
     assert list(inspect.signature(bulk.emulated).parameters) == ["name", "seed", "links"]
     params = list(inspect.signature(bulk.run_user).parameters)
     assert params[:8] == ["topo", "workdir", "t0", "cc", "sched", "paths", "nbytes", "tag"]
-    wifi, lte = reproduce.CROSSCHECKS["seed001"][1][0].bench_links()
+    wifi, lte = crosscheck.CROSSCHECKS["seed001"][1][0].bench_links()
     assert "queue = { bytes = 625000 }" in wifi
     assert 'loss = { model = "bernoulli", p = 1e-05 }' in lte
 
@@ -196,13 +204,13 @@ def test_cross_check_section_puts_both_engines_side_by_side(
 ) -> None:
     run = tmp_path / "xc"
     run.mkdir()
-    point = reproduce.CROSSCHECKS["seed004"][1][0]
+    point = crosscheck.CROSSCHECKS["seed004"][1][0]
     rows = [
         {"point": point.label, "cc": cc, "seed": 1, "goodput_bps": g, "fresh_emulator": True}
         for cc, g in (("lia", 20e6), ("mpcubic", 40e6), ("hbdp", 50e6))
     ]
     (run / "crosscheck.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    runner = reproduce.Runner(REPO, Options(from_runs=(run,)), tmp_path)
+    runner = base.Runner(REPO, Options(from_runs=(run,)), tmp_path)
     sim = {"lia": 21e6, "mpcubic": 60e6, "hbdp": 50e6}
     calls: list[tuple[str, ...]] = []
 
@@ -212,7 +220,7 @@ def test_cross_check_section_puts_both_engines_side_by_side(
         return {"goodput_bps": sim[args[args.index("--cc") + 1]] * (1 if seed == 1 else 2)}
 
     monkeypatch.setattr(runner, "mpsim", fake_mpsim)
-    text = reproduce.crosscheck_section("seed004", runner)
+    text = crosscheck.crosscheck_section("seed004", runner, 2)
     assert "| scaled high-BDP pair | lia | 20.00 (n=1) | 21.00 | 1.05 | 1: 20.0 / 21.0 |" in text
     assert (
         "| scaled high-BDP pair | mpcubic | 40.00 (n=1) | 60.00 | 1.50 | 1: 40.0 / 60.0 |" in text
@@ -234,11 +242,11 @@ def test_the_simulated_twin_reads_the_emulators_scenario_file(
     read the scenario text the emulator gets (same linkemu RNG layout per link)."""
     run = tmp_path / "xc"
     run.mkdir()
-    point = reproduce.CROSSCHECKS["seed001"][1][1]
+    point = crosscheck.CROSSCHECKS["seed001"][1][1]
     # An old run: one emulator per seed, the CCs in turn (no fresh_emulator field).
     rows = [{"point": point.label, "cc": cc, "seed": 1, "goodput_bps": 10e6} for cc in point.ccs]
     (run / "crosscheck.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    runner = reproduce.Runner(REPO, Options(from_runs=(run,)), tmp_path)
+    runner = base.Runner(REPO, Options(from_runs=(run,)), tmp_path)
     calls: list[tuple[str, ...]] = []
 
     def fake_mpsim(*args: str, record: bool = True) -> dict:
@@ -246,7 +254,7 @@ def test_the_simulated_twin_reads_the_emulators_scenario_file(
         return {"goodput_bps": 10e6}
 
     monkeypatch.setattr(runner, "mpsim", fake_mpsim)
-    text = reproduce.crosscheck_section("seed001", runner)
+    text = crosscheck.crosscheck_section("seed001", runner, 1)
     assert len(calls) == 2  # the point's two CCs at its one seed; no --path link anywhere
     assert all("--path" not in c for c in calls)
     scenario = Path(calls[0][calls[0].index("--scenario") + 1])
@@ -278,14 +286,14 @@ def test_each_emulated_cross_check_transfer_gets_a_fresh_emulator(
 
     monkeypatch.setattr(bulk, "emulated", emulated)
     monkeypatch.setattr(bulk, "run_user", run_user)
-    out = reproduce.run_crosscheck("seed004", 2, tmp_path, REPO)
+    out = crosscheck.run_crosscheck("seed004", 2, tmp_path, REPO)
     assert transfers == ["lia", "mpcubic", "hbdp"] * 2
     assert opened == [("seed004-xc0", 1)] * 3 + [("seed004-xc0", 2)] * 3
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert all(r["fresh_emulator"] for r in rows)
     assert [r["seed"] for r in rows] == [1, 1, 1, 2, 2, 2]
     assert (tmp_path / "seed004-xc0.toml").read_text() == bulk.scenario_toml(
-        "seed004-xc0", reproduce.CROSSCHECKS["seed004"][1][0].bench_links()
+        "seed004-xc0", crosscheck.CROSSCHECKS["seed004"][1][0].bench_links()
     )
 
 
@@ -391,7 +399,7 @@ def _cells(scenarios: list[str], ccs: list[str], scheds: list[str], reps: int = 
 
 XV_ARGV = ["--cross-validate", "--scenario", "B1,A1,B2", "--cc", "bbr,lia,compound",
            "--sched", "lrf,rr,tp-sty", "--video-duration", "60", "--reps", "3", "--out", "xv"]  # fmt: skip
-SUBSET = reproduce.seed002_emulated_subset(Options())
+SUBSET = seed002_emulated.seed002_emulated_subset(Options())
 
 
 def test_the_subset_is_selected_from_runs_that_hold_more(tmp_path: Path) -> None:
@@ -406,7 +414,7 @@ def test_the_subset_is_selected_from_runs_that_hold_more(tmp_path: Path) -> None
     _write_run(tmp_path / "xv-emulate", pd.concat([xv, long_clip]), "emulate", XV_ARGV)
     a2 = _cells(["A2"], ["bbr", "lia", "compound"], ["lrf", "tp-sty"])
     _write_run(tmp_path / "a2", a2, "emulate", ["--scenario", "A2"], start_s=1.9e9)
-    sel = reproduce.select_subset([tmp_path / "xv-emulate", tmp_path / "a2"], SUBSET)
+    sel = seed002_emulated.select_subset([tmp_path / "xv-emulate", tmp_path / "a2"], SUBSET)
     assert sel.missing() == []
     assert sel.short() == [(("A1", "bbr", "lrf"), 2)]
     assert sel.extra() == []
@@ -426,16 +434,16 @@ def test_the_subset_is_selected_from_runs_that_hold_more(tmp_path: Path) -> None
     )
     # 82 trials started 67 s apart, each 65 s long: per trial (81 * 67 + 65) / 82 s.
     assert xv_source.span_s == pytest.approx(81 * 67 + 65)
-    assert reproduce.per_trial_s(sel) == pytest.approx((81 * 67 + 65 + 17 * 67 + 65) / 100)
+    assert seed002_emulated.per_trial_s(sel) == pytest.approx((81 * 67 + 65 + 17 * 67 + 65) / 100)
     assert sel.optional_present() == []
     # The same cells in a second run: all their trials are used and the page says so.
     shutil.copytree(tmp_path / "a2", tmp_path / "a2-again")
-    twice = reproduce.select_subset([tmp_path / "a2", tmp_path / "a2-again"], SUBSET)
+    twice = seed002_emulated.select_subset([tmp_path / "a2", tmp_path / "a2-again"], SUBSET)
     assert twice.extra() == [
         (("A2", cc, s), 6) for cc in ("bbr", "lia", "compound") for s in ("lrf", "tp-sty")
     ]
     assert "Cells with more usable trials than repetitions" in "\n".join(
-        reproduce._provenance(twice, tmp_path)
+        seed002_emulated._provenance(twice, tmp_path)
     )
 
 
@@ -443,7 +451,7 @@ def test_a_run_without_some_cells_reports_them_missing(tmp_path: Path) -> None:
     xv = _cells(["B1", "A1", "B2"], ["bbr", "lia", "compound"], ["lrf", "rr", "tp-sty"])
     xv = xv[~((xv["scenario"] == "B2") & (xv["cc"] == "lia") & (xv["rep"] > 0))]
     _write_run(tmp_path / "xv", xv, "emulate", XV_ARGV)
-    sel = reproduce.select_subset([tmp_path / "xv"], SUBSET)
+    sel = seed002_emulated.select_subset([tmp_path / "xv"], SUBSET)
     assert sel.missing() == [
         ("A2", cc, s) for cc in ("bbr", "lia", "compound") for s in ("lrf", "tp-sty")
     ]
@@ -462,7 +470,7 @@ def test_an_unfinished_run_counts_its_unstarted_trials_as_unfinished(tmp_path: P
             for f in trial.iterdir():
                 f.unlink()
             trial.rmdir()
-    sel = reproduce.select_subset([tmp_path / "a2"], SUBSET)
+    sel = seed002_emulated.select_subset([tmp_path / "a2"], SUBSET)
     (source,) = sel.sources
     assert source.summary_from.startswith("computed from its 2 trial folders")
     assert source.n_used == 0  # no result.json: the two that ran are incomplete as well
@@ -488,7 +496,7 @@ def test_seed002_page_names_the_runs_the_cells_came_from_and_the_missing_ones(
     _write_run(tmp_path / "results" / "xv-emulate", xv, "emulate", XV_ARGV)
     emu = tmp_path / "results" / "xv-emulate"
     opts = Options(engine="emulate", from_runs=(sim, twin, emu))
-    assert reproduce.reproduce("seed002", tmp_path, opts) == 0
+    assert reproduce_run.reproduce("seed002", tmp_path, opts) == 0
     page = (tmp_path / "docs/reproductions/seed002.md").read_text()
     assert "Command: `./run_trials.sh --reproduce seed002 --engine emulate --from " in page
     assert "**Not run**" not in page
@@ -534,10 +542,10 @@ def test_from_with_engine_emulate_builds_the_page_and_engine_sim_exits_2(
     args = cli.build_parser().parse_args(
         argv := ["--reproduce", "seed002", "--engine", "emulate", "--from", str(run)]
     )
-    opts = reproduce.options_from_args(args, argv)
+    opts = reproduce_run.options_from_args(args, argv)
     assert (opts.engine, opts.from_runs, opts.emulated_video_s) == ("emulate", (run,), 60)
     argv = ["--reproduce", "seed002", "--from", f"{run},{tmp_path}/./run,{run}"]
-    opts = reproduce.options_from_args(cli.build_parser().parse_args(argv), argv)
+    opts = reproduce_run.options_from_args(cli.build_parser().parse_args(argv), argv)
     assert opts.from_runs == (run,)  # one folder, however often and however spelt
     assert (
         cli.main(["--reproduce", "seed002", "--engine", "sim", "--from", str(run)], tmp_path) == 2
@@ -545,20 +553,20 @@ def test_from_with_engine_emulate_builds_the_page_and_engine_sim_exits_2(
     assert "--engine sim" in capsys.readouterr().err
     # --video-duration sets the clip of the part that runs: here the emulated subset's.
     argv = ["--reproduce", "seed002", "--engine", "emulate", "--video-duration", "90", "--dry-run"]
-    opts = reproduce.options_from_args(cli.build_parser().parse_args(argv), argv)
+    opts = reproduce_run.options_from_args(cli.build_parser().parse_args(argv), argv)
     assert (opts.emulated_video_s, opts.video_duration_s) == (90, 180)
-    emu = reproduce.seed002_matrix_args(opts, Path("x"), emulated=True)
+    emu = seed002_matrix.seed002_matrix_args(opts, Path("x"), emulated=True)
     assert emu[emu.index("--video-duration") + 1] == "90"
 
 
 def test_readme_links_every_page_and_its_table_is_the_pages_own() -> None:
     readme = (REPO / "README.md").read_text()
     pages = sorted((REPO / "docs/reproductions").glob("seed*.md"))
-    assert len(pages) == len(reproduce.SEEDS)
+    assert len(pages) == len(reproduce_run.SEEDS)
     for page in pages:
         assert f"(docs/reproductions/{page.name})" in readme, page.name
-    block = readme.split(reproduce.README_BEGIN, 1)[1].split(reproduce.README_END, 1)[0]
-    assert reproduce.README_BEGIN + block + reproduce.README_END == reproduce.readme_table(
+    block = readme.split(readme_table.README_BEGIN, 1)[1].split(readme_table.README_END, 1)[0]
+    assert readme_table.README_BEGIN + block + readme_table.README_END == readme_table.readme_table(
         REPO / "docs/reproductions"
     ), (
         "README's table differs from the pages: run `./run_trials.sh --reproduce all` or update_readme"
@@ -575,7 +583,7 @@ def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
         "| claim (emulated cells only) | emulated | verdict |\n|---|---|---|\n| x | y | **partly** |"
     )
     (tmp_path / "seed007.md").write_text(page.markdown(61.0, "cmd", cpu_s=59.0))
-    table = reproduce.readme_table(tmp_path)
+    table = readme_table.readme_table(tmp_path)
     assert (
         "| T | [seed007](docs/reproductions/seed007.md) | 1 | 0 | 2 | 1 | claims on the emulated cells: 1 partly; 54 of the subset's 72 trials used, all 72 take 1 h 20 min one at a time (measured) | 61 s / 59 s |"
         in table
@@ -595,29 +603,29 @@ def test_live_discard_claim_reads_live_runs_and_the_vod_subset_ignores_them(tmp_
     ])  # fmt: skip
     _write_run(tmp_path / "live", live, "emulate", ["--video-mode", "live", "--scenario", "B1"])
     runs = [tmp_path / "vod", tmp_path / "live"]
-    sel = reproduce.select_subset(runs, SUBSET)
+    sel = seed002_emulated.select_subset(runs, SUBSET)
     assert len(sel.trials) == 72 and sel.sources[1].n_outside == 4  # live trials: not VOD cells
-    live_subset = reproduce.seed002_live_subset(Options())
-    live_sel = reproduce.select_subset(runs, live_subset)
+    live_subset = seed002_emulated.seed002_live_subset(Options())
+    live_sel = seed002_emulated.select_subset(runs, live_subset)
     assert len(live_sel.trials) == 4 and set(live_sel.trials["cc"]) == {"bbr", "cubic"}
-    vod_claim, live_claim = reproduce.seed002_discard_claims(sel, live_sel)
-    assert live_claim.verdict == reproduce.REPRODUCED, live_claim.ours
+    vod_claim, live_claim = seed002_emulated.seed002_discard_claims(sel, live_sel)
+    assert live_claim.verdict == base.REPRODUCED, live_claim.ours
     assert "4 in 4 cells" in live_claim.ours and "B1/cubic/tp-sty" in live_claim.ours
-    assert vod_claim.verdict == reproduce.REPRODUCED  # _cells: discards = 10 x underflows
+    assert vod_claim.verdict == base.REPRODUCED  # _cells: discards = 10 x underflows
     # Without a live run the claim is not run, and says what would make it run.
-    _, not_run = reproduce.seed002_discard_claims(sel, None)
-    assert not_run.verdict == reproduce.NOT_RUN and "--video-mode live" in not_run.why
+    _, not_run = seed002_emulated.seed002_discard_claims(sel, None)
+    assert not_run.verdict == base.NOT_RUN and "--video-mode live" in not_run.why
     # Discards that fall as underflows rise: not reproduced.
     live["discarded_frames"] = [9.0, 3.0, 5.0, 0.0]
     _write_run(tmp_path / "live-inverse", live, "emulate", ["--video-mode", "live"])
-    inverse = reproduce.select_subset([tmp_path / "live-inverse"], live_subset)
-    _, inverse_claim = reproduce.seed002_discard_claims(sel, inverse)
-    assert inverse_claim.verdict == reproduce.NOT_REPRODUCED, inverse_claim.ours
+    inverse = seed002_emulated.select_subset([tmp_path / "live-inverse"], live_subset)
+    _, inverse_claim = seed002_emulated.seed002_discard_claims(sel, inverse)
+    assert inverse_claim.verdict == base.NOT_REPRODUCED, inverse_claim.ours
 
 
 # --- seed 000: AR&P under asymmetric RTT, over seeds ------------------------------------------
 
-_ARP_FIELDS = reproduce.ARP_SEED_FIELD
+_ARP_FIELDS = seed000.ARP_SEED_FIELD
 
 
 def _arp_seed(sched: str, seed: int, scale: float, since: float | None, **over: float) -> dict:
@@ -653,17 +661,17 @@ def _arp_runs(arp: list[dict]) -> tuple[list[dict], list[dict]]:
 
 
 def test_arp_mode_is_when_lte_entered_n_for_the_last_time_against_the_end_of_start_up() -> None:
-    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, 1.3)) == reproduce.ARP_MODE_EARLY
-    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, 2.5)) == reproduce.ARP_MODE_EARLY
-    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, 3.2)) == reproduce.ARP_MODE_LATE
-    assert reproduce.arp_mode(_arp_seed("arp", 1, 1.0, None)) == reproduce.ARP_MODE_NEVER
+    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, 1.3)) == seed000.ARP_MODE_EARLY
+    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, 2.5)) == seed000.ARP_MODE_EARLY
+    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, 3.2)) == seed000.ARP_MODE_LATE
+    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, None)) == seed000.ARP_MODE_NEVER
 
 
 def test_arp_verdicts_follow_the_over_seeds_figures() -> None:
     early = dict(ofo_mean_bytes=2.8e5, ofo_max_steady_bytes=7e4, completion_s=4.95)
     # Every seed in the first mode: the queue claim holds in every seed; +5.3 % time.
     over, per_seed = _arp_runs([_arp_seed("arp", s, 1.0, 1.3, **early) for s in range(1, 6)])
-    (queue, time), table = reproduce.arp_asymmetric_rtt_claims(over, per_seed, True)
+    (queue, time), table = seed000.arp_asymmetric_rtt_claims(over, per_seed, True)
     assert queue.verdict == REPRODUCED
     assert "≤ 0.5× in 5 of 5 seeds" in queue.ours
     assert time.verdict == NOT_REPRODUCED  # median ratio 4.95 / 4.7 = 1.053 > 1.05
@@ -676,7 +684,7 @@ def test_arp_verdicts_follow_the_over_seeds_figures() -> None:
     never = dict(ofo_mean_bytes=6e3, ofo_max_steady_bytes=0.0, completion_s=8.5)
     arp = [_arp_seed("arp", s, 1.0, 1.3, **early | {"completion_s": 4.7}) for s in (1, 2, 3)]
     arp += [_arp_seed("arp", 4, 1.0, 4.0, **late), _arp_seed("arp", 5, 1.0, None, **never)]
-    (queue, time), table = reproduce.arp_asymmetric_rtt_claims(*_arp_runs(arp), True)
+    (queue, time), table = seed000.arp_asymmetric_rtt_claims(*_arp_runs(arp), True)
     assert queue.verdict == PARTLY
     assert "seed 4 (LTE in N for good only after start-up, 1.00×)" in queue.why
     assert time.verdict == REPRODUCED  # median ratio 1.000
@@ -687,7 +695,7 @@ def test_arp_verdicts_follow_the_over_seeds_figures() -> None:
     assert "| LTE never in N (copies only) | 1 (5) | never | 1.809× |" in table
     # A mean queue longer than lrf's in the median: not reproduced, whatever else holds.
     worse = dict(ofo_mean_bytes=5e5, ofo_max_steady_bytes=7e4, completion_s=4.9)
-    (queue, time), _ = reproduce.arp_asymmetric_rtt_claims(
+    (queue, time), _ = seed000.arp_asymmetric_rtt_claims(
         *_arp_runs([_arp_seed("arp", s, 1.0, 1.3, **worse) for s in (1, 2, 3)]), True
     )
     assert queue.verdict == NOT_REPRODUCED
@@ -695,7 +703,7 @@ def test_arp_verdicts_follow_the_over_seeds_figures() -> None:
 
 
 def test_arp_claims_without_figures_are_not_reproduced_and_say_the_test_failed() -> None:
-    claims, table = reproduce.arp_asymmetric_rtt_claims([], [], False)
+    claims, table = seed000.arp_asymmetric_rtt_claims([], [], False)
     assert [c.verdict for c in claims] == [NOT_REPRODUCED, NOT_REPRODUCED]
     assert all("test FAIL" in c.ours for c in claims)
     assert table == ""
