@@ -289,7 +289,11 @@ def _prepare(run: TrialRun) -> None:
         raise TrialFailed(f"scenario: {exc}") from exc
     write_json_atomically(run.dir / "scenario.json", run.scenario)
     run.transport = transports.get(spec.transport)
+    from testbed.pathsets import transport_problem
+
     reasons = spec.problems() + run.transport.preflight(spec, kernel_caps())
+    if why := transport_problem(spec.transport, list(run.scenario["paths"]), spec.scenario):
+        reasons.append(why)
     if reasons:
         raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
     if not (run.repo / EMULATOR_BINARY).is_file():
