@@ -1,6 +1,7 @@
 """Control transfer: measure what each emulated path actually delivers (CONTRACTS §5.6).
 
-For each path of the scenario (the trial's address plan) and direction (up = client→server, down = server→client):
+For each path of the scenario (the trial's address plan) and direction (up = client→server,
+down = server→client):
 
 1. RTT, idle: ECHO_COUNT UDP echoes from the client's path address to the server's path
    address, one every ECHO_INTERVAL_S; min/median/max of the answered ones.
@@ -51,6 +52,8 @@ def path_addresses(ctx) -> dict[str, tuple[str, str]]:  # ctx: testbed.trial.Tri
     if not plans:
         return dict(PATH_ADDRESSES)
     return {name: (p.client_addr, p.server_addr) for name, p in plans.items()}
+
+
 DIRECTIONS = ("up", "down")
 
 

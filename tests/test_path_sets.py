@@ -68,12 +68,15 @@ def test_a_single_path_baseline_without_its_path_is_refused_up_front(
 
 
 @pytest.mark.parametrize("paths", [ONE_PATH, FOUR_PATHS], ids=["1-path", "4-path"])
-def test_every_runnable_transport_passes_the_matrix_checks(tmp_path: Path, paths: list[str]) -> None:
+def test_every_runnable_transport_passes_the_matrix_checks(
+    tmp_path: Path, paths: list[str]
+) -> None:
     scenario = write_scenario(tmp_path, paths)
     for transport in runnable_transports(paths):
         player = "none" if not TRANSPORTS[transport].video else "dashjs"
+        out = str(tmp_path / "run")
         done = run_trials("--scenario", str(scenario), "--transport", transport,
-                          "--player", player, "--out", str(tmp_path / "run"), "--dry-run")  # fmt: skip
+                          "--player", player, "--out", out, "--dry-run")  # fmt: skip
         if done.returncode == 2 and "is not built" in done.stderr + done.stdout:
             pytest.skip("mpproxy not built (scripts/setup.sh)")
         assert done.returncode == 0, (transport, done.stdout + done.stderr)
@@ -99,7 +102,9 @@ def fetch_manifest_and_a_segment(ctx, endpoint, content_dir: Path) -> None:  # n
 @pytest.mark.parametrize("transport", list(TRANSPORTS))
 @pytest.mark.netns
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")
-def test_a_real_trial_runs_over_any_path_set(tmp_path: Path, paths: list[str], transport: str) -> None:
+def test_a_real_trial_runs_over_any_path_set(
+    tmp_path: Path, paths: list[str], transport: str
+) -> None:
     from testbed.env import kernel_caps
     from testbed.spec import TrialSpec
     from testbed.topology import list_namespaces
