@@ -142,6 +142,7 @@ def start(ctx: Any) -> tuple[str, int]:
             "--interval-ms", str(SAMPLE_INTERVAL_MS),
             "--paths", ",".join(f"{p.client_addr}={p.name}" for p in plans),
         ],
+        watch="failure",
     )  # fmt: skip
     if ctx.content_dir is not None:
         from server import nginx
