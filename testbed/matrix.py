@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernel_config.host_cc import HostAllowedCC
+from testbed import runlock
 from testbed.env import git_commit
 from testbed.files import write_json_atomically
 from testbed.spec import TrialSpec, scenario_label
@@ -277,12 +278,10 @@ def run_matrix(
 ) -> int:
     """Run every spec not yet finished; returns 0 (all ok), 1 (some failed), 130 (stopped)."""
     install_signal_handlers()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    lock_file = open(run_dir / ".lock", "w")  # noqa: SIM115 (held for the whole run)
     try:
-        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print(f"run_trials.sh: another run_trials.sh is using {run_dir}", file=sys.stderr)
+        lock_file = runlock.acquire(run_dir, argv)
+    except runlock.RunBusy as exc:
+        print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
     for line in sweep_stale():
         print(f"removed stale {line}", file=sys.stderr)
@@ -423,4 +422,11 @@ def rebuild_report(run_dir: Path) -> int:
             file=sys.stderr,
         )
         return 2
+    running = runlock.holder(run_dir)
+    if running is not None:
+        finished = len(list(run_dir.glob("trials/*/result.json")))
+        print(f"run_trials.sh --report {run_dir}: the run is still going ({running}); this "
+              f"report is partial: {finished} trials have finished so far, the rest are "
+              "missing from it. Run --report again when the run has ended.",
+              file=sys.stderr)  # fmt: skip
     return build_report(run_dir)
