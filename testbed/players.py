@@ -129,6 +129,16 @@ def _exit_text(name: str, code: int | None) -> str:
     )
 
 
+def _last_stderr_line(stderr_path: Path, max_chars: int = 300) -> str:
+    """'; its stderr ends: <line>' (e.g. EMFILE, "Too many open files"), or ''."""
+    try:
+        lines = [x.strip() for x in Path(stderr_path).read_text(errors="replace").splitlines()]
+    except OSError:
+        return ""
+    lines = [x for x in lines if x]
+    return f"; its stderr ends: {lines[-1][:max_chars]}" if lines else ""
+
+
 def check_session(
     ctx: Any,
     lines: list[dict],
@@ -146,6 +156,7 @@ def check_session(
         raise PlayerFailed(
             f"player crashed ({exited}): {log} has no end line; "
             f"last error: {errors[-1] if errors else 'none logged'}; see {stderr_path}"
+            + _last_stderr_line(stderr_path)
             + _starved(lines, cpu_lines)
         )
     summary = summarize(lines)  # metrics/player_summary.py, the one definition

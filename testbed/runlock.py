@@ -45,10 +45,13 @@ def acquire(run_dir: Path, argv: list[str] | None = None) -> IO[str]:
             f"(Ctrl-C, or kill that PID), or give another --out"
         ) from None
     command = shlex.join(["run_trials.sh", *(sys.argv[1:] if argv is None else argv)])
-    lock.seek(0)
-    lock.truncate()
-    lock.write(f"PID {os.getpid()}, command: {command}\n")
-    lock.flush()
+    try:
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"PID {os.getpid()}, command: {command}\n")
+        lock.flush()
+    except OSError:
+        pass  # a full disk: the lock holds all the same, only the text is missing
     return lock
 
 

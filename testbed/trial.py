@@ -297,7 +297,11 @@ def _prepare(run: TrialRun) -> None:
         raise TrialFailed(f"scenario: {exc}") from exc
     write_json_atomically(run.dir / "scenario.json", run.scenario)
     run.transport = transports.get(spec.transport)
+    from testbed.fdlimit import ensure_open_files
     from testbed.pathsets import transport_problem
+
+    if why := ensure_open_files():
+        raise TrialFailed(why)
 
     reasons = spec.problems() + run.transport.preflight(spec, kernel_caps())
     if why := transport_problem(spec.transport, list(run.scenario["paths"]), spec.scenario):
