@@ -2,13 +2,16 @@
 (schema, resolution) -> `linkemu --validate` (the emulator's own rules). Runs under stable
 Python, no cargo-fuzz needed, because two of the three stages are Python.
 
-Inputs are mutations of the shipped scenarios (netem-scenarios/**/*.toml): numbers replaced
-by edge values (0, negatives, NaN, infinities, 2^64, tiny and huge floats), lines deleted or
-duplicated, extra paths with odd names (up to and past the 8-path limit), random bytes.
-Every input must end in one of two ways: resolved and accepted, or refused with a
+Half the inputs are TOML, mutations of the shipped scenarios (netem-scenarios/**/*.toml):
+numbers replaced by edge values (0, negatives, NaN, infinities, 2^64, tiny and huge floats),
+lines deleted or duplicated, extra paths with odd names (up to and past the 8-path limit),
+random bytes. Every input must end in one of two ways: resolved and accepted, or refused with a
 ScenarioError (exit 2 at the CLI). A crash is anything else: another exception (a
-traceback would reach the user) or linkemu panicking or dying on a signal. Crashing inputs
-are written to --crashes.
+traceback would reach the user) or linkemu panicking or dying on a signal. The other half go
+to `linkemu --validate` directly: resolved scenarios (JSON) of the shipped files with values
+replaced by edge values or other types and keys dropped, which the Python side would never
+write; linkemu must answer 0 or 2, never panic (101) or die on a signal. Crashing inputs are
+written to --crashes.
 
     nice -n 19 .venv/bin/python tests/fuzz_scenarios.py --seconds 600 --crashes /tmp/crashes
 """
@@ -16,8 +19,10 @@ are written to --crashes.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from testbed.scenario import ScenarioError, resolve_file  # noqa: E402
+from testbed.scenario import LINKEMU_BINARY, ScenarioError, resolve_file  # noqa: E402
 
 EDGE_NUMBERS = ["0", "-1", "1", "0.0", "-0.0", "nan", "inf", "-inf", "1e308", "1e-308",
                 "18446744073709551616", "9223372036854775807", "-9223372036854775808",
@@ -86,6 +91,49 @@ def check(text: str, folder: Path, seed: int) -> str | None:
     return None
 
 
+EDGE_VALUES: list[object] = [0, -1, 1, 0.5, 1e308, -1e308, 2**64, 2**63, -(2**63), 1e-300,
+                              "", "x", None, True, [], {}, [1, 2], {"kind": "x"}]  # fmt: skip
+
+
+def mutate_json(value: object, draw: random.Random) -> object:
+    """A copy of a resolved scenario with a few values replaced or keys dropped."""
+    doc = json.loads(json.dumps(value))
+    for _ in range(draw.randint(1, 4)):
+        parent, key = None, None
+        node = doc
+        while isinstance(node, dict | list) and node and draw.random() < 0.8:
+            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+            parent, key = node, draw.choice(keys)
+            node = node[key]
+        if parent is None:
+            continue
+        if isinstance(parent, dict) and draw.random() < 0.2:
+            del parent[key]
+        else:
+            parent[key] = draw.choice(EDGE_VALUES)
+    return doc
+
+
+def check_linkemu(doc: object, folder: Path) -> str | None:
+    path = folder / "resolved.json"
+    path.write_text(json.dumps(doc))
+    done = subprocess.run([str(REPO / LINKEMU_BINARY), "--validate", "--scenario", str(path)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    if done.returncode in (0, 2):
+        return None
+    return f"linkemu --validate exited {done.returncode}: {done.stderr[-2000:]}"
+
+
+def resolved_corpus(folder: Path) -> list[dict]:
+    docs = []
+    for path in sorted((REPO / "netem-scenarios").glob("*.toml")):
+        try:
+            docs.append(resolve_file(path, REPO, 1))
+        except ScenarioError:
+            continue
+    return docs
+
+
 def run(seconds: float, crashes: Path | None, seed: int) -> tuple[int, list[str]]:
     draw = random.Random(seed)
     corpus = [p.read_text() for p in sorted((REPO / "netem-scenarios").rglob("*.toml"))]
@@ -93,10 +141,16 @@ def run(seconds: float, crashes: Path | None, seed: int) -> tuple[int, list[str]
     inputs = 0
     deadline = time.monotonic() + seconds
     with tempfile.TemporaryDirectory(prefix="tbx-fuzz-") as tmp:
+        resolved = resolved_corpus(Path(tmp))
         while time.monotonic() < deadline:
-            text = mutate(draw.choice(corpus), draw)
             inputs += 1
-            why = check(text, Path(tmp), draw.randrange(1 << 32))
+            if inputs % 2 == 0 and resolved:
+                doc = mutate_json(draw.choice(resolved), draw)
+                text = json.dumps(doc)
+                why = check_linkemu(doc, Path(tmp))
+            else:
+                text = mutate(draw.choice(corpus), draw)
+                why = check(text, Path(tmp), draw.randrange(1 << 32))
             if why is not None:
                 found.append(why)
                 if crashes is not None:
