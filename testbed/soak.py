@@ -61,14 +61,30 @@ def _open_files(pid: int) -> int | None:
         return None
 
 
-def _processes(run_dir: Path) -> tuple[int, int]:
-    """(all processes, those whose command line names the run folder)."""
+def _ancestors() -> set[int]:
+    """This process and its ancestors (the soak's own command line names the run folder)."""
+    found, pid = set(), os.getpid()
+    while pid > 1 and pid not in found:
+        found.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return found
+
+
+def _processes(run_dir: Path, runner_pid: int) -> tuple[int, int]:
+    """(all processes, those whose command line names the run folder: the runner and its
+    trials while they run; none once it has exited, or something was left)."""
     total = naming = 0
     needle = str(run_dir).encode()
+    mine = _ancestors() | {runner_pid}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         total += 1
+        if int(entry.name) in mine:
+            continue
         try:
             with open(f"/proc/{entry.name}/cmdline", "rb") as f:
                 naming += needle in f.read()
@@ -93,7 +109,7 @@ def sample(runner_pid: int, run_dir: Path, trials_done: int) -> dict:
     iptables = sum(_count_lines(["iptables", "-w", "-t", t, "-S"])
                    for t in ("filter", "mangle", "nat", "raw"))  # fmt: skip
     cgroups = [p for p in CGROUP_ROOT.glob(f"**/{GROUP_PREFIX}/*") if p.is_dir()]
-    processes, processes_of_run = _processes(run_dir)
+    processes, processes_of_run = _processes(run_dir, runner_pid)
     disk = _disk_bytes(run_dir)
     return {
         "t_unix_s": round(time.time(), 3),
