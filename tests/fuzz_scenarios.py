@@ -110,7 +110,7 @@ def mutate_json(value: object, draw: random.Random) -> object:
         if isinstance(parent, dict) and draw.random() < 0.2:
             del parent[key]
         else:
-            parent[key] = draw.choice(EDGE_VALUES)
+            parent[key] = json.loads(json.dumps(draw.choice(EDGE_VALUES)))  # a fresh copy
     return doc
 
 
