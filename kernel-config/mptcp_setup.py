@@ -82,17 +82,19 @@ def setup_mptcp(
 
 
 def setup_tcp(run: Runner, cc: str, path: str) -> None:
+    """The two-path plan: the CC at both ends, and for `lte` the host route."""
     setup_cc(run, cc)
     if path == "lte":
-        run(
-            "client",
-            [
-                "ip", "route", "replace", f"{SERVER_LTE_ADDR}/32",
-                "via", ROUTER_CLIENT_LTE_ADDR, "dev", "lte", "src", CLIENT_LTE_ADDR,
-            ],
-        )  # fmt: skip
+        add_host_route(run, SERVER_LTE_ADDR, ROUTER_CLIENT_LTE_ADDR, "lte", CLIENT_LTE_ADDR)
     elif path != "wifi":
         raise ValueError(f"setup_tcp: path {path!r}: valid is wifi, lte")
+
+
+def add_host_route(run: Runner, server_addr: str, via: str, dev: str, src: str) -> None:
+    """A client host route to one server address out of one path (a path other than the
+    first, whose subnet the client's main default route serves)."""
+    run("client", ["ip", "route", "replace", f"{server_addr}/32", "via", via, "dev", dev,
+                   "src", src])  # fmt: skip
 
 
 def _output_or_none(run: Runner, role: str, argv: list[str]) -> str | None:

@@ -107,7 +107,9 @@ def build(run_dir: Path) -> Path:
     summary, tables, environments = reduce_trials(trial_dirs(run_dir))
     manifest = read_manifest(run_dir)
     summary = with_unstarted_trials(summary, manifest)
-    summary.to_csv(run_dir / SUMMARY_CSV, index=False)
+    # Write-then-rename: a full disk must not leave a cut summary.csv behind.
+    summary.to_csv(run_dir / f".{SUMMARY_CSV}.tmp", index=False)
+    os.replace(run_dir / f".{SUMMARY_CSV}.tmp", run_dir / SUMMARY_CSV)
     agg = aggregate(summary)
     agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
     ranking_support(agg).to_csv(run_dir / RANKING_CSV, index=False)

@@ -22,6 +22,7 @@ import puppeteer from "puppeteer-core";
 const SRC = "player-dashjs";
 const CLOCK_SYNC_ROUNDS = 9;
 const BROWSER_CLOSE_TIMEOUT_MS = 5000;
+const CHROMIUM_EXIT_WAIT_MS = 1000; // for the exit status when Chromium disconnects
 const VIEWPORT = { width: 1280, height: 720 };
 // Chromium flags: those of every headless Chromium of the testbed (chromium-flags.json, shared
 // with metrics/browser.py: software decoding, no network of its own, no first-run UI), plus
@@ -279,8 +280,9 @@ class Session {
         handleSIGTERM: false,
         handleSIGHUP: false,
       });
-      browser.on("disconnected", () => {
-        this.write({ event: "error", message: "Chromium disconnected (crashed or killed)" });
+      browser.on("disconnected", async () => {
+        const how = await chromiumExit(browser);
+        this.write({ event: "error", message: `Chromium disconnected (crashed or killed): ${how}` });
         this.done("error");
       });
       const page = await browser.newPage();
@@ -320,7 +322,11 @@ class Session {
       if (open[1]) this.onPageEvent({ page_ms: open[1].end_ms, event: "decode_stall", ...open[1], buffer_s: open[2] });
       if (this.shot) await this.shot;
     } catch (e) {
-      this.write({ event: "error", message: e.message });
+      // A Chromium that died while the page was being set up shows here as a protocol error
+      // ("Target closed"): name the browser's own exit too (docs/ORCHESTRATOR.md, "Faults").
+      const exited = browser ? await chromiumExit(browser) : null;
+      const gone = exited && exited !== "still running" ? `; Chromium exited with ${exited}` : "";
+      this.write({ event: "error", message: e.message + gone });
       reason = "error";
     } finally {
       clearTimeout(timer);
@@ -341,6 +347,21 @@ class Session {
     }
     return reason;
   }
+}
+
+// How Chromium's main process ended ("signal SIGKILL", "status 1", "still running"). The pipe
+// closes before Node reaps the process, so wait up to waitMs for its exit status.
+async function chromiumExit(browser, waitMs = CHROMIUM_EXIT_WAIT_MS) {
+  const proc = browser.process();
+  if (!proc) return "exit unknown";
+  if (proc.exitCode === null && proc.signalCode === null && waitMs > 0) {
+    await Promise.race([
+      new Promise((resolve) => proc.once("exit", resolve)),
+      new Promise((resolve) => setTimeout(resolve, waitMs)),
+    ]);
+  }
+  if (proc.signalCode) return `signal ${proc.signalCode}`;
+  return proc.exitCode !== null ? `status ${proc.exitCode}` : "still running";
 }
 
 async function closeBrowser(browser) {

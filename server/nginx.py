@@ -138,7 +138,8 @@ def start(ctx: Any, listen: list[str], content_dir: Path, *, mptcp: bool) -> Any
     """Start nginx in the trial's server namespace (supervised); returns once it listens."""
     prefix = Path(ctx.dir) / "nginx"
     conf = write_config(prefix, listen, content_dir, Path(ctx.dir) / ACCESS_LOG)
-    proc = ctx.spawn("server", "nginx", nginx_argv(prefix, conf, mptcp=mptcp))
+    # watch="exit": a trial whose server is gone fails at once, naming it (testbed/trial.py).
+    proc = ctx.spawn("server", "nginx", nginx_argv(prefix, conf, mptcp=mptcp), watch="exit")
 
     def alive() -> bool:
         poll = getattr(proc, "poll", None) or getattr(getattr(proc, "popen", None), "poll", None)

@@ -169,10 +169,14 @@ def start(ctx) -> list:  # noqa: ANN001  ctx: testbed.trial.TrialContext
     for flow in all_flows:
         sender_role = "server" if flow.direction == "down" else "client"
         receiver_role = "client" if sender_role == "server" else "server"
+        # watch="failure": a flow ends by itself when its time is up (status 0); a crash or
+        # a kill fails the trial, naming the flow (testbed/trial.py).
         procs.append(ctx.spawn(receiver_role, f"cross-{flow.flow}-receive",
-                               argv_for(ctx, flow, "receive", begin_ns), env=env))  # fmt: skip
+                               argv_for(ctx, flow, "receive", begin_ns), env=env,
+                               watch="failure"))  # fmt: skip
         procs.append(ctx.spawn(sender_role, f"cross-{flow.flow}-send",
-                               argv_for(ctx, flow, "send", begin_ns), env=env))  # fmt: skip
+                               argv_for(ctx, flow, "send", begin_ns), env=env,
+                               watch="failure"))  # fmt: skip
     if ctx.events:
         ctx.events.write("cross_traffic", flows=[f.flow for f in all_flows], begin_ns=begin_ns)
     return procs

@@ -49,6 +49,7 @@ from typing import Any
 from server.nginx import url_path
 from testbed.players import go_on_air
 from testbed.spec import TrialSpec
+from testbed.supervisor import exit_how
 
 EMULATOR_LOG = "emulator.jsonl"
 
@@ -246,7 +247,7 @@ def make_play(port: int, repo: Path, announce: Any = print, restart_on_reload: b
         sock = sock_dir / "s"
         relay = str(repo / "testbed" / "relay.py")
         ctx.spawn("client", "relay-client", [sys.executable, relay, "--listen-unix", str(sock),
-                  "--connect-tcp", f"{endpoint.host}:{endpoint.port}"])  # fmt: skip
+                  "--connect-tcp", f"{endpoint.host}:{endpoint.port}"], watch="exit")  # fmt: skip
         deadline = time.monotonic() + 10
         while not sock.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -279,6 +280,15 @@ def make_play(port: int, repo: Path, announce: Any = print, restart_on_reload: b
             announce(f"interactive: open {url}\ninteractive: Ctrl-C ends the session")
             while True:
                 time.sleep(0.5)
+                # Nothing here would notice a component dying: ask (the trial then fails).
+                if (code := host_relay.poll()) is not None:
+                    log = Path(ctx.dir) / "logs" / "relay-host.stderr"
+                    raise RuntimeError(
+                        f"process 'relay-host' exited early with {exit_how(code)} (see {log})"
+                    )
+                check_alive = getattr(ctx, "check_alive", None)
+                if check_alive is not None:
+                    check_alive()
         except _Stop:
             announce("interactive: stopping; the trial tears down")
         finally:

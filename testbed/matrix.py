@@ -28,6 +28,7 @@ from pathlib import Path
 
 from common.files import write_json_atomically
 from kernel_config.host_cc import HostAllowedCC
+from testbed import diskspace, runlock
 from testbed.env import git_commit
 from testbed.spec import TrialSpec, scenario_label
 from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
@@ -157,16 +158,36 @@ def _start_trial(
     return _Running(spec, trial_dir, popen, slot)
 
 
+def _stderr_tail(trial_dir: Path, max_bytes: int = 4000) -> str:
+    try:
+        data = (trial_dir / "logs" / "trial.stderr").read_bytes()
+    except OSError:
+        return ""
+    return data[-max_bytes:].decode(errors="replace")
+
+
 def _finish_trial(run: _Running, progress: Progress) -> dict:
-    """Account a trial whose process ended; write a failed result if it left none."""
+    """Account a trial whose process ended; write a failed result if it left none, or if
+    it failed for want of space (then marked `out_of_space`: redone on resume)."""
     result = _read_result(run.trial_dir)
     code = run.popen.returncode
-    if result is None:
+    run_dir = run.trial_dir.parent.parent
+    out_of_space = False
+    if result is None or result.get("status") != "ok":
+        evidence = str((result or {}).get("reason") or "") + _stderr_tail(run.trial_dir)
+        if diskspace.is_full(run_dir, evidence):
+            diskspace.release(run_dir)  # room for this result and the summary
+            out_of_space = True
+    if result is None or out_of_space:
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"status {code}"
         reason = (
             f"trial process ended with {how} without a result "
             f"(see {run.trial_dir / 'logs' / 'trial.stderr'})"
         )
+        if out_of_space:
+            reason = f"out of space: {diskspace.describe(run_dir)}; " + (
+                str(result.get("reason")) if result else reason
+            )
         result = {
             "schema": 1,
             "trial_id": run.spec.trial_id(),
@@ -177,6 +198,8 @@ def _finish_trial(run: _Running, progress: Progress) -> dict:
             "wall_duration_s": round(time.monotonic() - run.started, 3),
             "subflows_with_data": None,
         }
+        if out_of_space:
+            result["out_of_space"] = True
         write_json_atomically(run.trial_dir / "result.json", result)
         # It could not tear down (e.g. SIGKILL): its state file names what it left.
         for line in sweep_stale():
@@ -257,7 +280,7 @@ def unfinished_trials(
     for spec in specs:
         trial_dir = run_dir / "trials" / spec.trial_id()
         result = _read_result(trial_dir)
-        if result is None:
+        if result is None or result.get("out_of_space"):  # diskspace.py: redone on resume
             pending.append((spec, trial_dir))
         elif result.get("status") == "ok":
             progress.done += 1
@@ -275,15 +298,36 @@ def run_matrix(
     timeout_s: int | None = None,
     argv=None,
 ) -> int:
-    """Run every spec not yet finished; returns 0 (all ok), 1 (some failed), 130 (stopped)."""
+    """Run every spec not yet finished; returns 0 (all ok), 1 (some failed), 130 (stopped),
+    3 (stopped: the run folder's filesystem is full, testbed/diskspace.py)."""
     install_signal_handlers()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    lock_file = open(run_dir / ".lock", "w")  # noqa: SIM115 (held for the whole run)
     try:
-        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print(f"run_trials.sh: another run_trials.sh is using {run_dir}", file=sys.stderr)
+        lock_file = runlock.acquire(run_dir, argv)
+    except runlock.RunBusy as exc:
+        print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
+    try:
+        return _run_locked(specs, run_dir, repo, jobs=jobs, timeout_s=timeout_s, argv=argv)
+    finally:
+        diskspace.release(run_dir)
+        lock_file.close()
+
+
+def _run_locked(
+    specs: list[TrialSpec],
+    run_dir: Path,
+    repo: Path,
+    *,
+    jobs: int,
+    timeout_s: int | None,
+    argv,
+) -> int:
+    """run_matrix's body, with the run folder locked."""
+    if diskspace.free_bytes(run_dir) < diskspace.MIN_FREE_BYTES or not diskspace.reserve(run_dir):
+        print(f"run_trials.sh: {diskspace.describe(run_dir)}; free some space (at least "
+              f"{diskspace.MIN_FREE_BYTES >> 20} MB) and run the same command again",
+              file=sys.stderr)  # fmt: skip
+        return diskspace.OUT_OF_SPACE_STATUS
     for line in sweep_stale():
         print(f"removed stale {line}", file=sys.stderr)
     # A crashed kernel-mode trial may also have left a CC on the host's allowed list.
@@ -303,8 +347,12 @@ def run_matrix(
         print("nothing to run: every trial has a result; for a fresh run give --out <new name>")
     prepare_content([spec for spec, _ in pending], repo)
     running: list[_Running] = []
+    out_of_space = False
     try:
         while pending or running:
+            if pending and (out_of_space or diskspace.is_full(run_dir)):
+                out_of_space = True
+                pending.clear()  # they stay unfinished: the resume runs them
             while pending and len(running) < jobs:
                 spec, trial_dir = pending.pop(0)
                 limit = timeout_s or default_timeout_s(spec)
@@ -315,6 +363,7 @@ def run_matrix(
             for run in [r for r in running if r.popen.poll() is not None]:
                 running.remove(run)
                 result = _finish_trial(run, progress)
+                out_of_space = out_of_space or bool(result.get("out_of_space"))
                 if progress.is_tty:
                     sys.stderr.write("\r\033[K")
                 _report_trial(run, result)
@@ -329,10 +378,14 @@ def run_matrix(
             file=sys.stderr,
         )
         return 130
-    finally:
-        lock_file.close()
-
+    diskspace.release(run_dir)  # room for summary.csv and the report
     build_report(run_dir)
+    if out_of_space:
+        print(f"run_trials.sh: stopped: {diskspace.describe(run_dir)}. summary.csv and the "
+              "report hold the trials that finished; free some space and run the same "
+              "command again to resume (the trial that ran out of space is redone)",
+              file=sys.stderr)  # fmt: skip
+        return diskspace.OUT_OF_SPACE_STATUS
     return 0 if progress.failed == 0 else 1
 
 
@@ -423,4 +476,11 @@ def rebuild_report(run_dir: Path) -> int:
             file=sys.stderr,
         )
         return 2
+    running = runlock.holder(run_dir)
+    if running is not None:
+        finished = len(list(run_dir.glob("trials/*/result.json")))
+        print(f"run_trials.sh --report {run_dir}: the run is still going ({running}); this "
+              f"report is partial: {finished} trials have finished so far, the rest are "
+              "missing from it. Run --report again when the run has ended.",
+              file=sys.stderr)  # fmt: skip
     return build_report(run_dir)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from server.live_mpd import DEFAULT_LATENCY_S, latency_below_floor
-from testbed import transports
+from testbed import pathsets, transports
 from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
 from testbed.spec import TrialSpec
@@ -303,6 +303,8 @@ def preflight(specs: list[TrialSpec], caps: dict) -> None:
 def specs_for(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
     """validate, expand, preflight: the trials the options mean, or UsageError."""
     specs = expand(validate(args, repo, caps))
+    if path_set_problems := pathsets.problems(specs, repo):  # testbed/pathsets.py
+        raise UsageError("cannot run:\n  " + "\n  ".join(path_set_problems))
     preflight(specs, caps)
     return specs
 

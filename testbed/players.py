@@ -39,6 +39,7 @@ from server.live_mpd import LIVE_MANIFEST, write_live_mpd
 from testbed import registry
 from testbed.cpu_accounting import CPU_LOG
 from testbed.registry import PlayerLaunch
+from testbed.supervisor import exit_how
 
 PLAYER_LOG = "player.jsonl"
 # A session lasts the video plus start-up plus stalls; the player stops itself after
@@ -118,6 +119,26 @@ def read_cpu_log(path: Path) -> list[dict]:
     return lines
 
 
+def _exit_text(name: str, code: int | None) -> str:
+    """How the player process ended: process 'player-dashjs' exit status 1, or killed by
+    signal SIGKILL."""
+    if code is None:
+        return f"process '{name}' still running"
+    return f"process '{name}' " + (
+        f"killed by {exit_how(code)}" if code < 0 else f"exit {exit_how(code)}"
+    )
+
+
+def _last_stderr_line(stderr_path: Path, max_chars: int = 300) -> str:
+    """'; its stderr ends: <line>' (e.g. EMFILE, "Too many open files"), or ''."""
+    try:
+        lines = [x.strip() for x in Path(stderr_path).read_text(errors="replace").splitlines()]
+    except OSError:
+        return ""
+    lines = [x for x in lines if x]
+    return f"; its stderr ends: {lines[-1][:max_chars]}" if lines else ""
+
+
 def check_session(
     ctx: Any,
     lines: list[dict],
@@ -129,17 +150,19 @@ def check_session(
     """Fails on a crash or error; marks the trial invalid on decoder-side drops or waits
     (with CPU or QoS evidence, metrics/drops.py) or a control session with stalls."""
     errors = [ln.get("message", "") for ln in lines if ln.get("event") == "error"]
+    exited = _exit_text(Path(stderr_path).stem, code)
     cpu_lines = cpu_lines or []
     if not lines or lines[-1].get("event") != "end":
         raise PlayerFailed(
-            f"player crashed (exit status {code}): {log} has no end line; "
+            f"player crashed ({exited}): {log} has no end line; "
             f"last error: {errors[-1] if errors else 'none logged'}; see {stderr_path}"
+            + _last_stderr_line(stderr_path)
             + _starved(lines, cpu_lines)
         )
     summary = summarize(lines)  # metrics/player_summary.py, the one definition
     if summary["end_reason"] == "error" or code not in (0, None):
         raise PlayerFailed(
-            f"player failed (exit status {code}, reason {summary['end_reason']}): "
+            f"player failed ({exited}, reason {summary['end_reason']}): "
             f"{errors[-1] if errors else 'no error line'}; see {log} and {stderr_path}"
         )
     why = decoder_side_reason(attribute_drops(lines, cpu_lines), summary.get("total_frames") or 0)

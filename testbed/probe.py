@@ -1,6 +1,7 @@
 """Control transfer: measure what each emulated path actually delivers (CONTRACTS §5.6).
 
-For each path (wifi, lte) and direction (up = client→server, down = server→client):
+For each path of the scenario (the trial's address plan) and direction (up = client→server,
+down = server→client):
 
 1. RTT, idle: ECHO_COUNT UDP echoes from the client's path address to the server's path
    address, one every ECHO_INTERVAL_S; min/median/max of the answered ones.
@@ -37,10 +38,22 @@ HEADER_MAX_BYTES = 1024
 # machine (or the emulator) could not keep up; the trial is marked invalid.
 MIN_GOODPUT_SHARE = 0.8
 
-PATH_ADDRESSES = {  # path -> (client address, server address), CONTRACTS §3
+# The two-path plan's (client address, server address) per path, CONTRACTS §3; a trial
+# probes the paths of its own address plan (ctx.topo.plans).
+PATH_ADDRESSES = {
     "wifi": ("10.1.1.2", "10.1.2.2"),
     "lte": ("10.2.1.2", "10.2.2.2"),
 }
+
+
+def path_addresses(ctx) -> dict[str, tuple[str, str]]:  # ctx: testbed.trial.TrialContext
+    """path -> (client address, server address) of every path of the trial, in file order."""
+    plans = getattr(getattr(ctx, "topo", None), "plans", None)
+    if not plans:
+        return dict(PATH_ADDRESSES)
+    return {name: (p.client_addr, p.server_addr) for name, p in plans.items()}
+
+
 DIRECTIONS = ("up", "down")
 
 
@@ -207,7 +220,7 @@ def run_control(ctx, port: int = PROBE_PORT, duration_s: float | None = None) ->
         duration_s = float(os.environ.get("TESTBED_CONTROL_TRANSFER_S", TRANSFER_S))
     rows = []
     log_path = ctx.dir / "control.jsonl"
-    for path, (src, dst) in PATH_ADDRESSES.items():
+    for path, (src, dst) in path_addresses(ctx).items():
         for direction in DIRECTIONS:
             done = ctx.topo.run(
                 "client",
@@ -271,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     server = sub.add_parser("server", help="TCP sink/source and UDP echo (server namespace)")
     server.add_argument("--port", type=int, default=PROBE_PORT, help=f"default {PROBE_PORT}")
     client = sub.add_parser("client", help="measure one path and direction; prints JSON")
-    client.add_argument("--path", required=True, choices=sorted(PATH_ADDRESSES))
+    client.add_argument("--path", required=True, help="the path's name (for the log line)")
     client.add_argument("--dir", required=True, choices=DIRECTIONS)
     client.add_argument("--src", required=True, help="client address to bind")
     client.add_argument("--dst", required=True, help="server address")

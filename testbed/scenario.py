@@ -514,9 +514,11 @@ def default_queue(mean_rate_bps: float | None, base_rtt_ms: float) -> dict:
     """One bandwidth-delay product in 1500-byte packets (at least DEFAULT_QUEUE_MIN_PACKETS)."""
     if mean_rate_bps is None:
         return {"kind": "packets", "limit": UNLIMITED_RATE_QUEUE_PACKETS}
-    bdp_packets = math.ceil(mean_rate_bps * base_rtt_ms / 1000.0 / 8 / QUEUE_PACKET_BYTES)
+    bdp = mean_rate_bps * base_rtt_ms / 1000.0 / 8 / QUEUE_PACKET_BYTES
     # Kept an integer JSON can carry exactly, so that an absurd rate or delay is reported
-    # by linkemu --validate at its own field, not as an unparsable derived queue.
+    # by linkemu --validate at its own field, not as an unparsable derived queue; the same
+    # for a product that overflows (a delay of 1e308 ms) or is undefined (inf x 0).
+    bdp_packets = math.ceil(bdp) if math.isfinite(bdp) else MAX_EXACT_JSON_INTEGER
     bdp_packets = min(bdp_packets, MAX_EXACT_JSON_INTEGER)
     return {"kind": "packets", "limit": max(DEFAULT_QUEUE_MIN_PACKETS, bdp_packets)}
 

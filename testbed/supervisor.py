@@ -63,6 +63,19 @@ class EventLog:
             out.write(text)
 
 
+WATCH_MODES = (None, "exit", "failure")
+
+
+def exit_how(code: int) -> str:
+    """'signal SIGKILL' for a negative Popen return code, else 'status N'."""
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"status {code}"
+
+
 class Process:
     """One supervised process. Create with Topology.spawn (or TrialContext.spawn)."""
 
@@ -79,7 +92,10 @@ class Process:
         env: dict[str, str] | None = None,
         rt_priority: int | None = None,
         critical: bool = False,
+        watch: str | None = None,
     ) -> None:
+        if watch not in WATCH_MODES:
+            raise ValueError(f"watch={watch!r}: valid are {', '.join(map(repr, WATCH_MODES))}")
         self.name = name
         self.role = role
         self.namespace = namespace
@@ -92,6 +108,11 @@ class Process:
         # A critical process (the emulator) must live as long as the trial: if it
         # exits before teardown the trial fails with that reason.
         self.critical = critical
+        # A watched process must live as long as the trial too, without the emulator's
+        # place in the teardown order: "exit" = any exit before the testbed stops it fails
+        # the trial (a server, a proxy, a relay); "failure" = only an exit with a non-zero
+        # status or a signal (a cross-traffic flow, which ends by itself when its time is up).
+        self.watch = "exit" if critical else watch
         self.popen: subprocess.Popen | None = None
         self.pid: int | None = None
         self.start_ticks: int | None = None
@@ -184,11 +205,21 @@ class Process:
         code = self.poll()
         if code is None or self.stopping:
             return None
-        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"status {code}"
         return (
-            f"process '{self.name}' exited early with {how} at t={self.exit_t_ns / 1e9:.1f}s "
+            f"process '{self.name}' exited early with {exit_how(code)} "
+            f"at t={self.exit_t_ns / 1e9:.1f}s "
             f"(see {self.stderr_path})"
         )
+
+    def exit_reason(self) -> str | None:
+        """Why the trial must fail because of this process (died_early, as far as its
+        `watch` mode counts the exit), else None."""
+        if self.watch is None:
+            return None
+        why = self.died_early()
+        if why is None or (self.watch == "failure" and self.returncode == 0):
+            return None
+        return why
 
     def _signal(self, sig: int) -> None:
         assert self.popen is not None

@@ -32,9 +32,11 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -53,6 +55,7 @@ from testbed.supervisor import (
 
 STATE_DIR = Path(os.environ.get("TESTBED_STATE_DIR", "/run/mptcp-testbed"))
 NAMESPACE_PREFIX = "tb-"
+TMP_PREFIX = "tbx-trial-"  # a trial's TMPDIR: <tempdir>/tbx-trial-<hex6>
 MTU_BYTES = 1500
 STRAGGLER_GRACE_S = 1.0  # SIGTERM to leftovers in a namespace, then SIGKILL
 STATE_FILE_NAME = re.compile(r"[0-9a-f]{6}\.json")
@@ -287,6 +290,10 @@ def sweep_stale(state_dir: Path = STATE_DIR) -> list[str]:
                     removed.append(f"process {pid} ({proc.get('name')})")
                 except ProcessLookupError:
                     pass
+        tmp_dir = Path(str(state.get("tmp_dir") or ""))
+        if tmp_dir.name.startswith(TMP_PREFIX) and tmp_dir.is_dir():  # only ours, by name
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+            removed.append(f"temporary folder {tmp_dir}")
         for ns in namespaces:
             if not ns.startswith(NAMESPACE_PREFIX):
                 continue  # never touch anything that is not ours by name
@@ -340,6 +347,10 @@ class Topology:
         self.state_dir = state_dir
         self.state_file = state_dir / f"{hex6}.json"
         self.ns = Namespaces(**namespace_names(hex6))
+        # The trial's processes' TMPDIR: a killed player leaves its profile and Chromium its
+        # own folders there, and teardown (or the sweep of a dead owner) removes it. Short,
+        # under /tmp: Chromium binds a Unix socket (at most 107 bytes of path) in TMPDIR.
+        self.tmp_dir = Path(tempfile.gettempdir()) / f"{TMP_PREFIX}{hex6}"
         self.processes: list[Process] = []
         self.torn_down = False
         self._lock = threading.Lock()
@@ -385,6 +396,7 @@ class Topology:
         topo = cls(trial_dir, hex6, t0_ns, events, state_dir, tuple(path_names), cross_flows)
         topo._save_state()
         try:
+            topo.tmp_dir.mkdir(mode=0o700)
             topo._build()
         except BaseException:
             topo.teardown()
@@ -398,6 +410,7 @@ class Topology:
             "owner_start_ticks": proc_start_ticks(self._owner_pid),
             "trial_dir": str(self.trial_dir),
             "namespaces": {role: self.ns.of(role) for role in ROLES},
+            "tmp_dir": str(self.tmp_dir),
             "processes": [
                 {"name": p.name, "pid": p.pid, "start_ticks": p.start_ticks}
                 for p in self.processes
@@ -549,8 +562,10 @@ class Topology:
         env: dict[str, str] | None = None,
         rt_priority: int | None = None,
         critical: bool = False,
+        watch: str | None = None,
     ) -> Process:
-        """Start a supervised process in a namespace; it is stopped at teardown."""
+        """Start a supervised process in a namespace; it is stopped at teardown. `watch`:
+        the trial fails when it exits early (supervisor.Process)."""
         if self.torn_down:
             raise TopologyError(f"cannot spawn '{name}': topology {self.hex6} is torn down")
         if any(p.name == name for p in self.processes):
@@ -563,9 +578,10 @@ class Topology:
             log_dir=self.trial_dir / "logs",
             events=self.events,
             t0_ns=self.t0_ns,
-            env=env,
+            env={"TMPDIR": str(self.tmp_dir), **(env or {})},
             rt_priority=rt_priority,
             critical=critical,
+            watch=watch,
         )
         with self._lock:
             self.processes.append(proc)
@@ -605,6 +621,7 @@ class Topology:
                     delete_namespace(ns)
                 except Exception as exc:
                     problems.append(f"deleting {ns}: {exc}")
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)
             remaining = [ns for ns in self.ns.__dict__.values() if ns in list_namespaces()]
             if remaining:
                 problems.append(f"namespaces still present after teardown: {remaining}")

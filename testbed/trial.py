@@ -5,7 +5,8 @@ last, by write-then-rename, so its presence means the trial finished (ok or fail
 interrupted trial (SIGINT/SIGTERM) tears down and writes *no* result.json, so that a
 re-run of the same command redoes it.
 
-While the trial runs, a watchdog thread fails it when a critical process (the emulator)
+While the trial runs, a watchdog thread fails it when a watched process (the emulator, the
+transport's processes, nginx, cross-traffic flows, relays: supervisor.Process `watch`)
 exits early or the per-trial timeout passes: it records the reason, then kills every
 process in the client and server namespaces so that whatever the trial is blocked on
 (player, control transfer) returns at once.
@@ -83,6 +84,13 @@ class TrialContext:
         """= topo.spawn: supervised, logged to logs/<name>.*, stopped at teardown."""
         return self.topo.spawn(role, name, argv, **kw)  # type: ignore[arg-type]
 
+    def check_alive(self) -> None:
+        """TrialFailed if a watched process exited early: for a session that waits on
+        nothing that would notice (the interactive relay's loop)."""
+        for proc in self.topo.processes:
+            if why := proc.exit_reason():
+                raise TrialFailed(why)
+
     def mark_invalid(self, reason: str) -> None:
         """The trial ran, but its results must not be counted (result.json valid=false)."""
         if reason not in self.invalid_reasons:
@@ -92,7 +100,7 @@ class TrialContext:
 
 
 class Watchdog:
-    """Fails the trial when a critical process dies early or the deadline passes."""
+    """Fails the trial when a watched process dies early or the deadline passes."""
 
     def __init__(
         self, topo: Topology, events: EventLog, deadline_monotonic: float, timeout_s: float
@@ -117,8 +125,7 @@ class Watchdog:
         while not self._stop.wait(WATCHDOG_PERIOD_S):
             reason = None
             for proc in self.topo.processes:
-                if proc.critical:
-                    reason = reason or proc.died_early()
+                reason = reason or proc.exit_reason()
             if reason is None and time.monotonic() > self.deadline:
                 reason = (
                     f"timeout: the trial ran past its per-trial timeout of {self.timeout_s:g} s "
@@ -132,7 +139,8 @@ class Watchdog:
         self.reason = reason
         self.events.write("watchdog", reason=reason)
         for proc in self.topo.processes:
-            if not proc.critical:
+            # What the watchdog kills now is stopped by the testbed: not another failure.
+            if not proc.critical and proc.poll() is None:
                 proc.stopping = True
         for role in ("client", "server"):
             kill_namespace_processes(self.topo.ns.of(role), grace_s=0.5)
@@ -141,7 +149,7 @@ class Watchdog:
         if self.reason is not None:
             raise TrialFailed(self.reason)
         for proc in self.topo.processes:
-            if proc.critical and (why := proc.died_early()):
+            if why := proc.exit_reason():
                 raise TrialFailed(why)
 
 
@@ -289,7 +297,15 @@ def _prepare(run: TrialRun) -> None:
         raise TrialFailed(f"scenario: {exc}") from exc
     write_json_atomically(run.dir / "scenario.json", run.scenario)
     run.transport = transports.get(spec.transport)
+    from testbed.fdlimit import ensure_open_files
+    from testbed.pathsets import transport_problem
+
+    if why := ensure_open_files():
+        raise TrialFailed(why)
+
     reasons = spec.problems() + run.transport.preflight(spec, kernel_caps())
+    if why := transport_problem(spec.transport, list(run.scenario["paths"]), spec.scenario):
+        reasons.append(why)
     if reasons:
         raise TrialFailed(f"transport {spec.transport} cannot run: " + "; ".join(reasons))
     if not (run.repo / EMULATOR_BINARY).is_file():

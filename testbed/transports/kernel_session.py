@@ -32,7 +32,9 @@ from testbed.topology import PATHS
 SERVER_PORT = 8080
 SAMPLE_INTERVAL_MS = 150
 MPTCPIZE = ["mptcpize", "run"]
-# CONTRACTS §3: where nginx listens and the player connects, per transport.
+# CONTRACTS §3: where nginx listens and the player connects, per transport, in the two-path
+# plan; a trial uses its own plan (the first path's server address for kernel, the named
+# path's for tcp-<path>).
 ENDPOINT_HOST = {"kernel": "10.1.2.2", "tcp-wifi": "10.1.2.2", "tcp-lte": "10.2.2.2"}
 
 
@@ -115,8 +117,20 @@ def start(ctx: Any) -> tuple[str, int]:
         mptcp_setup.setup_mptcp(
             run, mptcp_setup.KernelSettings(cc=spec.cc, sched=spec.sched), endpoints
         )
+        host = plans[0].server_addr
     else:
-        mptcp_setup.setup_tcp(run, spec.cc, transport.removeprefix("tcp-"))
+        path = transport.removeprefix("tcp-")
+        by_name = {p.name: p for p in plans}
+        if path not in by_name:
+            raise ValueError(f"transport {transport}: the scenario has no path '{path}' "
+                             f"(its paths: {', '.join(by_name)})")  # fmt: skip
+        plan = by_name[path]
+        host = plan.server_addr
+        mptcp_setup.setup_cc(run, spec.cc)
+        if plan is not plans[0]:  # the first path is the client's main default route
+            mptcp_setup.add_host_route(
+                run, plan.server_addr, plan.router_client_side_addr, plan.name, plan.client_addr
+            )
     state.mib_before = read_mib(ctx)
     state.sampler = ctx.spawn(
         "server",
@@ -129,8 +143,8 @@ def start(ctx: Any) -> tuple[str, int]:
             "--interval-ms", str(SAMPLE_INTERVAL_MS),
             "--paths", ",".join(f"{p.client_addr}={p.name}" for p in plans),
         ],
+        watch="failure",
     )  # fmt: skip
-    host = ENDPOINT_HOST[transport]
     if ctx.content_dir is not None:
         nginx.start(ctx, [f"{host}:{SERVER_PORT}"], ctx.content_dir, mptcp=transport == "kernel")
     if transport == "kernel":

@@ -26,6 +26,7 @@ def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
         "server",
         "probe-server",
         [sys.executable, "-m", "testbed.probe", "server", "--port", str(PROBE_PORT)],
+        watch="exit",
     )
     # The server prints one line once both sockets are bound.
     deadline = time.monotonic() + READY_TIMEOUT_S

@@ -154,7 +154,7 @@ def start(ctx) -> Endpoint:  # ctx: testbed.trial.TrialContext
         nginx.start(ctx, [f"127.0.0.1:{LOOPBACK_PORT}"], ctx.content_dir, mptcp=False)
     for role in ("server", "client"):
         name = f"mpproxy-{role}"
-        proc = ctx.spawn(role, name, mpproxy_argv(ctx, role))
+        proc = ctx.spawn(role, name, mpproxy_argv(ctx, role), watch="exit")
         _wait_started(proc, Path(ctx.dir) / f"transport-{role}.jsonl", name)
     return Endpoint("127.0.0.1", LOOPBACK_PORT)
 

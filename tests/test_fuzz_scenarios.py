@@ -1,0 +1,47 @@
+"""The scenario path's random-input harness (tests/fuzz_scenarios.py) for a few seconds, and
+the inputs it found crashing (fixed in testbed/scenario.py default_queue): each is refused
+with a ScenarioError naming the field, not a traceback."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).parent))
+
+import fuzz_scenarios  # noqa: E402
+
+from testbed.scenario import ScenarioError, resolve_file  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not (REPO / "emulator" / "target" / "release" / "linkemu").is_file(),
+    reason="needs linkemu built (scripts/setup.sh)",
+)
+
+FOUND = {
+    # delay x rate overflowed to infinity in the default queue (OverflowError)
+    "delay-1e308": ("[paths.wifi]\nrate = { bps = 100_000_000 }\ndelay_ms = 1e308\n",
+                    "paths.wifi.delay_ms = 1e308"),
+    # a rate of 0 times a round trip that overflowed (1e308 ms each way) is NaN (ValueError)
+    "rate-0-delay-1e308": ("[paths.wifi]\nrate = { bps = 0 }\ndelay_ms = 1e308\n",
+                           "paths.wifi."),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(FOUND))
+def test_found_crashes_are_refused_with_the_field(tmp_path: Path, name: str) -> None:
+    body, field = FOUND[name]
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "x"\ndescription = "x"\nduration_s = 30.0\n{body}')
+    with pytest.raises(ScenarioError) as refused:
+        resolve_file(path, REPO, 1)
+    assert field in str(refused.value), str(refused.value)
+
+
+def test_the_harness_finds_no_crash_in_a_few_seconds() -> None:
+    inputs, found = fuzz_scenarios.run(seconds=8, crashes=None, seed=3)
+    assert inputs > 10
+    assert not found, found[:3]
