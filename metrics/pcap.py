@@ -172,12 +172,15 @@ def emulator_totals(trial: Path) -> dict[tuple[str, str], dict]:
     return totals
 
 
-def counts(trial: Path) -> list[dict]:
-    """Per path and direction: packets in, out and dropped, from the captures and from the
-    emulator's counters."""
+Captured = dict[tuple[str, str], PathDirection]
+
+
+def counts(trial: Path, data: Captured | None = None) -> list[dict]:
+    """Per path and direction: packets in, out and dropped, from the captures (`data`, read
+    with read_trial when not given) and from the emulator's counters."""
     emu = emulator_totals(trial)
     rows = []
-    for (path, direction), pd in sorted(read_trial(trial).items()):
+    for (path, direction), pd in sorted((data or read_trial(trial)).items()):
         e = emu.get((path, direction), {})
         rows.append({
             "path": path, "dir": direction,
@@ -234,10 +237,10 @@ def _sum_over_connections(
     return out
 
 
-def plot(trial: Path, out_png: Path) -> Path:
+def plot(trial: Path, out_png: Path, data: Captured | None = None) -> Path:
     """Sequence/time per path with drops and retransmissions, and capture vs transport bytes."""
     trial = Path(trial)
-    data = read_trial(trial)
+    data = data or read_trial(trial)
     direction = "down"  # the media's direction: server to client
     paths = sorted({p for p, _ in data})
     fig = Figure(figsize=(10, 3.2 * (len(paths) + 1)))
@@ -304,9 +307,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.trial}: no {CAPTURE_DIR}/capture.json (record the trial with "
               "run_trials.sh --pcap)", file=sys.stderr)  # fmt: skip
         return 2
-    for row in counts(args.trial):
+    data = read_trial(args.trial)
+    for row in counts(args.trial, data):
         print(json.dumps(row))
-    out = plot(args.trial, args.out or args.trial / CAPTURE_DIR / "sequence.png")
+    out = plot(args.trial, args.out or args.trial / CAPTURE_DIR / "sequence.png", data)
     print(f"wrote {out}")
     return 0
 
