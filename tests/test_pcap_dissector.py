@@ -75,15 +75,45 @@ def _fields(pcap: Path, *fields: str) -> list[list[str]]:
 def test_every_frame_type_decodes_field_by_field(tmp_path: Path) -> None:
     pcap = tmp_path / "frames.pcap"
     _pcap(pcap, [_datagram(1, 42, _frames()), _datagram(9, 43, _frames())])
-    rows = _fields(pcap, "mptransport.conn_id", "mptransport.subflow", "mptransport.pn",
-                   "mptransport.frame", "mptransport.hello.name", "mptransport.hello.backup",
-                   "mptransport.ack.largest", "mptransport.ack.delay_us", "mptransport.ack.first",
-                   "mptransport.ack.last", "mptransport.data_ack", "mptransport.data_ack.window",
-                   "mptransport.data.dsn", "mptransport.data.len", "mptransport.data.fin",
-                   "mptransport.close.code", "_ws.expert.message")  # fmt: skip
+    rows = _fields(
+        pcap,
+        "mptransport.conn_id",
+        "mptransport.subflow",
+        "mptransport.pn",
+        "mptransport.frame",
+        "mptransport.hello.name",
+        "mptransport.hello.backup",
+        "mptransport.ack.largest",
+        "mptransport.ack.delay_us",
+        "mptransport.ack.first",
+        "mptransport.ack.last",
+        "mptransport.data_ack",
+        "mptransport.data_ack.window",
+        "mptransport.data.dsn",
+        "mptransport.data.len",
+        "mptransport.data.fin",
+        "mptransport.close.code",
+        "_ws.expert.message",
+    )
     good, other_version = rows
-    assert good[:16] == ["0x0000000000abcdef", "1", "42", "0x01;0x03;0x04;0x05;0x06;0x07", "lte",
-                         "1", "10", "250", "8;2", "10;5", "1000", "65536", "500", "5", "1", "1"]  # fmt: skip
+    assert good[:16] == [
+        "0x0000000000abcdef",
+        "1",
+        "42",
+        "0x01;0x03;0x04;0x05;0x06;0x07",
+        "lte",
+        "1",
+        "10",
+        "250",
+        "8;2",
+        "10;5",
+        "1000",
+        "65536",
+        "500",
+        "5",
+        "1",
+        "1",
+    ]
     assert good[16] == ""  # no expert info
     assert other_version[3] == ""  # frames of version 9 are left alone ...
     assert "this dissector decodes version 1" in other_version[16]  # ... with the warning
@@ -98,8 +128,14 @@ def test_a_datagram_cut_by_the_snap_length_is_not_malformed(tmp_path: Path) -> N
     cut = tmp_path / "cut.pcap"
     subprocess.run(["editcap", "-s", str(capture.DEFAULT_SNAPLEN_BYTES), str(full), str(cut)],
                    check=True, capture_output=True)  # fmt: skip
-    (row,) = _fields(cut, "mptransport.data.dsn", "mptransport.data.len",
-                     "mptransport.not_captured", "_ws.malformed", "_ws.expert.severity")  # fmt: skip
+    (row,) = _fields(
+        cut,
+        "mptransport.data.dsn",
+        "mptransport.data.len",
+        "mptransport.not_captured",
+        "_ws.malformed",
+        "_ws.expert.severity",
+    )
     assert row[:2] == ["900", "1200"]
     assert int(row[2]) > 1000  # the rest of the DATA payload and the DATA_ACK
     assert row[3:] == ["", ""]

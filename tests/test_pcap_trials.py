@@ -119,41 +119,41 @@ PARSE = {"int": int, "str": str, "bool": lambda v: v in ("1", "True")}
 
 def _frames_by_packet(pcap: Path, sender: str) -> dict[tuple[int, int, int], list[dict]]:
     """(conn_id, subflow, pn) -> frames as the dissector decodes them (packet_log's shape),
-    of the packets `sender` sent (each direction numbers its packets on its own)."""
+    of every packet `sender` sent (each direction numbers its packets on its own); asserts
+    that each one decodes, with no malformed-packet or warning expert info."""
     per_frame = [f for _, fs in FRAME_FIELDS.values() for _, f, _ in fs]
     fields = ["conn_id", "subflow", "pn", "frame", "ack.ranges", "ack.first", "ack.last"]
-    fields += per_frame
+    fields = [f"mptransport.{f}" for f in [*fields, *per_frame]]
+    fields += ["_ws.malformed", "_ws.expert.severity", "frame.number"]
+    # ICMP errors (port unreachable once a proxy has exited) quote a cut copy of a packet.
     out = _tshark(
-        "-r", str(pcap), "-Y", f"mptransport && !icmp && ip.src == {sender}", "-T", "fields",
+        "-r", str(pcap), "-Y", f"!icmp && ip.src == {sender}", "-T", "fields",
         "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=;",
-        *(a for f in fields for a in ("-e", f"mptransport.{f}")),
+        *(a for f in fields for a in ("-e", f)),
     )  # fmt: skip
     packets = {}
     for line in out.splitlines():
         values = [x.split(";") if x else [] for x in line.split("\t")]
         column = {name: iter(vals) for name, vals in zip(fields, values, strict=True)}
+        where = f"{pcap.name} packet {values[-1]}"
+        assert values[0], f"{where}: not decoded as mptransport"
+        assert not values[-3] and not values[-2], f"{where}: expert info {values[-3:-1]}"
         frames = []
         for t in values[3]:
             kind, spec = FRAME_FIELDS[int(t, 0)]
             frame: dict = {"type": kind}
             for key, f, parse in spec:
-                frame[key] = PARSE[parse](next(column[f]))
+                frame[key] = PARSE[parse](next(column[f"mptransport.{f}"]))
             if kind == "ACK":
-                n = int(next(column["ack.ranges"]))
+                n = int(next(column["mptransport.ack.ranges"]))
                 frame["ranges"] = [
-                    [int(next(column["ack.first"])), int(next(column["ack.last"]))]
+                    [int(next(column["mptransport.ack.first"])),
+                     int(next(column["mptransport.ack.last"]))]
                     for _ in range(n)
-                ]
+                ]  # fmt: skip
             frames.append(frame)
         packets[(int(values[0][0], 16), int(values[1][0]), int(values[2][0]))] = frames
     return packets
-
-
-def _no_malformed(pcap: Path) -> None:
-    # ICMP errors (port unreachable once a proxy has exited) quote a cut copy of a packet.
-    odd = "!icmp && (_ws.malformed || _ws.expert.severity >= warning || (udp && !mptransport))"
-    bad = _tshark("-r", str(pcap), "-Y", odd, "-T", "fields", "-e", "frame.number")
-    assert bad.strip() == "", f"{pcap.name}: packets {bad.split()[:10]}"
 
 
 def test_user_transport_capture_counts_and_dissector(
@@ -169,24 +169,32 @@ def test_user_transport_capture_counts_and_dissector(
         captured: dict[tuple[int, int, int], list[dict]] = {}
         for path in plan:
             pcap = trial / "pcap" / f"{path}-{role}-side.pcap"
-            _no_malformed(pcap)
             sent_here = _frames_by_packet(pcap, plan[path][role])
             assert sent_here and set(sent_here) <= set(logged), (role, path)
             captured.update(sent_here)
         assert len(captured) >= (1 - TOLERANCE) * len(logged), (role, len(captured), len(logged))
         mismatched = [k for k, frames in captured.items() if frames != logged[k]]
         assert not mismatched, (role, mismatched[:3], [logged[k] for k in mismatched[:3]])
-        assert any(f["type"] == "DATA" for fs in captured.values() for f in fs)
-        assert (
-            any(f["type"] == "ACK" and len(f["ranges"]) > 1 for fs in captured.values() for f in fs)
-            or role == "server"
-        )
+        kinds = {f["type"] for fs in captured.values() for f in fs}
+        assert {"HELLO", "ACK", "DATA_ACK", "DATA"} <= kinds, (role, kinds)
+    # Wi-Fi's 10 % loss leaves gaps: the receiver acknowledges several ranges at once.
+    assert any(f["type"] == "ACK" and len(f["ranges"]) > 1 for fs in captured.values() for f in fs)
     # Cut to the default snap length (headers only), still nothing malformed.
     cut = tmp_path / "cut.pcap"
     wifi = trial / "pcap" / f"{next(iter(plan))}-server-side.pcap"
     subprocess.run(["editcap", "-s", str(capture.DEFAULT_SNAPLEN_BYTES), str(wifi), str(cut)],
                    check=True)  # fmt: skip
-    _no_malformed(cut)
+    bad = _tshark(
+        "-r",
+        str(cut),
+        "-Y",
+        "!icmp && (_ws.malformed || _ws.expert.severity >= warning || (udp && !mptransport))",
+        "-T",
+        "fields",
+        "-e",
+        "frame.number",
+    )
+    assert bad.strip() == "", bad.split()[:10]
     dsns = _tshark("-r", str(cut), "-Y", "mptransport.data.dsn", "-T", "fields", "-e",
                    "mptransport.data.dsn")  # fmt: skip
     assert len(dsns.split()) > 100
