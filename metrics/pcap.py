@@ -177,7 +177,8 @@ Captured = dict[tuple[str, str], PathDirection]
 
 def counts(trial: Path, data: Captured | None = None) -> list[dict]:
     """Per path and direction: packets in, out and dropped, from the captures (`data`, read
-    with read_trial when not given) and from the emulator's counters."""
+    with read_trial when not given) and from the emulator's counters; then one row per shared
+    bottleneck (its drops are counted per bottleneck, not per path)."""
     emu = emulator_totals(trial)
     rows = []
     for (path, direction), pd in sorted((data or read_trial(trial)).items()):
@@ -189,6 +190,32 @@ def counts(trial: Path, data: Captured | None = None) -> list[dict]:
             "emulator_in": e.get("pkts_in_total"), "emulator_out": e.get("pkts_out_total"),
             "emulator_dropped": (e["pkts_in_total"] - e["pkts_out_total"]) if e else None,
             "kernel_dropped": e.get("kernel_dropped_total", 0),
+        })  # fmt: skip
+    return rows + _bottleneck_rows(trial, rows)
+
+
+def _bottleneck_rows(trial: Path, path_rows: list[dict]) -> list[dict]:
+    """A shared bottleneck's drops are the emulator's per bottleneck, not per path: one row
+    per bottleneck and direction, beside the sum of its paths' capture drops minus what the
+    paths' own links dropped."""
+    lines = list(json_lines(Path(trial) / "emulator.jsonl"))
+    start = next((ln for ln in lines if ln.get("event") == "start"), {})
+    members: dict[tuple[str, str], list[str]] = {}
+    for link, name in (start.get("bottleneck_of") or {}).items():
+        path, direction = link.split("/")
+        members.setdefault((name, direction), []).append(path)
+    rows = []
+    for ln in lines:
+        key = (ln.get("bottleneck"), ln.get("dir"))
+        if ln.get("event") != "link_totals" or key not in members:
+            continue
+        of = [r for r in path_rows if r["dir"] == key[1] and r["path"] in members[key]]
+        rows.append({
+            "bottleneck": key[0], "dir": key[1], "paths": sorted(members[key]),
+            "capture_dropped": sum(r["capture_dropped"] - (r["emulator_dropped"] or 0)
+                                   for r in of),
+            "emulator_in": ln["pkts_in_total"], "emulator_out": ln["pkts_out_total"],
+            "emulator_dropped": ln["pkts_in_total"] - ln["pkts_out_total"],
         })  # fmt: skip
     return rows
 

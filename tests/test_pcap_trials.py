@@ -93,7 +93,7 @@ def _check_files_and_counts(trial: Path) -> pcap_metrics.Captured:
     data = pcap_metrics.read_trial(trial)  # every file through tshark (it raises if it cannot)
     rows = pcap_metrics.counts(trial, data)
     dropped_somewhere = 0
-    for row in rows:
+    for row in (r for r in rows if "path" in r):  # B1 has no shared bottleneck
         assert row["emulator_in"] is not None, row
         allowed = max(1, TOLERANCE * row["capture_in"])
         emulator_dropped = row["emulator_dropped"] + row["kernel_dropped"]
