@@ -43,6 +43,7 @@ FILE_STREAMS = {
 SIDED_FILES = {
     re.compile(r"^transport-[a-z]+\.jsonl$"): "transport",
     re.compile(r"^sched-trace-[a-z]+\.jsonl$"): "sched-trace",
+    re.compile(r"^packets-[a-z]+\.jsonl$"): "packets",
 }
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from server.live_mpd import DEFAULT_LATENCY_S
-from testbed import transports
+from testbed import capture, transports
 from testbed.env import kernel_caps
 from testbed.plan import (
     ALL_PLAYERS,
@@ -323,6 +323,27 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
     )
     parser.add_argument(
+        "--pcap",
+        action="store_true",
+        help="every trial also captures packets on both router interfaces of each path "
+        "(pcap/<path>-client-side.pcap, -server-side.pcap, pcap/capture.json; docs/CAPTURES.md)",
+    )
+    parser.add_argument(
+        "--pcap-snaplen",
+        type=int,
+        default=capture.DEFAULT_SNAPLEN_BYTES,
+        metavar="BYTES",
+        help="with --pcap: bytes kept of each packet (default: %(default)s, headers only)",
+    )
+    parser.add_argument(
+        "--pcap-max-mb",
+        type=float,
+        default=capture.DEFAULT_MAX_MB,
+        metavar="MB",
+        help="with --pcap: size cap of each capture file; a capture that reaches it stops and "
+        "capture.json says so (default: %(default)s)",
+    )
+    parser.add_argument(
         "--engine",
         choices=("emulate", "sim"),
         default="emulate",
@@ -478,6 +499,12 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     try:
         specs = default_specs(args, repo, caps)
         run_dir = matrix.run_dir_for(args.out, specs, repo)
+        simulated = args.engine == "sim" or args.cross_validate
+        if args.pcap and (
+            problems := capture.enable(args.pcap_snaplen, args.pcap_max_mb, simulated)
+        ):
+            print(f"run_trials.sh: {'; '.join(problems)}", file=sys.stderr)
+            return 2
         if args.interactive:
             return _run_interactive(args, specs, run_dir, repo)
         if args.sched_trace:

@@ -328,7 +328,7 @@ def _prepare(run: TrialRun) -> None:
 def _run_in_topology(run: TrialRun) -> None:
     """Namespaces, NFQUEUE hooks and the emulator; then the session under the watchdog;
     then every process stopped, the emulator last (its exit status is checked)."""
-    from testbed import crosstraffic
+    from testbed import capture, crosstraffic
 
     scenario = run.scenario or {}
     with Topology.create(
@@ -349,6 +349,7 @@ def _run_in_topology(run: TrialRun) -> None:
         run.sampler = CpuSampler(run.dir, run.t0_ns, run.cpu_sets, lambda: list(topo.processes))
         run.sampler.start()
         topo.install_nfqueue_hooks()
+        captures = capture.start(ctx)  # --pcap: before the first packet, stopped last
         ctx.emulator = start_emulator(ctx, run.spec.seed)
         crosstraffic.start(ctx)
         # The timeout counts from here: content preparation before it is cached work
@@ -362,10 +363,12 @@ def _run_in_topology(run: TrialRun) -> None:
             raise
         finally:
             watchdog.stop()
-        terminate_all([p for p in topo.processes if not p.critical])
+        terminate_all([p for p in topo.processes if not p.critical and not capture.is_capture(p)])
         code = ctx.emulator.terminate()  # the latest one, if a restart replaced it
         if code not in (0, None):
             ctx.mark_invalid(f"emulator exited with status {code} when stopped")
+        if captures is not None:
+            captures.finish()
         run.sampler.stop()
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metrics.read import json_lines
+from testbed.capture import PCAP_ENV
 from testbed.spec import TrialSpec
 from testbed.transports import MPPROXY_BINARY, SCHED_TRACE_ENV, Endpoint
 
@@ -137,6 +138,8 @@ def mpproxy_argv(ctx, role: str) -> list[str]:  # ctx: testbed.trial.TrialContex
               "--t0-ns", str(ctx.t0_ns), "--seed", str(spec.seed)]  # fmt: skip
     if os.environ.get(SCHED_TRACE_ENV) == "1":
         common += ["--sched-trace", str(Path(ctx.dir) / f"sched-trace-{role}.jsonl")]
+    if os.environ.get(PCAP_ENV):  # --pcap: what was sent, to check the captures against
+        common += ["--packet-log", str(Path(ctx.dir) / f"packets-{role}.jsonl")]
     server_listen, client_paths = _plan_paths(ctx)
     if role == "server":
         return [binary, "server", "--listen", ",".join(server_listen),

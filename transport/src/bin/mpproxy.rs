@@ -86,6 +86,10 @@ struct Common {
     /// (docs/CONTRACTS.md §5.7); none if omitted.
     #[arg(long = "sched-trace")]
     sched_trace: Option<PathBuf>,
+    /// Per-datagram log of what was sent, JSON Lines (transport/src/runtime/packet_log.rs);
+    /// none if omitted. For checking packet captures; costs a JSON line per packet.
+    #[arg(long = "packet-log")]
+    packet_log: Option<PathBuf>,
     /// Trial clock origin, CLOCK_MONOTONIC ns (default: $TESTBED_T0_NS, else start time).
     #[arg(long = "t0-ns")]
     t0_ns: Option<u64>,
@@ -332,6 +336,7 @@ fn main() -> ExitCode {
         conn,
         stats: common.stats.clone(),
         sched_trace: common.sched_trace.clone(),
+        packet_log: common.packet_log.clone(),
         t0_ns,
         seed: common.seed,
         run_for: common

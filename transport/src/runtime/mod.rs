@@ -19,6 +19,7 @@
 //! * client: a TCP listener; every accepted TCP connection gets one multipath connection with
 //!   one UDP socket per `--path`, bound to that path's local address.
 
+pub mod packet_log;
 pub mod stats;
 pub mod sys;
 
@@ -35,6 +36,7 @@ use crate::connection::{self, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
 use crate::sched::trace::SchedTraceWriter;
 use crate::units::{Instant, SubflowId};
+use packet_log::PacketLogWriter;
 use stats::StatsLog;
 use sys::{Batch, Epoll, READABLE, WRITABLE};
 
@@ -70,6 +72,8 @@ pub struct ProxyConfig {
     pub stats: Option<PathBuf>,
     /// Per-decision scheduler trace file (sched/trace.rs); None = off.
     pub sched_trace: Option<PathBuf>,
+    /// Per-datagram log of what was sent (packet_log.rs); None = off.
+    pub packet_log: Option<PathBuf>,
     pub t0_ns: u64,
     pub seed: u64,
     /// Stop after this long (tests); None = until SIGINT/SIGTERM.
@@ -124,6 +128,7 @@ pub struct Proxy {
     by_conn_id: HashMap<u64, usize>,
     log: StatsLog,
     sched_trace: Option<SchedTraceWriter>,
+    packet_log: Option<PacketLogWriter>,
     rng: Rng,
     next_log_id: u64,
     scratch: Vec<u8>,
@@ -142,6 +147,10 @@ impl Proxy {
             Some(p) => Some(SchedTraceWriter::create(p, cfg.t0_ns, src)?),
             None => None,
         };
+        let packet_log = match cfg.packet_log.as_deref() {
+            Some(p) => Some(PacketLogWriter::create(p, cfg.t0_ns, src)?),
+            None => None,
+        };
         let mut p = Proxy {
             src,
             epoll: Epoll::new()?,
@@ -151,6 +160,7 @@ impl Proxy {
             by_conn_id: HashMap::new(),
             log,
             sched_trace,
+            packet_log,
             rng: Rng::new(cfg.seed),
             next_log_id: 1,
             scratch: vec![0u8; TCP_CHUNK_BYTES],
@@ -267,6 +277,9 @@ impl Proxy {
                 if let Some(w) = self.sched_trace.as_mut() {
                     let _ = w.flush();
                 }
+                if let Some(w) = self.packet_log.as_mut() {
+                    let _ = w.flush();
+                }
             }
         }
         let now_ns = sys::monotonic_ns();
@@ -280,6 +293,9 @@ impl Proxy {
         );
         self.log.flush();
         if let Some(w) = self.sched_trace.as_mut() {
+            w.flush()?;
+        }
+        if let Some(w) = self.packet_log.as_mut() {
             w.flush()?;
         }
         Ok(())
@@ -614,6 +630,11 @@ impl Proxy {
             let Some(u) = self.udp.get_mut(route.udp).and_then(|u| u.as_mut()) else {
                 continue;
             };
+            if let Some(w) = self.packet_log.as_mut() {
+                let path = e.conn.subflow_name(t.path).unwrap_or("?");
+                // A full disk loses log lines, not the connection.
+                let _ = w.sent(now.as_nanos(), e.log_id, path, &self.tx_buf[..t.len]);
+            }
             u.tx.slot()[..t.len].copy_from_slice(&self.tx_buf[..t.len]);
             u.tx.commit(t.len, &route.remote);
             if !dirty.contains(&route.udp) {
