@@ -1,4 +1,4 @@
-"""Summarise the seed000_table1_lia benchmark (docs/reproductions/seed000-table1-lia.md).
+"""Summarise the seed000_table1_lia benchmark (docs/reproductions/table1-lia-seed000.md).
 
 Reads the benchmark's printed `seed000_table1_lia {json}` lines from the files named on the
 command line and prints, per (variant, run length): the median over seeds of the ratio

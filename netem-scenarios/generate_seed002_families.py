@@ -7,7 +7,7 @@ in numbers. Each family here varies ONE of those parameters around the main sett
 the others at the main setting's value, for each of the paper's four scenarios A1, A2, B1, B2
 (Wi-Fi one-way delay 20 / 30 ms, loss pattern A / B; LTE 40 ms one-way, RTT 80 ms).
 
-Main setting (docs/reproductions/seed002-preregistration.md says how it was chosen):
+Main setting (docs/reproductions/preregistration-seed002.md says how it was chosen):
 Wi-Fi 20 Mbit/s with the testbed's proposed Bernoulli patterns (A: ramps to 5 %; B: 10 % -> 1 %
 with +-50 % noise every 1 s; netem-scenarios/README.md), LTE 5 Mbit/s both ways, default
 queues (1 BDP). Files `<base>-main.toml`.
@@ -165,7 +165,7 @@ def scenario(
         f"# Seed 002 {base}, {what}.",
         "# PROPOSAL: the paper gives no link rates, queues or loss series in numbers; this family",
         "# varies one open parameter around the main setting of",
-        "# docs/reproductions/seed002-preregistration.md (see the generator's docstring).",
+        "# docs/reproductions/preregistration-seed002.md (see the generator's docstring).",
         f'name = "seed002-{name}"',
         f'description = "{description}"',
         *(['traces = "../traces"'] if traces else []),

@@ -1,4 +1,4 @@
-//! `mptcp_coupled.c`'s α when its integer argmax ties (docs/reproductions/seed000-table1-lia.md).
+//! `mptcp_coupled.c`'s α when its integer argmax ties (docs/reproductions/table1-lia-seed000.md).
 //!
 //! `mptcp_ccc_recalc_alpha` picks the subflow b with the largest
 //! `(snd_cwnd << 32) / (srtt_us * srtt_us)`, srtt_us being the SRTT in µs × 8. That quotient

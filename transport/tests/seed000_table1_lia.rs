@@ -1,7 +1,7 @@
 //! Why LIA's subflow out-runs the Reno flows on Table I's first bottleneck (seed 000, "Coupled
 //! BBR"): the Table I topology of `seed000_table1.rs` over many seeds and longer runs, with
 //! controls that take one suspect away at a time. Written up in
-//! `docs/reproductions/seed000-table1-lia.md`.
+//! `docs/reproductions/table1-lia-seed000.md`.
 //!
 //! Variants (`T1LIA_VARIANTS`, comma-separated; default all):
 //! * `lia`: Table I as the page runs it (LIA over both bottlenecks, 2 Reno flows on each).
