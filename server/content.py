@@ -76,7 +76,11 @@ LADDER_1080P: tuple[Rung, ...] = (
     Rung(960, 540, 1_500_000),
     Rung(640, 360, 800_000),
 )
-LADDERS = {"720p": DEFAULT_LADDER, "1080p": LADDER_1080P}
+# Seed 002's own content: one rendition at its 5.24 Mbit/s (its Table I lists no other rate), so
+# that an ABR algorithm cannot hide a shortage of throughput by switching down: the default
+# ladder's top rung alone.
+LADDER_TOP_ONLY: tuple[Rung, ...] = DEFAULT_LADDER[:1]
+LADDERS = {"720p": DEFAULT_LADDER, "1080p": LADDER_1080P, "720p-top-only": LADDER_TOP_ONLY}
 
 
 class ContentError(Exception):
@@ -320,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         "--ladder",
         choices=sorted(LADDERS),
         default="720p",
-        help="top rung resolution (default 720p; 1080p costs more CPU to decode)",
+        help="top rung resolution (default 720p; 1080p costs more CPU to decode); "
+        "720p-top-only: the 5.24 Mbit/s 720p rung alone (seed 002's single rendition)",
     )
     parser.add_argument(
         "--cache", type=Path, default=DEFAULT_CACHE, help=f"cache folder (default {DEFAULT_CACHE})"

@@ -78,6 +78,17 @@ def test_ffmpeg_command_aligns_gops_with_segments() -> None:
     assert argv[argv.index("-seg_duration") + 1] == "2"
 
 
+def test_top_only_ladder_encodes_the_default_top_rung_alone() -> None:
+    (rung,) = content.LADDERS["720p-top-only"]
+    assert rung == content.DEFAULT_LADDER[0] and rung.bitrate_bps == 5_240_000
+    argv = content.ffmpeg_argv(12, None, content.LADDERS["720p-top-only"], Path("/tmp/x"))
+    assert argv.count("-map") == 1
+    assert argv[argv.index("-b:v:0") + 1] == "5240k" and "-b:v:1" not in argv
+    default = content.content_hash(content.content_params(12, None))
+    top_only = content.content_hash(content.content_params(12, None, content.LADDER_TOP_ONLY))
+    assert default != top_only
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
