@@ -190,6 +190,11 @@ pub enum Increase {
     Packets(f64),
     /// Set cwnd to this many bytes (at least [`MIN_CWND_PKTS`] MSS).
     SetCwnd(u64),
+    /// The out-of-tree MPTCP kernel's coupled counting (`mptcp_ccc_cong_avoid`,
+    /// `mptcp_balia_cong_avoid`): every ACK adds 1 to an ACK counter whatever it
+    /// acknowledged, and `if (snd_cwnd_cnt >= w) { snd_cwnd++; snd_cwnd_cnt = 0; } else
+    /// snd_cwnd_cnt++;` so +1 MSS takes w + 1 ACKs (w ≥ 1, whole packets).
+    PerAck(u64),
     /// Leave cwnd as it is.
     Hold,
 }
@@ -258,6 +263,8 @@ pub struct Window {
     cwnd_cnt_bytes: f64,
     /// w of the last [`Increase::PerAcked`], for `cwnd_exact_bytes`.
     last_w_pkts: f64,
+    /// The kernel's `snd_cwnd_cnt` counted in ACKs ([`Increase::PerAck`]).
+    cwnd_cnt_acks: u64,
     /// Fraction of a packet carried by [`Increase::Packets`].
     frac_pkts: f64,
     state: LossState,
@@ -279,6 +286,7 @@ impl Window {
             ssthresh_bytes: u64::MAX,
             cwnd_cnt_bytes: 0.0,
             last_w_pkts: 0.0,
+            cwnd_cnt_acks: 0,
             frac_pkts: 0.0,
             state: LossState::Open,
             prior_cwnd_bytes: 0,
@@ -380,6 +388,11 @@ impl Window {
     /// The `snd_cwnd_cnt` counter in bytes.
     pub fn cwnd_cnt_bytes(&self) -> f64 {
         self.cwnd_cnt_bytes
+    }
+
+    /// The `snd_cwnd_cnt` counter in ACKs ([`Increase::PerAck`]).
+    pub fn cwnd_cnt_acks(&self) -> u64 {
+        self.cwnd_cnt_acks
     }
 
     /// Linux's RTO from the last ACK's estimator values, SRTT + max(4·RTTVAR, 200 ms).
@@ -486,6 +499,7 @@ impl Window {
                 self.prr_out_pkts = 0;
                 // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
                 self.cwnd_cnt_bytes = 0.0;
+                self.cwnd_cnt_acks = 0;
                 self.frac_pkts = 0.0;
                 self.state = LossState::Recovery;
                 if self.cfg.prr {
@@ -515,6 +529,7 @@ impl Window {
                 }
                 self.cwnd_bytes = mss;
                 self.cwnd_cnt_bytes = 0.0;
+                self.cwnd_cnt_acks = 0;
                 self.frac_pkts = 0.0;
                 self.state = LossState::RtoLoss;
                 rule.on_rto(&self.view(), now, reduce);
@@ -612,6 +627,14 @@ impl Window {
                 self.frac_pkts -= whole;
                 let cwnd = self.cwnd_bytes as f64 + whole * mss as f64;
                 self.cwnd_bytes = (cwnd.max(0.0) as u64).max(floor);
+            }
+            Increase::PerAck(w_pkts) => {
+                if self.cwnd_cnt_acks >= w_pkts.max(1) {
+                    self.cwnd_bytes += mss;
+                    self.cwnd_cnt_acks = 0;
+                } else {
+                    self.cwnd_cnt_acks += 1;
+                }
             }
             Increase::SetCwnd(bytes) => self.cwnd_bytes = bytes.max(floor),
             Increase::Hold => {}
@@ -960,6 +983,31 @@ mod tests {
         let mut rule = Fixed(Increase::Packets(-100.0));
         w.on_ack(&ack(MSS, 0), &mut rule);
         assert_eq!(w.cwnd_bytes(), MSS);
+    }
+
+    #[test]
+    fn per_ack_counting_needs_w_plus_1_acks_and_restarts_at_a_reduction() {
+        // `if (snd_cwnd_cnt >= 3) { snd_cwnd++; snd_cwnd_cnt = 0; } else snd_cwnd_cnt++;`
+        // per ACK, whatever it acknowledged: 3 ACKs count 1, 2, 3; the 4th adds one packet.
+        let mut w = window(true);
+        w.set_ssthresh(10 * MSS);
+        let mut rule = Fixed(Increase::PerAck(3));
+        for n in 1..=3 {
+            w.on_ack(&ack(5 * MSS, 0), &mut rule);
+            assert_eq!((w.cwnd_bytes(), w.cwnd_cnt_acks()), (10 * MSS, n));
+        }
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!((w.cwnd_bytes(), w.cwnd_cnt_acks()), (11 * MSS, 0));
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_cnt_acks(), 1);
+        // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 11 * MSS,
+        };
+        w.on_congestion(Instant::ZERO, &loss, &mut rule);
+        assert_eq!(w.cwnd_cnt_acks(), 0);
     }
 
     #[test]
