@@ -39,7 +39,11 @@ fn goodput(cc: &str, opts: &[(&str, &str)], path: &SimPath, bytes: u64, seed: u6
         ..TransferSpec::default()
     };
     let r = run_transfer(&mut pair, &spec);
-    assert!(r.is_byte_exact_and_clean(), "{cc} {opts:?}: {:?}", r.outcome);
+    assert!(
+        r.is_byte_exact_and_clean(),
+        "{cc} {opts:?}: {:?}",
+        r.outcome
+    );
     r.response_goodput_bps()
 }
 

@@ -442,7 +442,12 @@ mod tests {
         let views = [view(0, 10, 50)];
         for i in 0..10 {
             lia.on_ack(SubflowId(0), &ack(i, 2 * MSS, 50), &views);
-            assert_eq!(lia.cwnd_bytes(SubflowId(0)), 10 * MSS, "after {} ACKs", i + 1);
+            assert_eq!(
+                lia.cwnd_bytes(SubflowId(0)),
+                10 * MSS,
+                "after {} ACKs",
+                i + 1
+            );
         }
         lia.on_ack(SubflowId(0), &ack(10, 2 * MSS, 50), &views);
         assert_eq!(lia.cwnd_bytes(SubflowId(0)), 11 * MSS);

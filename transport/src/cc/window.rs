@@ -466,7 +466,8 @@ impl Window {
             return;
         }
         self.cwnd_used_bytes = self.cwnd_used_bytes.max(inflight_bytes);
-        if self.cfg.slow_start_after_idle && now.saturating_duration_since(stamp) >= self.linux_rto()
+        if self.cfg.slow_start_after_idle
+            && now.saturating_duration_since(stamp) >= self.linux_rto()
         {
             self.application_limited(now);
         }
@@ -1056,11 +1057,17 @@ mod tests {
             assert_eq!(w.cwnd_bytes(), 40 * MSS, "{ms} ms");
         }
         w.on_sent(t(300), MSS, 12 * MSS, &mut Reno);
-        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), (26 * MSS, Some(30 * MSS)));
+        assert_eq!(
+            (w.cwnd_bytes(), w.ssthresh_bytes()),
+            (26 * MSS, Some(30 * MSS))
+        );
         w.on_sent(t(450), MSS, 12 * MSS, &mut Reno);
         assert_eq!(w.cwnd_bytes(), 26 * MSS);
         w.on_sent(t(600), MSS, 12 * MSS, &mut Reno);
-        assert_eq!((w.cwnd_bytes(), w.ssthresh_bytes()), (19 * MSS, Some(30 * MSS)));
+        assert_eq!(
+            (w.cwnd_bytes(), w.ssthresh_bytes()),
+            (19 * MSS, Some(30 * MSS))
+        );
         // A full window restarts the clock: no reduction 300 ms after it.
         w.on_sent(t(700), MSS, 19 * MSS, &mut Reno);
         w.on_sent(t(900), MSS, 12 * MSS, &mut Reno);
