@@ -27,16 +27,26 @@
 //! With at most one established subflow the kernel uses Reno: w_i packets per +1 and
 //! ssthresh = max(w/2, 2).
 //!
+//! # Counting (`--cc-opt growth=kernel`, the default; `growth=rfc`)
+//! `mptcp_balia_cong_avoid` counts ACKs: per ACK `if (snd_cwnd_cnt >= ai) { snd_cwnd++;
+//! snd_cwnd_cnt = 0; } else snd_cwnd_cnt++;`, so +1 packet takes ai + 1 ACKs whatever they
+//! acknowledged, and the ACK that ends slow start adds nothing in congestion avoidance.
+//! `growth=rfc` counts acknowledged packets (the paper's per-packet increase) instead.
+//!
 //! # Choices
-//! * The kernel counts ACKs; here acknowledged packets (bytes / MSS), as for every CC on the
-//!   window machine.
+//! * The kernel v0.95 computes ai and md with one established subflow too (α = 1: ai ≈ w,
+//!   md = ⌊w/2⌋); an older module returns ai = w, md = ⌊w/2⌋ there. Either way a subflow
+//!   that was alone has md = ⌊w/2⌋ cached when a second one joins; here too (the cached
+//!   values are Reno's while alone, not zero).
 //!
 //! Stats extras: `balia_ai` (packets per +1), `balia_md_pkts`, `balia_alpha` (float α_i),
 //! `balia_rate_Bps` (x_i). Documentation: `docs/algorithms/balia.md`.
 
 use super::coupled::prelude::*;
-use super::coupled::{established_count, member_windows};
-use super::window::{Increase, LossState, Reduction, WindowRule, WindowView, reno_ssthresh};
+use super::coupled::{Growth, established_count, growth_option, member_windows};
+use super::window::{
+    Increase, LossState, Reduction, Window, WindowRule, WindowView, reno_ssthresh,
+};
 
 /// Kernel `rate_scale_limit`, `scale_num`, `alpha_scale`.
 const RATE_SCALE_LIMIT: u32 = 25;
@@ -127,9 +137,19 @@ pub struct BaliaSub {
     pub recalc_pending: bool,
 }
 
-/// BALIA has no connection state beyond its members.
-#[derive(Clone, Debug, Default)]
-pub struct Balia;
+/// BALIA's connection object: how it counts.
+#[derive(Clone, Debug)]
+pub struct Balia {
+    pub growth: Growth,
+}
+
+impl Default for Balia {
+    fn default() -> Self {
+        Balia {
+            growth: Growth::Kernel,
+        }
+    }
+}
 
 impl Balia {
     fn recalc(m: &mut Members<BaliaSub>, sf: SubflowId, views: &[SubflowCcView]) {
@@ -139,7 +159,14 @@ impl Balia {
             return;
         };
         if established_count(views) <= 1 {
-            m.get_mut(sf).state.cached = AiMd::default();
+            // The kernel's values with one subflow (`goto exit` in the older module; α = 1
+            // in v0.95): ai = w, md = ⌊w/2⌋, cached for when a second subflow joins.
+            let w = m.get(sf).window.cwnd_bytes() / m.get(sf).window.config().mss_bytes;
+            m.get_mut(sf).state.cached = AiMd {
+                ai: w,
+                md: w >> 1,
+                alpha: 1,
+            };
             return;
         }
         let mss = m.get(sf).window.config().mss_bytes;
@@ -161,14 +188,27 @@ impl Balia {
 struct BaliaRule {
     cached: AiMd,
     coupled: bool,
+    growth: Growth,
+    /// The ACK began in slow start (set by `on_ack_start`).
+    from_slow_start: bool,
 }
 
 impl WindowRule for BaliaRule {
+    fn on_ack_start(&mut self, window: &mut Window, _ack: &AckEvent) {
+        self.from_slow_start = window.in_slow_start();
+    }
     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, _acked: u64) -> Increase {
-        if self.coupled && self.cached.ai > 0 {
-            Increase::PerAcked(self.cached.ai as f64)
+        let per = if self.coupled && self.cached.ai > 0 {
+            self.cached.ai
         } else {
-            Increase::PerAcked(w.cwnd_pkts())
+            w.cwnd_bytes / w.mss_bytes
+        };
+        match self.growth {
+            // mptcp_balia_cong_avoid returns after tcp_slow_start: no leftover.
+            Growth::Kernel if self.from_slow_start => Increase::Hold,
+            Growth::Kernel => Increase::PerAck(per),
+            Growth::Rfc if self.coupled && self.cached.ai > 0 => Increase::PerAcked(per as f64),
+            Growth::Rfc => Increase::PerAcked(w.cwnd_pkts()),
         }
     }
     fn ssthresh(&mut self, w: &WindowView, _cause: Reduction) -> u64 {
@@ -206,6 +246,8 @@ impl CoupledAlgo for Balia {
         let mut rule = BaliaRule {
             cached: m.get(sf).state.cached,
             coupled: established_count(views) > 1,
+            growth: self.growth,
+            from_slow_start: false,
         };
         m.get_mut(sf).window.on_ack(ack, &mut rule);
         let after = m.get(sf).window.view();
@@ -236,11 +278,19 @@ impl CoupledAlgo for Balia {
         let mut rule = BaliaRule {
             cached: m.get(sf).state.cached,
             coupled: established_count(views) > 1,
+            growth: self.growth,
+            from_slow_start: false,
         };
-        m.get_mut(sf).window.on_congestion(now, ev, &mut rule);
-        if matches!(ev, CongestionEvent::Rto { .. }) {
-            // CA_EVENT_LOSS.
+        let cwnd_before = m.get(sf).window.cwnd_bytes();
+        let reduced = m.get_mut(sf).window.on_congestion(now, ev, &mut rule);
+        if reduced && matches!(ev, CongestionEvent::Rto { .. }) {
+            // tcp_enter_loss: CA_EVENT_LOSS right after the ssthresh reduction, with the
+            // window before it collapses to one packet (and not on a backoff repeat).
+            let w = &mut m.get_mut(sf).window;
+            let collapsed = w.cwnd_bytes();
+            w.set_cwnd(cwnd_before);
             Balia::recalc(m, sf, views);
+            m.get_mut(sf).window.set_cwnd(collapsed);
         }
     }
 
@@ -259,9 +309,11 @@ impl CoupledAlgo for Balia {
     }
 }
 
-/// Registry constructor (window machine options only).
+/// Registry constructor: option `growth` = kernel (default) | rfc, and the window
+/// machine's options.
 pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
-    Ok(Box::new(Coupled::new(Balia, cfg)?))
+    let growth = growth_option(cfg)?;
+    Ok(Box::new(Coupled::new(Balia { growth }, cfg)?))
 }
 
 #[cfg(test)]
@@ -295,7 +347,7 @@ mod tests {
 
     #[test]
     fn a_loss_cuts_the_slow_path_to_a_quarter() {
-        let mut cc = coupled_with_subflows(Balia, 2);
+        let mut cc = coupled_with_subflows(Balia::default(), 2);
         let views = [view(0, 10, 10), view(1, 20, 100)];
         // Slow start to (10, 20) packets; each slow-start ACK recalculates ai/md.
         for _ in 0..10 {
@@ -311,7 +363,7 @@ mod tests {
 
     #[test]
     fn a_recovery_started_on_the_exit_ack_uses_the_md_of_the_reduced_window() {
-        let mut cc = coupled_with_subflows(Balia, 2);
+        let mut cc = coupled_with_subflows(Balia::default(), 2);
         // Subflow 1 is the fast one (x = 40/10 ms against 10/100 ms): α = 1, md = w/2.
         let views = [view(0, 10, 100), view(1, 40, 10)];
         for _ in 0..30 {
@@ -334,8 +386,51 @@ mod tests {
     }
 
     #[test]
-    fn one_subflow_is_reno() {
-        let mut balia = build(&CcConfig::default()).unwrap();
+    fn a_subflow_that_was_alone_halves_at_its_first_loss_after_a_join() {
+        // Subflow 0 grows alone to 20 packets (each slow-start ACK caches the kernel's
+        // one-subflow values ai = 20, md = 10); subflow 1 joins; a loss on 0 before any
+        // recalculation: ssthresh = 20 − 10 = 10. (Caching zeros while alone left md = 0:
+        // ssthresh 20, no cut at all.)
+        let mut cc = coupled_with_subflows(Balia::default(), 2);
+        let alone = [
+            view(0, 10, 50),
+            SubflowCcView {
+                established: false,
+                ..view(1, 10, 50)
+            },
+        ];
+        for _ in 0..10 {
+            cc.on_ack(SubflowId(0), &ack(0, MSS, 50), &alone);
+        }
+        assert_eq!(cc.cwnd_bytes(SubflowId(0)), 20 * MSS);
+        assert_eq!(cc.members.get(SubflowId(0)).state.cached.md, 10);
+        let joined = [view(0, 20, 50), view(1, 10, 50)];
+        cc.on_congestion(SubflowId(0), Instant::ZERO, &one_packet_lost(20), &joined);
+        assert_eq!(cc.ssthresh_bytes(SubflowId(0)), Some(10 * MSS));
+    }
+
+    #[test]
+    fn kernel_growth_counts_one_per_ack() {
+        // One subflow at cwnd = ssthresh = 10 (a loss from 20): ai = w = 10, so +1 on the
+        // 11th ACK whatever each acknowledged (2 packets here); growth=rfc after 5.
+        for (growth, acks) in [(Growth::Kernel, 11), (Growth::Rfc, 5)] {
+            let mut cc = coupled_with_subflows(Balia { growth }, 1);
+            crate::cc::coupled::testkit::force_ca(&mut cc, 0, 10, &[view(0, 10, 50)]);
+            let views = [view(0, 10, 50)];
+            for i in 1..acks {
+                cc.on_ack(SubflowId(0), &ack(i, 2 * MSS, 50), &views);
+                assert_eq!(cc.cwnd_bytes(SubflowId(0)), 10 * MSS, "{growth:?} {i}");
+            }
+            cc.on_ack(SubflowId(0), &ack(acks, 2 * MSS, 50), &views);
+            assert_eq!(cc.cwnd_bytes(SubflowId(0)), 11 * MSS, "{growth:?}");
+        }
+    }
+
+    #[test]
+    fn one_subflow_with_growth_rfc_is_reno() {
+        let mut cfg = CcConfig::default();
+        cfg.options.insert("growth".into(), "rfc".into());
+        let mut balia = build(&cfg).unwrap();
         let windows = side_by_side_with_reno(balia.as_mut(), 3000, |i| MSS * (1 + i % 2), 500);
         for (i, (b, r)) in windows.iter().enumerate() {
             assert_eq!(b, r, "ack {i}");

@@ -14,7 +14,9 @@
 //!   RTO:   dwnd = 0, then Reno
 //!   α = 1/8, β = 1/2, k = 0.75, ζ = 1, γ = 30 packets
 //! ```
-//! baseRTT is the smallest RTT sample seen. Option `gamma_autotune=true` adds the rule of
+//! The delay component runs only while win > low_wnd = 38 packets (the draft: it "only
+//! kicks in when cwnd is larger than some threshold, currently set to 38 packets"); option
+//! `low_window`, 0 = always. baseRTT is the smallest RTT sample seen. Option `gamma_autotune=true` adds the rule of
 //! the Linux CTCP module: at each loss γ += (¾·diff − γ)/2, clamped to [5, 30] packets, where
 //! diff is the last round's.
 //!
@@ -42,6 +44,9 @@ pub struct CompoundParams {
     /// γ in packets.
     pub gamma: f64,
     pub gamma_autotune: bool,
+    /// The delay component runs only above this window, packets (the draft's low_wnd:
+    /// "currently set to 38 packets assuming 1500 byte MTU"); 0 = always.
+    pub low_window_pkts: f64,
 }
 
 impl Default for CompoundParams {
@@ -53,6 +58,7 @@ impl Default for CompoundParams {
             zeta: 1.0,
             gamma: 30.0,
             gamma_autotune: false,
+            low_window_pkts: 38.0,
         }
     }
 }
@@ -131,6 +137,9 @@ impl WindowRule for CompoundRule {
         if !ack.is_cwnd_limited && diff < self.params.gamma {
             return; // grow only while cwnd-limited
         }
+        if win <= self.params.low_window_pkts {
+            return; // the delay component kicks in only above low_wnd
+        }
         let reno = (win - self.dwnd_pkts).max(1.0);
         let dwnd = dwnd_after_round(self.dwnd_pkts, win, diff, &self.params);
         self.dwnd_pkts = dwnd;
@@ -190,9 +199,18 @@ fn params_from(cfg: &CcConfig) -> Result<CompoundParams, RegistryError> {
             valid: "packets > 0 (default 30)".into(),
         });
     }
+    let low_window_pkts = cfg.number("low_window", d.low_window_pkts)?;
+    if low_window_pkts < 0.0 {
+        return Err(RegistryError::BadOption {
+            key: "low_window".into(),
+            value: low_window_pkts.to_string(),
+            valid: "packets ≥ 0 (default 38; 0 = the delay component at every window)".into(),
+        });
+    }
     Ok(CompoundParams {
         gamma,
         gamma_autotune: cfg.flag("gamma_autotune", d.gamma_autotune)?,
+        low_window_pkts,
         ..d
     })
 }
@@ -207,8 +225,8 @@ pub fn from_config(cfg: &CcConfig, init: &SubflowInit) -> Compound {
     WindowCc::new(window, CompoundRule::new(params, init.now))
 }
 
-/// Registry constructor: options `gamma` (packets), `gamma_autotune` plus the window
-/// machine's.
+/// Registry constructor: options `gamma` (packets), `gamma_autotune`, `low_window`
+/// (packets) plus the window machine's.
 pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
     WindowConfig::from_cc_config(cfg, cfg.mss_bytes)?;
     params_from(cfg)?;
@@ -279,6 +297,35 @@ mod tests {
             w.set_ssthresh(80 * MSS);
         }
         (c, r)
+    }
+
+    #[test]
+    fn below_the_38_packet_low_window_the_delay_component_stays_off() {
+        // win 30 ≤ low_wnd 38, rounds without queueing: the draft's dwnd would grow by
+        // α·30^0.75 − 1 = 0.60 per round; it stays 0 and Compound is Reno.
+        let (mut c, _) = compound_and_reno_in_ca();
+        c.window.set_cwnd(30 * MSS);
+        c.window.set_ssthresh(30 * MSS);
+        for i in 0..5u64 {
+            c.on_ack(&ack(10 + 2 * i, 10 + 2 * i - 1, 50));
+        }
+        assert_eq!(c.rule.dwnd_pkts, 0.0);
+        // low_window = 0: the same rounds grow dwnd (5 rounds × about 0.6).
+        let mut cfg = CcConfig::default();
+        cfg.options.insert("low_window".into(), "0".into());
+        let init = SubflowInit {
+            id: SubflowId(0),
+            now: Instant::ZERO,
+            mss_bytes: MSS,
+            seed: 1,
+        };
+        let mut c = from_config(&cfg, &init);
+        c.window.set_cwnd(30 * MSS);
+        c.window.set_ssthresh(30 * MSS);
+        for i in 0..5u64 {
+            c.on_ack(&ack(10 + 2 * i, 10 + 2 * i - 1, 50));
+        }
+        assert!(c.rule.dwnd_pkts > 2.0, "{}", c.rule.dwnd_pkts);
     }
 
     #[test]

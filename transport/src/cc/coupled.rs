@@ -89,6 +89,36 @@ pub fn established_count(views: &[SubflowCcView]) -> usize {
     views.iter().filter(|v| v.established).count()
 }
 
+/// How congestion avoidance counts, `--cc-opt growth=` of LIA, OLIA and BALIA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// As the out-of-tree MPTCP kernel modules (`mptcp_ccc_cong_avoid`,
+    /// `mptcp_olia_cong_avoid`, `mptcp_balia_cong_avoid`), the default: each ACK counts once
+    /// whatever it acknowledged (with the receiver's ACK every second packet, half the
+    /// per-packet rate), and the ACK that ends slow start adds nothing in congestion
+    /// avoidance (the modules return after `tcp_slow_start`, dropping its leftover).
+    Kernel,
+    /// As the papers and RFC 6356 §3: the increase is per acknowledged packet (bytes / MSS)
+    /// and slow start's leftover goes on to congestion avoidance, as Linux Reno counts
+    /// (`tcp_cong_avoid_ai(acked)`).
+    Rfc,
+}
+
+/// Option `growth` = kernel (default) | rfc.
+pub fn growth_option(cfg: &CcConfig) -> Result<Growth, RegistryError> {
+    match cfg.options.get("growth").map(|s| s.as_str()) {
+        None | Some("kernel") => Ok(Growth::Kernel),
+        Some("rfc") => Ok(Growth::Rfc),
+        Some(other) => Err(RegistryError::BadOption {
+            key: "growth".into(),
+            value: other.into(),
+            valid: "kernel (one count per ACK, as the MPTCP kernel modules; default) or rfc \
+                    (per acknowledged packet, RFC 6356 §3)"
+                .into(),
+        }),
+    }
+}
+
 /// (window in packets, SRTT) of one member, the inputs of every coupled formula.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindowRtt {

@@ -28,8 +28,9 @@
 //! (`CA_EVENT_TX_START`).
 //!
 //! # HyStart (default on; `--cc-opt hystart=false`)
-//! Runs only in slow start with cwnd ≥ 16 packets, until it fires once (again after an RTO).
-//! A round begins when an ACK covers a packet sent after the previous round began. It
+//! Runs only in slow start, until it fires once (again after an RTO). A round begins when
+//! an ACK covers a packet sent after the previous round began, at any window; the two
+//! detectors run only with cwnd ≥ 16 packets (Linux 6.13 and later, `hystart_update`). It
 //! exits slow start (ssthresh = cwnd) on
 //! * **ACK train**: ACKs ≤ 2 ms apart have spanned more than (delay_min + ack_delay)/2 since
 //!   the round began. The halving is Linux's for an unpaced socket (no fq); with
@@ -344,6 +345,12 @@ impl CubicRule {
         if sent >= self.round_start {
             self.hystart_reset(now);
         }
+        // Linux 6.13 and later: rounds are counted at every window, the detection runs only
+        // from hystart_low_window packets (before, cubictcp_acked tested the window before
+        // calling hystart_update, so rounds started only from 16 packets).
+        if window.cwnd_bytes() / window.config().mss_bytes < HYSTART_LOW_WINDOW_PKTS {
+            return;
+        }
         let delay_min = self.delay_min.unwrap_or(delay);
         if self.cfg.hystart_ack_train
             && now.saturating_duration_since(self.last_ack) <= HYSTART_ACK_DELTA
@@ -419,12 +426,7 @@ impl WindowRule for CubicRule {
         if self.delay_min.is_none_or(|d| d > delay) {
             self.delay_min = Some(delay);
         }
-        let cwnd_pkts = window.cwnd_bytes() / window.config().mss_bytes;
-        if self.found.is_none()
-            && window.in_slow_start()
-            && self.cfg.hystart
-            && cwnd_pkts >= HYSTART_LOW_WINDOW_PKTS
-        {
+        if self.found.is_none() && window.in_slow_start() && self.cfg.hystart {
             self.hystart_update(window, now, delay, ack.largest_acked_sent_time);
         }
     }
@@ -670,6 +672,19 @@ mod tests {
         });
         assert_eq!(c.cwnd_bytes(), 2 * MSS);
         assert_eq!(c.window.state(), LossState::RtoLoss);
+    }
+
+    #[test]
+    fn hystart_counts_rounds_below_16_packets_but_detects_only_from_16() {
+        // Linux 6.13+ hystart_update: the round reset comes before the low-window test.
+        let mut c = cubic();
+        assert_eq!(c.cwnd_bytes(), 10 * MSS);
+        // An ACK at 50 ms for a packet sent at 30 ms (after the round began at 0): a new
+        // round at 50 ms although cwnd is 10.
+        c.on_ack(&ack(ms(50), MSS, Some(20)));
+        assert_eq!(c.rule.round_start, ms(50));
+        // ... but its RTT sample is not counted below 16 packets.
+        assert_eq!(c.rule.sample_cnt, 0);
     }
 
     #[test]

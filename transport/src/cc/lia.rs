@@ -13,7 +13,8 @@
 //!
 //! # Kernel form (default, `--cc-opt form=kernel`)
 //! `mptcp_coupled.c` keeps a connection-wide integer α_k and grows a subflow by one packet
-//! after max(w_i, ⌊2¹²/α_k⌋) acknowledged packets:
+//! after max(w_i, ⌊2¹²/α_k⌋) + 1 ACKs (see Counting below; `growth=rfc`: after that many
+//! acknowledged packets):
 //! ```text
 //!   b   = argmax_i w_i / r_i²   (ties: the later subflow, as the kernel's `>=`)
 //!   α_k = ⌊2³² · w_b / ((Σ_j 2¹⁰ · w_j · r_b / r_j)²)⌋ = ⌊2¹² · w_b / (Σ_j w_j r_b/r_j)²⌋,
@@ -27,11 +28,20 @@
 //! `--cc-opt form=rfc` uses the RFC's per-ACK byte formula instead, with α recomputed from
 //! the current windows on every ACK.
 //!
+//! # Counting (`--cc-opt growth=kernel`, the default; `growth=rfc`)
+//! `mptcp_ccc_cong_avoid` counts ACKs, not acknowledged packets: per ACK
+//! `if (snd_cwnd_cnt >= n) { snd_cwnd++; snd_cwnd_cnt = 0; } else snd_cwnd_cnt++;` with
+//! n = max(w_i, ⌊2¹²/α_k⌋), so +1 packet takes n + 1 ACKs, and the ACK that ends slow start
+//! adds nothing in congestion avoidance (the module returns after `tcp_slow_start`). That
+//! is the default ([`Growth::Kernel`], the window machine's `Increase::PerAck`). With the
+//! receiver's ACK every second packet it grows about half as fast as Linux Reno per RTT,
+//! which counts acknowledged packets. `growth=rfc` counts acknowledged packets (RFC 6356
+//! §3's "for each ACK received ... acknowledging bytes_acked", the pre-fix behaviour), and
+//! slow start's leftover goes on to congestion avoidance.
+//!
 //! # Choices
-//! * The kernel counts ACKs (`snd_cwnd_cnt++`); with delayed ACKs that halves its growth
-//!   against Linux Reno, which counts acknowledged packets (`tcp_cong_avoid_ai(acked)`).
-//!   Here the window machine counts acknowledged bytes for every CC, so LIA against Reno
-//!   compares the coupling, not the ACK counting.
+//! * With one established subflow the kernel v0.95 computes α_k from that subflow alone
+//!   (n = max(w, ⌊2¹²/⌊2¹²/w⌋⌋), a packet or two above w once w > 64); here n = w.
 //! * Slow start, recovery (PRR), RTO and idle restart are the base window machine's
 //!   (`window.rs`).
 //!
@@ -43,8 +53,8 @@
 use std::time::Duration;
 
 use super::coupled::prelude::*;
-use super::coupled::{WindowRtt, established_count, member_windows};
-use super::window::{Increase, LossState, WindowRule, WindowView};
+use super::coupled::{Growth, WindowRtt, established_count, growth_option, member_windows};
+use super::window::{Increase, LossState, Window, WindowRule, WindowView};
 
 /// RFC 6356 α from (w_i in packets, r_i in seconds). 1 with fewer than one member.
 pub fn alpha(w: &[f64], r: &[f64]) -> f64 {
@@ -114,6 +124,7 @@ pub enum LiaForm {
 #[derive(Clone, Debug)]
 pub struct Lia {
     pub form: LiaForm,
+    pub growth: Growth,
     /// Kernel α_k (2¹² = α/w_tot of 1 packet per packet).
     pub alpha_k: u64,
     /// Kernel `forced_update`: recompute α_k on the next CA ACK.
@@ -123,9 +134,10 @@ pub struct Lia {
 }
 
 impl Lia {
-    pub fn new(form: LiaForm) -> Lia {
+    pub fn new(form: LiaForm, growth: Growth) -> Lia {
         Lia {
             form,
+            growth,
             alpha_k: 1,
             forced_update: false,
             last_alpha: 1.0,
@@ -162,6 +174,9 @@ fn float_inputs(ws: &[WindowRtt]) -> (Vec<f64>, Vec<f64>) {
 /// The congestion-avoidance rule handed to the window machine for one ACK.
 struct LiaRule {
     form: LiaForm,
+    growth: Growth,
+    /// The ACK began in slow start (set by `on_ack_start`).
+    from_slow_start: bool,
     alpha_k: u64,
     coupled: bool,
     /// RFC form: α and w_tot (packets) of this ACK.
@@ -170,19 +185,37 @@ struct LiaRule {
 }
 
 impl WindowRule for LiaRule {
+    fn on_ack_start(&mut self, window: &mut Window, _ack: &AckEvent) {
+        self.from_slow_start = window.in_slow_start();
+    }
+
     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
-        if !self.coupled {
-            return Increase::PerAcked(w.cwnd_pkts());
+        let kernel = self.growth == Growth::Kernel;
+        if kernel && self.from_slow_start {
+            // mptcp_ccc_cong_avoid returns after tcp_slow_start: no leftover.
+            return Increase::Hold;
         }
-        match self.form {
-            LiaForm::Kernel => {
-                let per = kernel_acks_per_increment(self.alpha_k, w.cwnd_bytes / w.mss_bytes);
-                Increase::PerAcked(per as f64)
+        let w_pkts = w.cwnd_bytes / w.mss_bytes;
+        match (self.form, self.coupled) {
+            (LiaForm::Kernel, _) | (LiaForm::Rfc, false) => {
+                let per = if self.coupled {
+                    kernel_acks_per_increment(self.alpha_k, w_pkts)
+                } else {
+                    w_pkts
+                };
+                if kernel {
+                    Increase::PerAck(per)
+                } else if self.coupled {
+                    Increase::PerAcked(per as f64)
+                } else {
+                    Increase::PerAcked(w.cwnd_pkts())
+                }
             }
-            LiaForm::Rfc => {
-                let acked_pkts = w.pkts(acked_bytes);
+            (LiaForm::Rfc, true) => {
+                // One packet's increase per ACK (kernel counting) or per acknowledged packet.
+                let pkts = if kernel { 1.0 } else { w.pkts(acked_bytes) };
                 Increase::Packets(
-                    acked_pkts * increase_per_packet(self.alpha, self.w_tot_pkts, w.cwnd_pkts()),
+                    pkts * increase_per_packet(self.alpha, self.w_tot_pkts, w.cwnd_pkts()),
                 )
             }
         }
@@ -218,6 +251,8 @@ impl CoupledAlgo for Lia {
         self.last_alpha = if coupled { alpha } else { 1.0 };
         let mut rule = LiaRule {
             form: self.form,
+            growth: self.growth,
+            from_slow_start: false,
             alpha_k: self.alpha_k,
             coupled,
             alpha,
@@ -241,13 +276,17 @@ impl CoupledAlgo for Lia {
         ev: &CongestionEvent,
         views: &[SubflowCcView],
     ) {
+        // tcp_enter_loss: CA_EVENT_LOSS (α recalculated) comes with the ssthresh reduction,
+        // only when the RTO reduces it, and before cwnd collapses to one packet.
+        let reducing_rto = matches!(ev, CongestionEvent::Rto { repeat: false, .. })
+            && m.get(sf).window.state() != LossState::Recovery;
+        if reducing_rto {
+            self.recalc(m, views);
+        }
         m.get_mut(sf)
             .window
             .on_congestion(now, ev, &mut super::reno::RenoRule);
         self.forced_update = true;
-        if matches!(ev, CongestionEvent::Rto { .. }) {
-            self.recalc(m, views);
-        }
     }
 
     fn on_recovery_exit(&mut self, m: &mut Members<()>, sf: SubflowId, now: Instant) {
@@ -268,7 +307,8 @@ impl CoupledAlgo for Lia {
     }
 }
 
-/// Registry constructor: option `form` = kernel (default) | rfc.
+/// Registry constructor: options `form` = kernel (default) | rfc and `growth` = kernel
+/// (default) | rfc.
 pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
     let form = match cfg.options.get("form").map(|s| s.as_str()) {
         None | Some("kernel") => LiaForm::Kernel,
@@ -281,7 +321,8 @@ pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryEr
             });
         }
     };
-    Ok(Box::new(Coupled::new(Lia::new(form), cfg)?))
+    let growth = growth_option(cfg)?;
+    Ok(Box::new(Coupled::new(Lia::new(form, growth), cfg)?))
 }
 
 #[cfg(test)]
@@ -321,9 +362,11 @@ mod tests {
     }
 
     #[test]
-    fn one_subflow_is_reno() {
+    fn one_subflow_with_growth_rfc_is_reno() {
         // Same ACK sequence to LIA with one subflow and to Reno: identical windows.
-        let mut lia = build(&CcConfig::default()).unwrap();
+        let mut cfg = CcConfig::default();
+        cfg.options.insert("growth".into(), "rfc".into());
+        let mut lia = build(&cfg).unwrap();
         let windows = side_by_side_with_reno(lia.as_mut(), 3000, |i| MSS * (1 + i % 3), 700);
         for (i, (l, r)) in windows.iter().enumerate() {
             assert_eq!(l, r, "ack {i}");
@@ -345,15 +388,16 @@ mod tests {
 
     #[test]
     fn two_subflows_grow_at_the_coupled_rate() {
-        // w = (10, 20), r = (10, 100) ms in CA: subflow 0 gains +1 after 14 packets.
+        // w = (10, 20), r = (10, 100) ms in CA: n = 14 for subflow 0; the kernel's
+        // `snd_cwnd_cnt >= n` test after one count per ACK gives +1 on the 15th ACK.
         let (mut lia, views) = worked_example_in_ca(CcConfig::default());
         let id = SubflowId(0);
         // First CA ACK recomputes α_k (forced by the recovery exit).
-        for i in 0..13 {
+        for i in 0..14 {
             lia.on_ack(id, &ack(i, MSS, 10), &views);
-            assert_eq!(lia.cwnd_bytes(id), 10 * MSS, "after {} packets", i + 1);
+            assert_eq!(lia.cwnd_bytes(id), 10 * MSS, "after {} ACKs", i + 1);
         }
-        lia.on_ack(id, &ack(13, MSS, 10), &views);
+        lia.on_ack(id, &ack(14, MSS, 10), &views);
         assert_eq!(lia.cwnd_bytes(id), 11 * MSS);
         let snap = lia.snapshot(id);
         let ak = snap.extra.iter().find(|e| e.0 == "lia_alpha_k").unwrap().1;
@@ -373,6 +417,87 @@ mod tests {
         assert_eq!(lia.cwnd_bytes(SubflowId(0)), 10 * MSS);
         lia.on_ack(SubflowId(0), &ack(14, MSS, 10), &views);
         assert_eq!(lia.cwnd_bytes(SubflowId(0)), 11 * MSS);
+    }
+
+    /// One-subflow LIA (kernel form) built with `opts`, in congestion avoidance at 10
+    /// packets.
+    fn one_subflow_in_ca(opts: &[(&str, &str)]) -> Coupled<Lia> {
+        let mut cfg = CcConfig::default();
+        for (k, v) in opts {
+            cfg.options.insert(k.to_string(), v.to_string());
+        }
+        let growth = growth_option(&cfg).unwrap();
+        let mut lia = Coupled::new(Lia::new(LiaForm::Kernel, growth), &cfg).unwrap();
+        lia.add_subflow(SubflowId(0), Instant::ZERO, MSS);
+        force_ca(&mut lia, 0, 10, &[view(0, 10, 50)]);
+        lia
+    }
+
+    #[test]
+    fn kernel_growth_counts_one_per_ack_and_needs_w_plus_1_acks() {
+        // cwnd 10 in CA, every ACK acknowledging 2 packets (the receiver's ACK every second
+        // packet). mptcp_ccc_cong_avoid: snd_cwnd_cnt 0, 1, ..., 10 over ten ACKs, then the
+        // 11th finds cnt ≥ 10 → cwnd 11: 22 packets acknowledged per +1, where Reno needs 10.
+        let mut lia = one_subflow_in_ca(&[]);
+        let views = [view(0, 10, 50)];
+        for i in 0..10 {
+            lia.on_ack(SubflowId(0), &ack(i, 2 * MSS, 50), &views);
+            assert_eq!(
+                lia.cwnd_bytes(SubflowId(0)),
+                10 * MSS,
+                "after {} ACKs",
+                i + 1
+            );
+        }
+        lia.on_ack(SubflowId(0), &ack(10, 2 * MSS, 50), &views);
+        assert_eq!(lia.cwnd_bytes(SubflowId(0)), 11 * MSS);
+        // growth=rfc counts acknowledged packets as Reno: +1 after 5 such ACKs.
+        let mut lia = one_subflow_in_ca(&[("growth", "rfc")]);
+        for i in 0..4 {
+            lia.on_ack(SubflowId(0), &ack(i, 2 * MSS, 50), &views);
+        }
+        assert_eq!(lia.cwnd_bytes(SubflowId(0)), 10 * MSS);
+        lia.on_ack(SubflowId(0), &ack(4, 2 * MSS, 50), &views);
+        assert_eq!(lia.cwnd_bytes(SubflowId(0)), 11 * MSS);
+    }
+
+    #[test]
+    fn kernel_growth_drops_the_slow_start_leftover() {
+        // cwnd 9 < ssthresh 10; an ACK of 5 packets: tcp_slow_start takes cwnd to 10 and
+        // mptcp_ccc_cong_avoid returns, so the 4 packets left over count nothing; the next
+        // 10 ACKs count 0..9 and +1 comes on the 11th. growth=rfc: the 4 left over go to
+        // congestion avoidance (tcp_cong_avoid_ai), +1 after 6 more packets.
+        for (opts, acks_to_grow) in [(&[][..], 11u64), (&[("growth", "rfc")][..], 6)] {
+            let mut lia = one_subflow_in_ca(opts);
+            let views = [view(0, 10, 50)];
+            // A loss from 20 leaves ssthresh 10; put cwnd at 9 below it.
+            lia.members.get_mut(SubflowId(0)).window.set_cwnd(9 * MSS);
+            lia.on_ack(SubflowId(0), &ack(0, 5 * MSS, 50), &views);
+            assert_eq!(lia.cwnd_bytes(SubflowId(0)), 10 * MSS, "{opts:?}");
+            for i in 1..acks_to_grow {
+                lia.on_ack(SubflowId(0), &ack(i, MSS, 50), &views);
+                assert_eq!(lia.cwnd_bytes(SubflowId(0)), 10 * MSS, "{opts:?} {i}");
+            }
+            lia.on_ack(SubflowId(0), &ack(acks_to_grow, MSS, 50), &views);
+            assert_eq!(lia.cwnd_bytes(SubflowId(0)), 11 * MSS, "{opts:?}");
+        }
+    }
+
+    #[test]
+    fn an_rto_recalculates_alpha_with_the_window_before_the_collapse() {
+        // tcp_enter_loss raises CA_EVENT_LOSS before cwnd = 1: α_k from w = (10, 20), 284,
+        // not from (1, 20).
+        let (mut lia, views) = worked_example_in_ca(CcConfig::default());
+        let rto = CongestionEvent::Rto {
+            inflight_bytes: 10 * MSS,
+            repeat: false,
+        };
+        lia.on_congestion(SubflowId(0), Instant::ZERO, &rto, &views);
+        assert_eq!(lia.cwnd_bytes(SubflowId(0)), MSS);
+        let snap = lia.snapshot(SubflowId(0));
+        let ak = snap.extra.iter().find(|e| e.0 == "lia_alpha_k").unwrap().1;
+        assert_eq!(ak as u64, 284);
+        assert_ne!(284, kernel_alpha(&[1, 20], &[10_000, 100_000]));
     }
 
     #[test]

@@ -169,6 +169,10 @@ pub struct AckEvent {
     /// recovery, the lowest data the subflow still owed was delivered; otherwise, it
     /// acknowledged new data.
     pub snd_una_advanced: bool,
+    /// After this ACK a packet sent before the largest acknowledged one is still in flight
+    /// (not yet declared lost): data arrived out of order, Linux `tcp_left_out > 0`, which
+    /// moves an Open socket to TCP_CA_Disorder (`tcp_try_keep_open`).
+    pub disorder: bool,
 }
 
 /// A congestion signal.

@@ -23,8 +23,10 @@
 //! # Choices
 //! * snd_una is the subflow's acknowledged byte count (`AckEvent::delivered_bytes_total`):
 //!   the distances between losses are what matters, and they are equal.
-//! * The kernel counts one increment per ACK; here each ACK's increment is multiplied by
-//!   the packets it acknowledged (bytes / MSS), as the window machine counts for every CC.
+//! * Counting (`--cc-opt growth=kernel`, the default): the kernel adds one increment per
+//!   ACK whatever it acknowledged, and the ACK that ends slow start adds nothing (the
+//!   module returns after `tcp_slow_start`). `growth=rfc` multiplies each ACK's increment
+//!   by the packets it acknowledged (bytes / MSS), the paper's per-packet increase.
 //! * |R| is the kernel's `cnt_established` (established subflows).
 //!
 //! Stats extras: `olia_epsilon`, `olia_in_max_w_set` (M), `olia_in_best_path_set` (B),
@@ -32,7 +34,7 @@
 //! `docs/algorithms/olia.md`.
 
 use super::coupled::prelude::*;
-use super::coupled::{established_count, is_member, view_of};
+use super::coupled::{Growth, established_count, growth_option, is_member, view_of};
 use super::reno::RenoRule;
 use super::window::{Increase, LossState, Window, WindowRule, WindowView};
 
@@ -163,9 +165,19 @@ impl OliaSub {
     }
 }
 
-/// OLIA has no connection state beyond its members.
-#[derive(Clone, Debug, Default)]
-pub struct Olia;
+/// OLIA's connection object: how it counts.
+#[derive(Clone, Debug)]
+pub struct Olia {
+    pub growth: Growth,
+}
+
+impl Default for Olia {
+    fn default() -> Self {
+        Olia {
+            growth: Growth::Kernel,
+        }
+    }
+}
 
 /// Window the kernel uses for subflow decisions (`mptcp_get_crt_cwnd`).
 fn crt_cwnd_pkts(w: &Window) -> u64 {
@@ -179,14 +191,28 @@ fn crt_cwnd_pkts(w: &Window) -> u64 {
 }
 
 struct OliaRule {
-    /// Counter increment per acknowledged packet (2⁻¹⁰ packets).
+    /// Counter increment per ACK (kernel counting) or per acknowledged packet (2⁻¹⁰
+    /// packets).
     inc_per_pkt: i64,
     counter: i64,
+    growth: Growth,
+    /// The ACK began in slow start (set by `on_ack_start`).
+    from_slow_start: bool,
 }
 
 impl WindowRule for OliaRule {
+    fn on_ack_start(&mut self, window: &mut Window, _ack: &AckEvent) {
+        self.from_slow_start = window.in_slow_start();
+    }
     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
-        self.counter += (self.inc_per_pkt as f64 * w.pkts(acked_bytes)).round() as i64;
+        match self.growth {
+            // mptcp_olia_cong_avoid returns after tcp_slow_start: no leftover.
+            Growth::Kernel if self.from_slow_start => return Increase::Hold,
+            Growth::Kernel => self.counter += self.inc_per_pkt,
+            Growth::Rfc => {
+                self.counter += (self.inc_per_pkt as f64 * w.pkts(acked_bytes)).round() as i64
+            }
+        }
         let one = (1i64 << OLIA_SCALE) - 1;
         if self.counter >= one {
             self.counter = 0;
@@ -265,6 +291,8 @@ impl CoupledAlgo for Olia {
         let mut rule = OliaRule {
             inc_per_pkt,
             counter: me.state.counter,
+            growth: self.growth,
+            from_slow_start: false,
         };
         me.window.on_ack(ack, &mut rule);
         me.state.counter = rule.counter;
@@ -303,9 +331,11 @@ impl CoupledAlgo for Olia {
     }
 }
 
-/// Registry constructor (window machine options only).
+/// Registry constructor: option `growth` = kernel (default) | rfc, and the window
+/// machine's options.
 pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
-    Ok(Box::new(Coupled::new(Olia, cfg)?))
+    let growth = growth_option(cfg)?;
+    Ok(Box::new(Coupled::new(Olia { growth }, cfg)?))
 }
 
 #[cfg(test)]
@@ -364,7 +394,7 @@ mod tests {
 
     #[test]
     fn loss_marks_shift_once_per_episode_not_on_rto_repeats() {
-        let mut cc = coupled_with_subflows(Olia, 1);
+        let mut cc = coupled_with_subflows(Olia::default(), 1);
         let views = [view(0, 10, 50)];
         let id = SubflowId(0);
         cc.on_ack(
@@ -418,7 +448,7 @@ mod tests {
 
     #[test]
     fn the_larger_window_shrinks_when_the_smaller_is_the_better_path() {
-        let mut cc = coupled_with_subflows(Olia, 2);
+        let mut cc = coupled_with_subflows(Olia::default(), 2);
         let views = [view(0, 10, 10), view(1, 20, 100)];
         force_ca(&mut cc, 0, 10, &views);
         force_ca(&mut cc, 1, 20, &views);

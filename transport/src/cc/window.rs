@@ -28,6 +28,11 @@
 //!   an idle period longer than one RTO, ssthresh = max(ssthresh, ¾·cwnd), then cwnd is halved
 //!   once per RTO elapsed, but not below min(IW, cwnd). The RTO is Linux's,
 //!   SRTT + max(4·RTTVAR, 200 ms), from the last ACK's estimator values.
+//! * **Application-limited sender** (RFC 2861, Linux `tcp_cwnd_validate` →
+//!   `tcp_cwnd_application_limited`, which the out-of-tree MPTCP runs for every subflow it
+//!   sends on): when an RTO has passed since the window was last full (or reduced), in the
+//!   Open state, cwnd = (cwnd + most in flight meanwhile, at least IW)/2 and ssthresh =
+//!   max(ssthresh, ¾·cwnd). Off with `slow_start_after_idle=false`, as in Linux.
 //! * **Pacing**: none (Linux without the fq qdisc) unless option `paced=true`; then
 //!   cwnd/SRTT × 2 while cwnd < ssthresh/2 and × 1.2 otherwise (Linux
 //!   `tcp_update_pacing_rate`).
@@ -190,6 +195,11 @@ pub enum Increase {
     Packets(f64),
     /// Set cwnd to this many bytes (at least [`MIN_CWND_PKTS`] MSS).
     SetCwnd(u64),
+    /// The out-of-tree MPTCP kernel's coupled counting (`mptcp_ccc_cong_avoid`,
+    /// `mptcp_balia_cong_avoid`): every ACK adds 1 to an ACK counter whatever it
+    /// acknowledged, and `if (snd_cwnd_cnt >= w) { snd_cwnd++; snd_cwnd_cnt = 0; } else
+    /// snd_cwnd_cnt++;` so +1 MSS takes w + 1 ACKs (w ≥ 1, whole packets).
+    PerAck(u64),
     /// Leave cwnd as it is.
     Hold,
 }
@@ -258,6 +268,8 @@ pub struct Window {
     cwnd_cnt_bytes: f64,
     /// w of the last [`Increase::PerAcked`], for `cwnd_exact_bytes`.
     last_w_pkts: f64,
+    /// The kernel's `snd_cwnd_cnt` counted in ACKs ([`Increase::PerAck`]).
+    cwnd_cnt_acks: u64,
     /// Fraction of a packet carried by [`Increase::Packets`].
     frac_pkts: f64,
     state: LossState,
@@ -269,6 +281,10 @@ pub struct Window {
     srtt: Option<Duration>,
     rttvar: Duration,
     inflight_bytes: u64,
+    /// Linux `snd_cwnd_used` (most in flight since the window was last full) and
+    /// `snd_cwnd_stamp` (when it was last full or last changed by validation/restart).
+    cwnd_used_bytes: u64,
+    cwnd_stamp: Option<Instant>,
 }
 
 impl Window {
@@ -279,6 +295,7 @@ impl Window {
             ssthresh_bytes: u64::MAX,
             cwnd_cnt_bytes: 0.0,
             last_w_pkts: 0.0,
+            cwnd_cnt_acks: 0,
             frac_pkts: 0.0,
             state: LossState::Open,
             prior_cwnd_bytes: 0,
@@ -288,6 +305,8 @@ impl Window {
             srtt: None,
             rttvar: Duration::ZERO,
             inflight_bytes: 0,
+            cwnd_used_bytes: 0,
+            cwnd_stamp: None,
         }
     }
 
@@ -382,6 +401,11 @@ impl Window {
         self.cwnd_cnt_bytes
     }
 
+    /// The `snd_cwnd_cnt` counter in ACKs ([`Increase::PerAck`]).
+    pub fn cwnd_cnt_acks(&self) -> u64 {
+        self.cwnd_cnt_acks
+    }
+
     /// Linux's RTO from the last ACK's estimator values, SRTT + max(4·RTTVAR, 200 ms).
     pub fn linux_rto(&self) -> Duration {
         match self.srtt {
@@ -424,7 +448,52 @@ impl Window {
             .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
         self.last_sent = Some(now);
         self.inflight_bytes = inflight_bytes;
+        self.validate_cwnd(now, inflight_bytes);
         rule.on_sent(&self.view(), now, was_idle, idle_for);
+    }
+
+    /// RFC 2861 as Linux `tcp_cwnd_validate` after a send (the out-of-tree MPTCP calls it
+    /// for every subflow it sent on, `mptcp_write_xmit`, with "cwnd full" = packets in
+    /// flight ≥ cwnd): while the window is full the stamp follows; otherwise the most in
+    /// flight is remembered, and once an RTO has passed since the stamp
+    /// `tcp_cwnd_application_limited` runs (with `slow_start_after_idle`, Linux's switch for
+    /// both).
+    fn validate_cwnd(&mut self, now: Instant, inflight_bytes: u64) {
+        let stamp = *self.cwnd_stamp.get_or_insert(now);
+        if inflight_bytes >= self.cwnd_bytes {
+            self.cwnd_used_bytes = 0;
+            self.cwnd_stamp = Some(now);
+            return;
+        }
+        self.cwnd_used_bytes = self.cwnd_used_bytes.max(inflight_bytes);
+        if self.cfg.slow_start_after_idle
+            && now.saturating_duration_since(stamp) >= self.linux_rto()
+        {
+            self.application_limited(now);
+        }
+    }
+
+    /// Linux `tcp_cwnd_application_limited` (RFC 2861's reduction), in whole packets: in
+    /// the Open state, with win_used = max(most in flight, IW) below cwnd, ssthresh =
+    /// max(ssthresh, ¾·cwnd) and cwnd = (cwnd + win_used)/2.
+    fn application_limited(&mut self, now: Instant) {
+        if self.state == LossState::Open {
+            let mss = self.cfg.mss_bytes;
+            let cwnd = self.cwnd_bytes / mss;
+            let used = self
+                .cwnd_used_bytes
+                .div_ceil(mss)
+                .max(self.cfg.initial_window_pkts);
+            if used < cwnd {
+                if self.ssthresh_bytes != u64::MAX {
+                    let three_quarters = ((cwnd >> 1) + (cwnd >> 2)) * mss;
+                    self.ssthresh_bytes = self.ssthresh_bytes.max(three_quarters);
+                }
+                self.cwnd_bytes = ((cwnd + used) >> 1) * mss;
+            }
+            self.cwnd_used_bytes = 0;
+        }
+        self.cwnd_stamp = Some(now);
     }
 
     /// One ACK frame (Linux `tcp_cong_control` without a `cong_control` op).
@@ -434,6 +503,11 @@ impl Window {
             self.rttvar = ack.rttvar;
         }
         self.inflight_bytes = ack.inflight_bytes;
+        if ack.is_cwnd_limited {
+            // tcp_cwnd_validate: the network is fed fully.
+            self.cwnd_used_bytes = 0;
+            self.cwnd_stamp = Some(ack.now);
+        }
         rule.on_ack_start(self, ack);
         if self.state == LossState::Recovery {
             if self.cfg.prr {
@@ -486,8 +560,10 @@ impl Window {
                 self.prr_out_pkts = 0;
                 // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
                 self.cwnd_cnt_bytes = 0.0;
+                self.cwnd_cnt_acks = 0;
                 self.frac_pkts = 0.0;
                 self.state = LossState::Recovery;
+                self.cwnd_stamp = Some(now);
                 if self.cfg.prr {
                     // Until the ACK's PRR step: room for the fast retransmission only (as
                     // Linux's RACK reordering timer runs `tcp_cwnd_reduction(sk, 1, 0)`).
@@ -515,8 +591,10 @@ impl Window {
                 }
                 self.cwnd_bytes = mss;
                 self.cwnd_cnt_bytes = 0.0;
+                self.cwnd_cnt_acks = 0;
                 self.frac_pkts = 0.0;
                 self.state = LossState::RtoLoss;
+                self.cwnd_stamp = Some(now);
                 rule.on_rto(&self.view(), now, reduce);
                 reduce
             }
@@ -535,6 +613,8 @@ impl Window {
             LossState::Open => return,
         }
         self.state = LossState::Open;
+        // tcp_end_cwnd_reduction / the end of CA_Loss stamp the window.
+        self.cwnd_stamp = Some(now);
         rule.on_recovery_exit(&self.view(), now);
     }
 
@@ -562,6 +642,7 @@ impl Window {
             cwnd = ((cwnd / self.cfg.mss_bytes) >> 1) * self.cfg.mss_bytes;
         }
         self.cwnd_bytes = cwnd.max(restart);
+        self.cwnd_stamp = Some(now);
     }
 
     // ---- internals ------------------------------------------------------------------------
@@ -612,6 +693,14 @@ impl Window {
                 self.frac_pkts -= whole;
                 let cwnd = self.cwnd_bytes as f64 + whole * mss as f64;
                 self.cwnd_bytes = (cwnd.max(0.0) as u64).max(floor);
+            }
+            Increase::PerAck(w_pkts) => {
+                if self.cwnd_cnt_acks >= w_pkts.max(1) {
+                    self.cwnd_bytes += mss;
+                    self.cwnd_cnt_acks = 0;
+                } else {
+                    self.cwnd_cnt_acks += 1;
+                }
             }
             Increase::SetCwnd(bytes) => self.cwnd_bytes = bytes.max(floor),
             Increase::Hold => {}
@@ -948,6 +1037,56 @@ mod tests {
     }
 
     #[test]
+    fn an_application_limited_sender_decays_cwnd_towards_what_it_used_once_per_rto() {
+        // cwnd 40, ssthresh 20, RTO = 100 + max(4·10, 200) = 300 ms. The sender keeps 12
+        // packets in flight, never a full window. tcp_cwnd_application_limited at the first
+        // send ≥ 300 ms after the stamp: win_used = max(12, IW 10) = 12 < 40 → ssthresh =
+        // max(20, 30) = 30, cwnd = (40 + 12)/2 = 26; an RTO later (26 + 12)/2 = 19,
+        // ssthresh max(30, 19) = 30.
+        let mut w = window(true);
+        w.set_cwnd(40 * MSS);
+        w.set_ssthresh(20 * MSS);
+        let not_limited = AckEvent {
+            is_cwnd_limited: false,
+            ..ack(0, 0)
+        };
+        w.on_ack(&not_limited, &mut Reno);
+        let t = |ms: u64| Instant::from_nanos(ms * 1_000_000);
+        for ms in (0..300).step_by(50) {
+            w.on_sent(t(ms), MSS, 12 * MSS, &mut Reno);
+            assert_eq!(w.cwnd_bytes(), 40 * MSS, "{ms} ms");
+        }
+        w.on_sent(t(300), MSS, 12 * MSS, &mut Reno);
+        assert_eq!(
+            (w.cwnd_bytes(), w.ssthresh_bytes()),
+            (26 * MSS, Some(30 * MSS))
+        );
+        w.on_sent(t(450), MSS, 12 * MSS, &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 26 * MSS);
+        w.on_sent(t(600), MSS, 12 * MSS, &mut Reno);
+        assert_eq!(
+            (w.cwnd_bytes(), w.ssthresh_bytes()),
+            (19 * MSS, Some(30 * MSS))
+        );
+        // A full window restarts the clock: no reduction 300 ms after it.
+        w.on_sent(t(700), MSS, 19 * MSS, &mut Reno);
+        w.on_sent(t(900), MSS, 12 * MSS, &mut Reno);
+        assert_eq!(w.cwnd_bytes(), 19 * MSS);
+        // Linux's switch turns it off with the idle restart.
+        let mut w = Window::new(WindowConfig {
+            mss_bytes: MSS,
+            slow_start_after_idle: false,
+            ..WindowConfig::default()
+        });
+        w.set_cwnd(40 * MSS);
+        w.on_ack(&not_limited, &mut Reno);
+        for ms in (0..=1000).step_by(100) {
+            w.on_sent(t(ms), MSS, 12 * MSS, &mut Reno);
+        }
+        assert_eq!(w.cwnd_bytes(), 40 * MSS);
+    }
+
+    #[test]
     fn fractional_packet_increases_carry_over_and_floor_at_one_mss() {
         let mut w = window(true);
         w.set_ssthresh(10 * MSS);
@@ -960,6 +1099,31 @@ mod tests {
         let mut rule = Fixed(Increase::Packets(-100.0));
         w.on_ack(&ack(MSS, 0), &mut rule);
         assert_eq!(w.cwnd_bytes(), MSS);
+    }
+
+    #[test]
+    fn per_ack_counting_needs_w_plus_1_acks_and_restarts_at_a_reduction() {
+        // `if (snd_cwnd_cnt >= 3) { snd_cwnd++; snd_cwnd_cnt = 0; } else snd_cwnd_cnt++;`
+        // per ACK, whatever it acknowledged: 3 ACKs count 1, 2, 3; the 4th adds one packet.
+        let mut w = window(true);
+        w.set_ssthresh(10 * MSS);
+        let mut rule = Fixed(Increase::PerAck(3));
+        for n in 1..=3 {
+            w.on_ack(&ack(5 * MSS, 0), &mut rule);
+            assert_eq!((w.cwnd_bytes(), w.cwnd_cnt_acks()), (10 * MSS, n));
+        }
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!((w.cwnd_bytes(), w.cwnd_cnt_acks()), (11 * MSS, 0));
+        w.on_ack(&ack(MSS, 0), &mut rule);
+        assert_eq!(w.cwnd_cnt_acks(), 1);
+        // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0.
+        let loss = CongestionEvent::Loss {
+            lost_bytes: MSS,
+            largest_lost_sent_time: Instant::ZERO,
+            inflight_bytes: 11 * MSS,
+        };
+        w.on_congestion(Instant::ZERO, &loss, &mut rule);
+        assert_eq!(w.cwnd_cnt_acks(), 0);
     }
 
     #[test]

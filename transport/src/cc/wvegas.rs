@@ -8,22 +8,25 @@
 //! ```text
 //!   rtt   = mean sample of the round
 //!   diff  = ⌊w·(rtt − baseRTT)/rtt⌋                      packets queued by this subflow
-//!   slow start (w ≤ ssthresh):
-//!     diff > γ          → w = min(w, ⌊w·baseRTT/rtt⌋ + 1), ssthresh = min(ssthresh, w − 1)
+//!   slow start (w < ssthresh, `tcp_in_slow_start`):
+//!     diff > γ          → w = min(w, ⌊w·baseRTT/rtt⌋ + 1), ssthresh = min(ssthresh, w)
 //!     otherwise          → slow start
 //!   congestion avoidance:
 //!     diff ≥ α_i        → rate_i = w/rtt; weight_i = rate_i / Σ_j rate_j;
 //!                          α_i = max(2, ⌊total_α · weight_i⌋)
-//!     diff > α_i        → w −= 1, ssthresh = min(ssthresh, w − 1)
+//!     diff > α_i        → w −= 1, ssthresh = min(ssthresh, w)
 //!     diff < α_i        → w += 1
 //!     drain: q = rtt − baseRTT; q_min = min non-zero q seen; q ≥ 2·q_min
 //!                        → w = ⌊w·baseRTT/(2·rtt)⌋, q_min forgotten
 //!   w ≥ 2; ssthresh = max(ssthresh, ¾·w)  (tcp_current_ssthresh)
 //! ```
 //! Constants (kernel module parameters): initial α = 2, total α = 10, γ = 1. Between round
-//! ends only slow start grows the window. A loss is Reno; leaving recovery re-enables wVegas
-//! with α = 2 (kernel `wvegas_enable` on `TCP_CA_Open`); an RTO forgets the rate; an idle
-//! restart forgets everything, baseRTT included. Σ_j rate_j counts the subflows whose
+//! ends only slow start grows the window. wVegas runs only in the Open state
+//! (`mptcp_wvegas_state`): an ACK that leaves a hole (data out of order, `AckEvent::disorder`,
+//! the kernel's TCP_CA_Disorder), a loss (Recovery) or an RTO (Loss) turns it off and Reno
+//! grows the window meanwhile; the first ACK without a hole after that re-enables it with
+//! α = 2, weight 1, no rate and a new round (kernel `wvegas_enable` on `TCP_CA_Open`); an
+//! RTO forgets the rate; an idle restart forgets everything, baseRTT included. Σ_j rate_j counts the subflows whose
 //! current round has samples (the kernel's `sampled_rtt > 0` test).
 //!
 //! With one subflow weight = 1 and α = 10: a Vegas that keeps about 10 packets queued,
@@ -185,6 +188,19 @@ impl CoupledAlgo for Wvegas {
                 s.cnt_rtt += 1;
             }
         }
+        // tcp_fastretrans_alert runs before cong_avoid: an ACK that leaves a hole moves an
+        // Open subflow to Disorder (set_state → wvegas_disable), the first one without a
+        // hole back to Open (wvegas_enable: α, weight, rate and the round restart).
+        {
+            let me = m.get_mut(sf);
+            if me.window.state() == LossState::Open {
+                if ack.disorder {
+                    me.state.doing = false;
+                } else if !me.state.doing {
+                    me.state.enable(ack.now, &p);
+                }
+            }
+        }
         let no_growth = AckEvent {
             is_cwnd_limited: false,
             ..*ack
@@ -235,11 +251,13 @@ impl CoupledAlgo for Wvegas {
             let diff = diff_pkts(cwnd, rtt, base);
             s.last_diff = diff;
             let acked_pkts = ack.acked_bytes.div_ceil(mss);
-            if diff > p.gamma && cwnd <= ssthresh {
+            // tcp_in_slow_start: cwnd < ssthresh.
+            if diff > p.gamma && cwnd < ssthresh {
                 let target = cwnd * base / rtt.max(1);
                 cwnd = cwnd.min(target + 1);
-                ssthresh = ssthresh.min(cwnd.saturating_sub(1));
-            } else if cwnd <= ssthresh {
+                // mptcp_wvegas_ssthresh: min(ssthresh, cwnd).
+                ssthresh = ssthresh.min(cwnd);
+            } else if cwnd < ssthresh {
                 if ack.is_cwnd_limited {
                     cwnd = (cwnd + acked_pkts).min(ssthresh.max(cwnd));
                 }
@@ -255,7 +273,7 @@ impl CoupledAlgo for Wvegas {
                 }
                 if diff > s.alpha {
                     cwnd -= 1;
-                    ssthresh = ssthresh.min(cwnd.saturating_sub(1));
+                    ssthresh = ssthresh.min(cwnd);
                 } else if diff < s.alpha && ack.is_cwnd_limited {
                     cwnd += 1;
                 }
@@ -300,9 +318,10 @@ impl CoupledAlgo for Wvegas {
     }
 
     fn on_recovery_exit(&mut self, m: &mut Members<WvegasSub>, sf: SubflowId, now: Instant) {
-        let me = m.get_mut(sf);
-        me.window.on_recovery_exit(now, &mut RenoRule);
-        me.state.enable(now, &self.params);
+        // Back to Open: wvegas_enable on the next ACK without a hole (`on_ack`), as the
+        // kernel re-enables on set_state(TCP_CA_Open) and goes to Disorder instead while
+        // data is still out of order.
+        m.get_mut(sf).window.on_recovery_exit(now, &mut RenoRule);
     }
 
     fn on_idle_restart(&mut self, m: &mut Members<WvegasSub>, sf: SubflowId, now: Instant) {
@@ -436,10 +455,73 @@ mod tests {
         // Slow start between round ends: 10 + 3 packets.
         assert_eq!(cc.cwnd_bytes(SubflowId(0)), 13 * MSS);
         cc.on_ack(SubflowId(0), &rtt_ack(110, 2, 60), &views);
-        // diff = ⌊13·10/60⌋ = 2 > γ = 1 → w = min(13, ⌊13·50/60⌋ + 1 = 11); ssthresh = 10,
-        // then ssthresh = max(10, ¾·11 = 8) = 10.
+        // diff = ⌊13·10/60⌋ = 2 > γ = 1 → w = min(13, ⌊13·50/60⌋ + 1 = 11); ssthresh =
+        // min(∞, 11) = 11 (mptcp_wvegas_ssthresh), then max(11, ¾·11 = 8) = 11.
+        assert_eq!(cc.cwnd_bytes(SubflowId(0)), 11 * MSS);
+        assert_eq!(cc.ssthresh_bytes(SubflowId(0)), Some(11 * MSS));
+    }
+
+    /// Subflow 0 at `cwnd` packets with ssthresh `ssthresh`, baseRTT 50 ms, a round that
+    /// began at 1 ms.
+    fn at(cwnd: u64, ssthresh: u64) -> Coupled<Wvegas> {
+        let mut cc = setup();
+        let m = cc.members.get_mut(SubflowId(0));
+        m.window.set_cwnd(cwnd * MSS);
+        m.window.set_ssthresh(ssthresh * MSS);
+        m.state.base_rtt_us = 50_000;
+        m.state.round_begin = Instant::from_nanos(1_000_000);
+        cc
+    }
+
+    #[test]
+    fn a_round_that_ends_at_ssthresh_grows_in_congestion_avoidance() {
+        // The kernel's round-end test is tcp_in_slow_start (cwnd < ssthresh): at cwnd =
+        // ssthresh = 10 with no queue (rtt = baseRTT, diff 0 < α 2) the round adds one
+        // packet; ssthresh = max(10, ¾·11) = 10. (With cwnd ≤ ssthresh the round took the
+        // slow-start branch, which cannot pass ssthresh: the window stayed at 10 for good.)
+        let mut cc = at(10, 10);
+        let views = [view(0, 10, 50), view(1, 10, 100)];
+        for i in 0..3 {
+            cc.on_ack(SubflowId(0), &rtt_ack(100 + i, 0, 50), &views);
+        }
+        assert_eq!(cc.cwnd_bytes(SubflowId(0)), 10 * MSS);
+        cc.on_ack(SubflowId(0), &rtt_ack(110, 2, 50), &views);
+        assert_eq!(cc.members.get(SubflowId(0)).state.last_diff, 0);
         assert_eq!(cc.cwnd_bytes(SubflowId(0)), 11 * MSS);
         assert_eq!(cc.ssthresh_bytes(SubflowId(0)), Some(10 * MSS));
+    }
+
+    #[test]
+    fn disorder_hands_the_window_to_reno_and_open_again_resets_alpha_weight_and_round() {
+        let mut cc = at(2, 2);
+        let views = [view(0, 2, 50), view(1, 10, 100)];
+        {
+            let s = &mut cc.members.get_mut(SubflowId(0)).state;
+            s.alpha = 7;
+            s.weight = 1 << 15;
+            s.cnt_rtt = 5;
+            s.sampled_rtt_us = 250_000;
+        }
+        // An ACK of 2 packets while a hole is open (TCP_CA_Disorder): wVegas is off and Reno
+        // grows the window, +1 after cwnd = 2 acknowledged packets; between round ends an
+        // enabled wVegas would have held it at 2.
+        let disordered = AckEvent {
+            disorder: true,
+            acked_bytes: 2 * MSS,
+            ..rtt_ack(100, 0, 50)
+        };
+        cc.on_ack(SubflowId(0), &disordered, &views);
+        assert!(!cc.members.get(SubflowId(0)).state.doing);
+        assert_eq!(cc.cwnd_bytes(SubflowId(0)), 3 * MSS);
+        // Back to Open on the next in-order ACK (wvegas_enable): α = 2, weight = 1, the
+        // round restarts now with no samples, so this ACK ends no round.
+        cc.on_ack(SubflowId(0), &rtt_ack(120, 110, 50), &views);
+        let s = cc.members.get(SubflowId(0)).state;
+        assert!(s.doing);
+        assert_eq!((s.alpha, s.weight), (2, 1 << WVEGAS_SCALE));
+        assert_eq!(s.round_begin, Instant::from_nanos(120_000_000));
+        assert_eq!((s.cnt_rtt, s.sampled_rtt_us), (0, 0));
+        assert_eq!(cc.cwnd_bytes(SubflowId(0)), 3 * MSS);
     }
 
     #[test]

@@ -268,6 +268,9 @@ impl Connection {
             round_start: a.round_start,
             rttvar: s.rtt.rttvar(),
             snd_una_advanced: a.snd_una_advanced,
+            // detect_losses ran for this ACK: a loss time is pending exactly when a packet
+            // below the largest acknowledged one is still in flight.
+            disorder: s.loss_time.is_some(),
         }
     }
 
