@@ -452,7 +452,7 @@ fn app_limited(
     // "ecf/no-penalty": ECF with `rcv_buf_penalty=off`.
     let (name, option) = sched_name.split_once('/').unwrap_or((sched_name, ""));
     let mut c = Config {
-        recv_window_bytes,
+        recv_window_bytes: Some(recv_window_bytes),
         ..cfg(cc, name)
     };
     if option == "no-penalty" {

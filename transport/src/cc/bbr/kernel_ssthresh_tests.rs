@@ -120,7 +120,10 @@ fn rcv_buf_penalty_halves_a_bbr_subflows_cwnd_and_ssthresh_as_the_kernel_does() 
     // 20 packets, ssthresh 10: cwnd ≥ ssthresh, both halve → 10 / 5.
     let mut b = probe_bw(20, Some(10));
     assert!(b.penalise_cwnd());
-    assert_eq!((b.cwnd_bytes(), b.ssthresh_bytes()), (10 * MSS, Some(5 * MSS)));
+    assert_eq!(
+        (b.cwnd_bytes(), b.ssthresh_bytes()),
+        (10 * MSS, Some(5 * MSS))
+    );
     // 3 packets, ssthresh 4 ("slow start"): cwnd → max(1, 1) = 1, ssthresh kept.
     let mut b = probe_bw(3, Some(4));
     assert!(b.penalise_cwnd());
