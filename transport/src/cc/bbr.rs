@@ -68,7 +68,7 @@
 //! seed 001 (mpbbr = BBR per subflow).
 
 #[cfg(test)]
-mod kernel_ssthresh_tests;
+mod kernel_fixes_tests;
 mod windowed_filter;
 
 use std::time::Duration;
@@ -798,6 +798,29 @@ impl Bbr {
         }
     }
 
+    /// Linux `bbr_check_probe_rtt_done`: once PROBE_RTT's 200 ms have passed, restore cwnd
+    /// and leave it. `bbr_cwnd_event` calls it when sending restarts after idle in PROBE_RTT.
+    fn check_probe_rtt_done(&mut self, now: Instant) {
+        if self.probe_rtt_done_stamp.is_some_and(|done| now > done) {
+            self.min_rtt_stamp = now;
+            self.cwnd_bytes = self.cwnd_bytes.max(self.prior_cwnd_bytes);
+            self.reset_mode(now);
+            self.update_gains();
+        }
+    }
+
+    /// Linux `bbr_cwnd_event(CA_EVENT_TX_START)` with `app_limited`: sending restarts after
+    /// idle.
+    fn restart_from_idle(&mut self, now: Instant) {
+        self.idle_restart = true;
+        self.reset_ack_epoch(now);
+        if self.mode == Mode::ProbeBw {
+            self.set_pacing_rate(1.0, None);
+        } else if self.mode == Mode::ProbeRtt {
+            self.check_probe_rtt_done(now);
+        }
+    }
+
     fn update_gains(&mut self) {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
@@ -966,11 +989,7 @@ impl SubflowCc for Bbr {
             && self.delivered_bytes_total > 0
             && self.ca_state == CaState::Open
         {
-            self.idle_restart = true;
-            self.reset_ack_epoch(now);
-            if self.mode == Mode::ProbeBw {
-                self.set_pacing_rate(1.0, None);
-            }
+            self.restart_from_idle(now);
         }
     }
 
@@ -1033,11 +1052,7 @@ impl SubflowCc for Bbr {
     }
 
     fn on_idle_restart(&mut self, now: Instant) {
-        self.idle_restart = true;
-        self.reset_ack_epoch(now);
-        if self.mode == Mode::ProbeBw {
-            self.set_pacing_rate(1.0, None);
-        }
+        self.restart_from_idle(now);
         if self.cfg.idle_cwnd_cut {
             let iw = self.cfg.initial_window_pkts * self.mss_bytes;
             self.cwnd_bytes = self.cwnd_bytes.min(iw);

@@ -20,9 +20,10 @@
 //! `ecf_get_available_subflow` in `mptcp_ecf.c` does (`delta = max(rttvar_f, rttvar_s)` with
 //! `rttvar_x = tcp_sk(x)->rttvar_us >> 1`; no other floor in the module). Linux's `rttvar_us`
 //! (`tcp_rtt_estimator`) is four mean deviations and never below `tcp_rto_min_us(sk)`
-//! (200 ms) while it decays, so the kernel's δ is about 100 ms or more and ECF waits far more
-//! often than the paper's rule. `paper` takes the RTT variation of RFC 6298 (RTTVAR), the
-//! paper's σ.
+//! (200 ms) while it decays, so the kernel's δ is about 100 ms or more. A larger δ makes the
+//! first test (waiting for f finishes sooner) hold more often and the second (s is too slow to
+//! be worth using) less often, so which way the decisions move depends on the paths. `paper`
+//! takes the RTT variation of RFC 6298 (RTTVAR), the paper's σ.
 //!
 //! Reinjections are not held back ([`super::default_oot::slower_choice`] says why).
 //!

@@ -1,6 +1,7 @@
-//! BBR's `snd_ssthresh` and the out-of-tree MPTCP receive-buffer penalty, as Linux
-//! `tcp_bbr.c` (`bbr_check_drain`, `bbr_set_cwnd`) and `mptcp_sched.c`
-//! (`mptcp_rcv_buf_optimization`) leave them. Expectations computed by hand in the comments.
+//! BBR's `snd_ssthresh`, the out-of-tree MPTCP receive-buffer penalty and the end of
+//! PROBE_RTT on a restart from idle, as Linux `tcp_bbr.c` (`bbr_check_drain`,
+//! `bbr_set_cwnd`, `bbr_cwnd_event`) and `mptcp_sched.c` (`mptcp_rcv_buf_optimization`) do
+//! them. Expectations computed by hand in the comments.
 
 use std::time::Duration;
 
@@ -153,4 +154,28 @@ fn the_penalised_cwnd_grows_back_by_the_acked_bytes() {
         ..ack(now, 2 * MSS, 1_000 * MSS, Some(sample(100.0, 900 * MSS)))
     });
     assert_eq!(b.cwnd_bytes(), 22 * MSS);
+}
+
+#[test]
+fn a_send_after_idle_ends_an_expired_probe_rtt() {
+    // PROBE_RTT entered with cwnd 20 packets saved, held at 4, its 200 ms over at t = 1 s;
+    // the first send after idle at 1.001 s (nothing in flight) ends it
+    // (`bbr_cwnd_event` → `bbr_check_probe_rtt_done`): cwnd = max(4, 20) = 20 packets and,
+    // the pipe having been full, PROBE_BW.
+    let mut b = probe_bw(4, Some(10));
+    b.mode = Mode::ProbeRtt;
+    b.update_gains();
+    b.prior_cwnd_bytes = 20 * MSS;
+    b.delivered_bytes_total = 1_000 * MSS;
+    b.probe_rtt_done_stamp = Some(Instant::ZERO + ms(1_000));
+    b.on_sent(Instant::ZERO + ms(1_001), MSS, MSS);
+    assert_eq!(b.mode, Mode::ProbeBw);
+    assert_eq!(b.cwnd_bytes(), 20 * MSS);
+    // Before the 200 ms are over, the restart leaves PROBE_RTT alone.
+    let mut b = probe_bw(4, Some(10));
+    b.mode = Mode::ProbeRtt;
+    b.delivered_bytes_total = 1_000 * MSS;
+    b.probe_rtt_done_stamp = Some(Instant::ZERO + ms(1_000));
+    b.on_sent(Instant::ZERO + ms(900), MSS, MSS);
+    assert_eq!(b.mode, Mode::ProbeRtt);
 }
