@@ -452,9 +452,15 @@ fn app_limited(
     // "ecf/no-penalty": ECF with `rcv_buf_penalty=off`.
     let (name, option) = sched_name.split_once('/').unwrap_or((sched_name, ""));
     let mut c = Config {
-        recv_window_bytes,
+        recv_window_bytes: Some(recv_window_bytes),
         ..cfg(cc, name)
     };
+    // The sweep this helper reproduces (docs/algorithms/blest.md) ran ECF with RFC 6298's δ,
+    // the default then; the kernel's δ (now the default) is measured in docs/TRANSPORT.md.
+    if name == "ecf" {
+        let opts = &mut c.sched_config.options;
+        opts.insert("delta".into(), "paper".into());
+    }
     if option == "no-penalty" {
         let opts = &mut c.sched_config.options;
         opts.insert("rcv_buf_penalty".into(), "off".into());
@@ -972,10 +978,11 @@ const CUTS_IN_EVERY_SEED: [(u64, &str, &str); 7] = [
     (256 << 10, "bbr", "ecf"),              // 0.971
 ];
 
-/// Cells where it was above lrf's in every seed; best per-seed ratio in the comment.
-const SLOWER_IN_EVERY_SEED: [(u64, &str, &str); 4] = [
-    (512 << 10, "bbr", "blest"), // 1.367: BLEST's Reno-shaped estimate with BBR
-    (256 << 10, "bbr", "blest"), // 1.040
+/// Cells where it was above lrf's in every seed; best per-seed ratio in the comment. BLEST
+/// with bbr at 512 and 256 KiB (1.367 and 1.040) was slower only because bbr reported no
+/// ssthresh (docs/algorithms/blest.md, "Correction"); with Linux's ssthresh seeds 1–3 give
+/// 0.958–0.969 at 512 KiB, and those cells are no longer asserted until the sweep is re-run.
+const SLOWER_IN_EVERY_SEED: [(u64, &str, &str); 2] = [
     (512 << 10, "cubic", "ecf"), // 1.126: the kernel's cwnd penalisation
     (256 << 10, "cubic", "ecf"), // 1.101
 ];

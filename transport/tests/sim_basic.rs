@@ -53,7 +53,7 @@ fn two_paths_lossy_2mb() {
 fn small_receive_window_and_a_paused_reader_still_complete() {
     use mptransport::Instant;
     let client_cfg = Config {
-        recv_window_bytes: 64 * 1024,
+        recv_window_bytes: Some(64 * 1024),
         ..cfg("cubic", "lrf")
     };
     let paths = [path("wifi", 20.0, 10, 0.01), path("lte", 10.0, 30, 0.0)];

@@ -161,7 +161,7 @@ fn window_bound_transfer(
         bdp_path("lte", 10.0, 100, 0.0),
     ];
     let cfg = Config {
-        recv_window_bytes: 64 << 10,
+        recv_window_bytes: Some(64 << 10),
         ..cfg("cubic", name)
     };
     let inner = sched::build(name, &SchedConfig::default()).unwrap();

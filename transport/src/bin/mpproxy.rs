@@ -96,9 +96,10 @@ struct Common {
     /// Seed for connection ids and algorithm draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Receive window per connection, bytes.
-    #[arg(long = "recv-window-bytes", default_value_t = 16 << 20)]
-    recv_window_bytes: u64,
+    /// Fixed receive window per connection, bytes (at least 65536). Default: autotuned as
+    /// Linux does (tcp_rmem 4096/131072/6291456, dynamic right-sizing at the connection).
+    #[arg(long = "recv-window-bytes")]
+    recv_window_bytes: Option<u64>,
     /// Packets due within this many microseconds are sent together (batching).
     #[arg(long = "pacing-horizon-us", default_value_t = 500)]
     pacing_horizon_us: u64,
@@ -165,7 +166,7 @@ fn build_config(c: &Common) -> Result<Config, String> {
             options: sched_options,
             ..SchedConfig::default()
         },
-        recv_window_bytes: c.recv_window_bytes.max(64 * 1024),
+        recv_window_bytes: c.recv_window_bytes.map(|w| w.max(64 * 1024)),
         pacing_horizon: Duration::from_micros(c.pacing_horizon_us.min(10_000)),
         idle_timeout: Duration::from_secs(c.idle_timeout_s.max(1)),
         seed: c.seed,

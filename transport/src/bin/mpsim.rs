@@ -77,7 +77,8 @@ struct Cli {
     app_write_bytes: Option<u64>,
     #[arg(long = "app-interval-ms", default_value_t = 1000)]
     app_interval_ms: u64,
-    /// Receive window each side offers, bytes (default the connection's, 16 MiB).
+    /// Fixed receive window each side offers, bytes. Default: autotuned as Linux does
+    /// (tcp_rmem 4096/131072/6291456, dynamic right-sizing at the connection).
     #[arg(long = "recv-window-bytes")]
     recv_window_bytes: Option<u64>,
     /// DASH player model: play this MPD (its segment files beside it) over the simulated
@@ -253,7 +254,7 @@ fn main() -> ExitCode {
         ..Config::default()
     };
     if let Some(w) = cli.recv_window_bytes {
-        cfg.recv_window_bytes = w;
+        cfg.recv_window_bytes = Some(w);
     }
     for (flag, items, options) in [
         ("--cc-opt", &cli.cc_opts, &mut cfg.cc_config.options),

@@ -67,6 +67,8 @@
 //! Linux `net/ipv4/tcp_bbr.c` (v4.14..v6.x), `tcp_output.c` (`tcp_update_skb_after_send`);
 //! seed 001 (mpbbr = BBR per subflow).
 
+#[cfg(test)]
+mod kernel_fixes_tests;
 mod windowed_filter;
 
 use std::time::Duration;
@@ -331,6 +333,10 @@ pub struct Bbr {
     episode_lost_bytes: u64,
     /// Latest time something was delivered (Linux `delivered_mstamp`).
     delivered_time: Instant,
+    /// `snd_ssthresh` as Linux BBR leaves it: infinite (None) until STARTUP ends, then
+    /// `bbr_inflight(max_bw, 1)` set once by `bbr_check_drain`; halved only by the
+    /// out-of-tree MPTCP receive-buffer penalty. BLEST reads it.
+    ssthresh_bytes: Option<u64>,
 }
 
 impl Bbr {
@@ -379,6 +385,7 @@ impl Bbr {
             lost_bytes_total: 0,
             episode_lost_bytes: 0,
             delivered_time: now,
+            ssthresh_bytes: None,
         };
         bbr.init_pacing_rate(None);
         bbr
@@ -704,9 +711,12 @@ impl Bbr {
         self.full_bw_reached = self.full_bw_count >= FULL_BW_ROUNDS;
     }
 
+    /// Linux `bbr_check_drain`: on leaving STARTUP, `snd_ssthresh = bbr_inflight(max_bw,
+    /// BBR_UNIT)` (computed in DRAIN, so without PROBE_BW's phase-0 packets).
     fn check_drain(&mut self, ack: &AckEvent) {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
+            self.ssthresh_bytes = Some(self.target_cwnd_bytes(self.max_bw(), 1.0));
         }
         // `bbr_packets_in_net_at_edt`: on the ACK that enters DRAIN the gain is still
         // STARTUP's, so one send quantum is counted as about to depart.
@@ -785,6 +795,29 @@ impl Bbr {
         }
         if ack.acked_bytes > 0 {
             self.idle_restart = false;
+        }
+    }
+
+    /// Linux `bbr_check_probe_rtt_done`: once PROBE_RTT's 200 ms have passed, restore cwnd
+    /// and leave it. `bbr_cwnd_event` calls it when sending restarts after idle in PROBE_RTT.
+    fn check_probe_rtt_done(&mut self, now: Instant) {
+        if self.probe_rtt_done_stamp.is_some_and(|done| now > done) {
+            self.min_rtt_stamp = now;
+            self.cwnd_bytes = self.cwnd_bytes.max(self.prior_cwnd_bytes);
+            self.reset_mode(now);
+            self.update_gains();
+        }
+    }
+
+    /// Linux `bbr_cwnd_event(CA_EVENT_TX_START)` with `app_limited`: sending restarts after
+    /// idle.
+    fn restart_from_idle(&mut self, now: Instant) {
+        self.idle_restart = true;
+        self.reset_ack_epoch(now);
+        if self.mode == Mode::ProbeBw {
+            self.set_pacing_rate(1.0, None);
+        } else if self.mode == Mode::ProbeRtt {
+            self.check_probe_rtt_done(now);
         }
     }
 
@@ -956,11 +989,7 @@ impl SubflowCc for Bbr {
             && self.delivered_bytes_total > 0
             && self.ca_state == CaState::Open
         {
-            self.idle_restart = true;
-            self.reset_ack_epoch(now);
-            if self.mode == Mode::ProbeBw {
-                self.set_pacing_rate(1.0, None);
-            }
+            self.restart_from_idle(now);
         }
     }
 
@@ -1023,11 +1052,7 @@ impl SubflowCc for Bbr {
     }
 
     fn on_idle_restart(&mut self, now: Instant) {
-        self.idle_restart = true;
-        self.reset_ack_epoch(now);
-        if self.mode == Mode::ProbeBw {
-            self.set_pacing_rate(1.0, None);
-        }
+        self.restart_from_idle(now);
         if self.cfg.idle_cwnd_cut {
             let iw = self.cfg.initial_window_pkts * self.mss_bytes;
             self.cwnd_bytes = self.cwnd_bytes.min(iw);
@@ -1036,6 +1061,31 @@ impl SubflowCc for Bbr {
 
     fn cwnd_bytes(&self) -> u64 {
         self.cwnd_bytes
+    }
+
+    fn ssthresh_bytes(&self) -> Option<u64> {
+        self.ssthresh_bytes
+    }
+
+    /// The out-of-tree kernel's `mptcp_rcv_buf_optimization` writes `snd_cwnd` and
+    /// `snd_ssthresh` of whatever CC the subflow runs, BBR included, only in `TCP_CA_Open`:
+    /// cwnd = max(cwnd/2, 1 packet); ssthresh = max(ssthresh/2, 2 packets) if cwnd was at
+    /// least ssthresh (never while ssthresh is still infinite). BBR's next ACK then grows the
+    /// halved cwnd by the acknowledged bytes towards its target (`bbr_set_cwnd`, at least 4
+    /// packets), so the cut lasts about one round trip.
+    fn penalise_cwnd(&mut self) -> bool {
+        if self.ca_state != CaState::Open {
+            return false;
+        }
+        let mss = self.mss_bytes;
+        let prior_cwnd = self.cwnd_bytes;
+        self.cwnd_bytes = (prior_cwnd / mss / 2).max(1) * mss;
+        if let Some(ssthresh) = self.ssthresh_bytes
+            && prior_cwnd >= ssthresh
+        {
+            self.ssthresh_bytes = Some((ssthresh / mss / 2).max(2) * mss);
+        }
+        true
     }
 
     fn pacing_rate(&self) -> Option<Bandwidth> {
@@ -1081,7 +1131,7 @@ impl SubflowCc for Bbr {
         }
         CcSnapshot {
             cwnd_bytes: self.cwnd_bytes,
-            ssthresh_bytes: None,
+            ssthresh_bytes: self.ssthresh_bytes,
             pacing_rate: Some(self.pacing_rate),
             bw_estimate: self.bw_estimate(),
             min_rtt: self.min_rtt,

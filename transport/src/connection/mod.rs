@@ -38,6 +38,7 @@
 //! reinjection queue).
 
 mod chunks;
+mod rcvbuf;
 mod recovery;
 mod recv;
 mod scheduling;
@@ -58,9 +59,11 @@ use crate::units::{Bandwidth, Instant, MAX_SUBFLOWS, SubflowId};
 use crate::wire::{self, Frame};
 
 use chunks::ChunkTable;
+use rcvbuf::RecvBuffer;
 
-/// The smallest receive window a connection offers (`Config::recv_window_bytes` is raised
-/// to it); a sender assumes it until the peer's first DATA_ACK.
+/// The smallest receive window a connection offers (a fixed `Config::recv_window_bytes` is
+/// raised to it; the autotuned one starts there); a sender assumes it until the peer's first
+/// DATA_ACK.
 pub const MIN_RECV_WINDOW_BYTES: u64 = 64 * 1024;
 
 /// A window update is sent on its own once reading has moved the window's right edge by this
@@ -76,8 +79,10 @@ pub struct Config {
     pub sched_config: SchedConfig,
     /// Largest datagram (UDP payload) sent; also the segment size given to CCs.
     pub max_datagram_bytes: usize,
-    /// Receive buffer: read buffer + out-of-order queue, advertised as the data window.
-    pub recv_window_bytes: u64,
+    /// Receive buffer (read buffer + out-of-order queue, advertised as the data window).
+    /// None (default): autotuned as Linux does at the MPTCP meta socket, `tcp_rmem`'s defaults
+    /// (`rcvbuf.rs`); Some(w): a fixed window of w bytes.
+    pub recv_window_bytes: Option<u64>,
     /// Most bytes `write` accepts that are not yet data-acked.
     pub send_buffer_bytes: u64,
     /// ACK at least every this many ack-eliciting packets...
@@ -106,7 +111,7 @@ impl Default for Config {
             cc_config: CcConfig::default(),
             sched_config: SchedConfig::default(),
             max_datagram_bytes: crate::units::DEFAULT_MSS_BYTES as usize,
-            recv_window_bytes: 16 << 20,
+            recv_window_bytes: None,
             send_buffer_bytes: 16 << 20,
             ack_every_pkts: 2,
             max_ack_delay: Duration::from_millis(5),
@@ -287,6 +292,7 @@ pub struct Connection {
     peer_fin_dsn: Option<u64>,
     peer_finished: bool,
     advertised_edge: u64,
+    rcvbuf: RecvBuffer,
     window_update_pending: bool,
 
     counters: ConnCounters,
@@ -344,8 +350,9 @@ impl Connection {
         let cc_name = cc.name();
         let sched_name = sched.name();
         let mut cfg = cfg;
-        cfg.recv_window_bytes = cfg.recv_window_bytes.max(MIN_RECV_WINDOW_BYTES);
-        let advertised_edge = cfg.recv_window_bytes;
+        cfg.recv_window_bytes = cfg.recv_window_bytes.map(|w| w.max(MIN_RECV_WINDOW_BYTES));
+        let rcvbuf = RecvBuffer::new(cfg.recv_window_bytes, payload_mss);
+        let advertised_edge = rcvbuf.window_bytes();
         Ok(Connection {
             role,
             conn_id,
@@ -383,6 +390,7 @@ impl Connection {
             peer_fin_dsn: None,
             peer_finished: false,
             advertised_edge,
+            rcvbuf,
             window_update_pending: false,
             counters: ConnCounters::default(),
             cfg,
@@ -438,6 +446,7 @@ impl Connection {
     fn on_established(&mut self, id: SubflowId) {
         let name = self.subflows[id.index()].name.clone();
         self.any_established = true;
+        self.rcvbuf.on_subflow_joined();
         self.events
             .push_back(Event::SubflowEstablished { path: id, name });
         self.sched.on_event(&SchedEvent::PathUp {
@@ -503,6 +512,10 @@ impl Connection {
     /// In-order bytes ready for `read`.
     pub fn readable_bytes(&self) -> usize {
         self.recv_buf.len()
+    }
+    /// The receive window this side offers now (autotuned unless fixed by the config).
+    pub fn recv_window_bytes(&self) -> u64 {
+        self.rcvbuf.window_bytes()
     }
     /// The peer finished its stream and everything has been read.
     pub fn peer_finished(&self) -> bool {
@@ -581,8 +594,9 @@ impl Connection {
         out[from_a..n].copy_from_slice(&b[..n - from_a]);
         self.recv_buf.drain(..n);
         if n > 0 {
+            self.rcvbuf.on_read(self.last_recv, n as u64);
             let edge = self.window_edge();
-            let step = (self.cfg.recv_window_bytes / WINDOW_UPDATE_FRACTION).max(1);
+            let step = (self.rcvbuf.window_bytes() / WINDOW_UPDATE_FRACTION).max(1);
             if edge >= self.advertised_edge + step {
                 self.window_update_pending = true;
             }

@@ -149,7 +149,7 @@ impl Connection {
 
     pub(super) fn window_edge(&self) -> u64 {
         let used = self.recv_buf.len() as u64 + self.counters.ofo_queue_bytes;
-        self.recv_next + self.cfg.recv_window_bytes.saturating_sub(used)
+        self.recv_next + self.rcvbuf.window_bytes().saturating_sub(used)
     }
 
     fn on_data(&mut self, dsn: u64, fin: bool, payload: &[u8]) {
@@ -172,6 +172,7 @@ impl Connection {
                 self.counters.bytes_delivered_total += end.saturating_sub(self.recv_next);
                 self.recv_next = self.recv_next.max(end);
                 self.drain_ofo();
+                self.rcvbuf.on_in_order_data(self.last_recv, self.recv_next);
                 if was_empty && !self.recv_buf.is_empty() {
                     self.events.push_back(Event::Readable);
                 }

@@ -58,15 +58,17 @@ pub fn oot_available(p: &PathView) -> bool {
     p.is_available() && !p.potentially_failed
 }
 
-/// Only the cwnd (or what is queued on it) keeps this subflow from taking data.
-fn only_cwnd_blocked(p: &PathView) -> bool {
-    p.established && !p.in_rto_loss && !p.potentially_failed && !p.is_available()
+/// Temporarily unavailable as `mptcp_is_temp_unavailable` says: usable in principle
+/// (established, not potentially failed) but in the RTO-loss state (`TCP_CA_Loss`), or its
+/// cwnd (or what is queued on it) is full.
+fn temp_unavailable(p: &PathView) -> bool {
+    p.established && !p.potentially_failed && !p.is_available()
 }
 
 /// One pass of `get_subflow_from_selectors` over active or backup subflows: the lowest-SRTT
 /// available subflow that has not carried the segment, else the lowest-SRTT available one
 /// that has; `force` is true when an unused one was found, or when none is available but an
-/// unused one is only cwnd-blocked (then the answer is "nothing, wait for it").
+/// unused one is temporarily unavailable (then the answer is "nothing, wait for it").
 fn from_selectors(paths: &[PathView], backup: bool, mask: PathMask) -> (Option<&PathView>, bool) {
     let class = || paths.iter().filter(move |p| p.backup == backup);
     let lowest = |unused: bool| {
@@ -78,7 +80,7 @@ fn from_selectors(paths: &[PathView], backup: bool, mask: PathMask) -> (Option<&
         return (Some(p), true);
     }
     let used = lowest(false);
-    let unused_blocked = class().any(|p| !mask.contains(p.id) && only_cwnd_blocked(p));
+    let unused_blocked = class().any(|p| !mask.contains(p.id) && temp_unavailable(p));
     (used, used.is_none() && unused_blocked)
 }
 
@@ -329,6 +331,21 @@ mod tests {
         assert_eq!(pick(&full, SendKind::Fresh), None);
         // With every active subflow potentially failed, the backup takes the data.
         let mut a = test_path(0, 20, 10, 0);
+        a.potentially_failed = true;
+        assert_eq!(pick(&[a, c], SendKind::Fresh), Some(2));
+    }
+
+    #[test]
+    fn an_rto_loss_active_subflow_holds_new_data_back_from_a_free_backup() {
+        // `mptcp_is_temp_unavailable`: TCP_CA_Loss (pf already cleared by an ACK) is only
+        // temporarily unavailable, so the unused active subflow forces "nothing" and the
+        // backup is not tried; once it is potentially failed, it is skipped and the backup
+        // takes the data.
+        let mut a = test_path(0, 20, 10, 0);
+        a.in_rto_loss = true;
+        let mut c = test_path(2, 10, 10, 0);
+        c.backup = true;
+        assert_eq!(pick(&[a.clone(), c.clone()], SendKind::Fresh), None);
         a.potentially_failed = true;
         assert_eq!(pick(&[a, c], SendKind::Fresh), Some(2));
     }

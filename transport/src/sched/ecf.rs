@@ -16,10 +16,14 @@
 //! The comparison is done in the kernel's cross-multiplied form (`r_beta·lhs < r_beta·rhs +
 //! waiting·rhs`, r_beta = 4).
 //!
-//! σ (option `delta`): `paper` (default) takes the RTT variation of RFC 6298 (RTTVAR);
-//! `kernel` takes `rttvar_us >> 1` as the kernel module does. Linux's `rttvar_us` is four
-//! times the mean deviation and never below the 200 ms minimum RTO's share, so the kernel's δ
-//! is at least about 100 ms and ECF waits far more often than the paper's rule.
+//! σ (option `delta`): `kernel` (default) takes `rttvar_us >> 1` of each subflow, as
+//! `ecf_get_available_subflow` in `mptcp_ecf.c` does (`delta = max(rttvar_f, rttvar_s)` with
+//! `rttvar_x = tcp_sk(x)->rttvar_us >> 1`; no other floor in the module). Linux's `rttvar_us`
+//! (`tcp_rtt_estimator`) is four mean deviations and never below `tcp_rto_min_us(sk)`
+//! (200 ms) while it decays, so the kernel's δ is about 100 ms or more. A larger δ makes the
+//! first test (waiting for f finishes sooner) hold more often and the second (s is too slow to
+//! be worth using) less often, so which way the decisions move depends on the paths. `paper`
+//! takes the RTT variation of RFC 6298 (RTTVAR), the paper's σ.
 //!
 //! Reinjections are not held back ([`super::default_oot::slower_choice`] says why).
 //!
@@ -36,14 +40,14 @@ use crate::cc::RegistryError;
 pub enum DeltaSource {
     /// RFC 6298 RTTVAR (the paper's σ).
     Paper,
-    /// The kernel's `rttvar_us >> 1`.
+    /// The kernel's `rttvar_us >> 1` (`mptcp_ecf.c`, the default).
     Kernel,
 }
 
 pub fn build(cfg: &SchedConfig) -> Result<Box<dyn Scheduler>, RegistryError> {
-    let delta = match cfg.choice("delta", &["paper", "kernel"], "paper")? {
-        "kernel" => DeltaSource::Kernel,
-        _ => DeltaSource::Paper,
+    let delta = match cfg.choice("delta", &["kernel", "paper"], "kernel")? {
+        "paper" => DeltaSource::Paper,
+        _ => DeltaSource::Kernel,
     };
     let mut ecf = Ecf::new(delta);
     ecf.opportunistic = Opportunistic::from_config(cfg)?;
@@ -238,6 +242,30 @@ mod tests {
         assert!(matches!(sel, Selection::Wait { .. }), "{sel:?}");
         assert_eq!(e.last_delta, Duration::from_millis(100));
         let mut p = Ecf::new(DeltaSource::Paper);
+        assert_eq!(
+            p.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths)),
+            slow()
+        );
+    }
+
+    #[test]
+    fn the_default_delta_is_the_kernels() {
+        // A registry-built ECF on the kernel-δ vector above (rttvar_us 200 ms → δ 100 ms):
+        // waits at k = 60 packets where RFC 6298's δ = 5 ms would send on the slow path.
+        let mut paths = vector_paths();
+        for p in &mut paths {
+            p.rttvar_kernel = Duration::from_millis(200);
+        }
+        let conn = ConnView {
+            unsent_bytes: 60 * MSS,
+            ..ConnView::default()
+        };
+        let mut e = build(&SchedConfig::default()).expect("default options");
+        let sel = e.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths));
+        assert!(matches!(sel, Selection::Wait { .. }), "{sel:?}");
+        let mut paper = SchedConfig::default();
+        paper.options.insert("delta".into(), "paper".into());
+        let mut p = build(&paper).expect("delta=paper");
         assert_eq!(
             p.select(&Snapshot::new(Instant::ZERO, SendKind::Fresh, conn, &paths)),
             slow()

@@ -68,12 +68,22 @@ impl RoundRobin {
         }
     }
 
+    /// `mptcp_rr_is_available` with the cwnd test as `cwnd_limited` says; a potentially
+    /// failed subflow (`tp->pf`) is never usable.
     fn usable(&self, p: &PathView) -> bool {
+        if p.potentially_failed {
+            return false;
+        }
         if self.cfg.cwnd_limited {
             p.is_available()
         } else {
             p.established && !p.in_rto_loss
         }
+    }
+
+    /// `rr_get_available_subflow` always tests the cwnd (reinjections).
+    fn usable_for_reinjection(p: &PathView) -> bool {
+        p.is_available() && !p.potentially_failed
     }
 
     /// Steps 1-2; None when every usable subflow has a full quota (or none is usable).
@@ -107,7 +117,7 @@ impl Scheduler for RoundRobin {
             let last_usable = |skip: PathMask| {
                 paths
                     .iter()
-                    .rfind(|p| self.usable(p) && !skip.contains(p.id))
+                    .rfind(|p| Self::usable_for_reinjection(p) && !skip.contains(p.id))
             };
             return match last_usable(already_on).or_else(|| last_usable(PathMask::EMPTY)) {
                 Some(p) => Selection::Send {
@@ -203,6 +213,27 @@ mod tests {
         );
         cfg.options.insert("num_segments".into(), "0".into());
         assert!(build(&cfg).is_err());
+    }
+
+    #[test]
+    fn a_potentially_failed_subflow_gets_no_turn() {
+        // `mptcp_rr_is_available` returns false on `tp->pf`: with A potentially failed (its
+        // RTO-loss state already over) every turn goes to B.
+        let mut a = test_path(0, 20, 10, 0);
+        a.potentially_failed = true;
+        let b = test_path(1, 20, 10, 0);
+        let mut rr = RoundRobin::new(RoundRobinConfig::default());
+        for _ in 0..4 {
+            let sel = rr.select(&Snapshot::of(
+                Instant::ZERO,
+                SendKind::Fresh,
+                &[a.clone(), b.clone()],
+            ));
+            assert!(
+                matches!(sel, Selection::Send { path, .. } if path == SubflowId(1)),
+                "{sel:?}"
+            );
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub fn cfg(cc: &str, opts: &[(&str, &str)]) -> Config {
     Config {
         cc: cc.into(),
         cc_config,
-        recv_window_bytes: 64 << 20,
+        recv_window_bytes: Some(64 << 20),
         send_buffer_bytes: 64 << 20,
         ..Config::default()
     }

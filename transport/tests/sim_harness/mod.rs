@@ -34,11 +34,15 @@ pub fn bdp_path(name: &str, mbps: f64, one_way_ms: u64, loss: f64) -> SimPath {
     )
 }
 
-/// The default connection config with congestion control `cc` and scheduler `sched`.
+/// The default connection config with congestion control `cc` and scheduler `sched`, and a
+/// fixed 16 MiB receive window: the window these tests' figures (and the algorithm pages
+/// that quote them) were measured with, before the autotuned kernel-like buffer became the
+/// default. `tests/recv_buffer_hol.rs` tests the autotuned one (`recv_window_bytes: None`).
 pub fn cfg(cc: &str, sched: &str) -> Config {
     Config {
         cc: cc.into(),
         sched: sched.into(),
+        recv_window_bytes: Some(16 << 20),
         ..Config::default()
     }
 }
