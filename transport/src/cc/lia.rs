@@ -85,7 +85,9 @@ pub fn kernel_alpha(w: &[u64], srtt_us: &[u64]) -> u64 {
     // Linux keeps srtt_us scaled by 8; the scale cancels except in rounding.
     let rtt: Vec<u128> = srtt_us.iter().map(|&r| (r.max(1) as u128) << 3).collect();
     let (mut max_num, mut best_w, mut best_rtt) = (0u128, 0u128, 0u128);
-    for (&wi, &ri) in w.iter().zip(&rtt) {
+    // The kernel walks the subflow list newest first (`mptcp_add_sock` links a new subflow
+    // at the head), so with `>=` a tie goes to the oldest subflow: visit ours in that order.
+    for (&wi, &ri) in w.iter().zip(&rtt).rev() {
         let tmp = ((wi as u128) << 32) / (ri * ri);
         if tmp >= max_num {
             max_num = tmp;
