@@ -27,6 +27,10 @@ pub const MAX_PATHS: usize = 8;
 /// A path's name becomes the client's and server's interface name and, with a
 /// `c-`/`s-` prefix, the router's: Linux allows 15 characters.
 pub const PATH_NAME_PATTERN: &str = "^[a-z][a-z0-9]{0,12}$";
+/// Smallest rate of a link or a rate step: 1 kbit/s (a 1500-byte packet takes
+/// 12 s to serialise). Published in the generated schema (spec.rs), from which
+/// testbed/scenario.py reads the floor of its noise samples.
+pub const MIN_RATE_BPS: f64 = 1000.0;
 /// Largest constant rate: 1 Tbit/s (the emulator's arithmetic is exact far
 /// beyond it, but no veth carries more, so a bigger number is a typo).
 pub const MAX_RATE_BPS: f64 = 1e12;
@@ -400,7 +404,7 @@ fn validate_link(
     };
     match &link.rate {
         RateSpec::Constant { bps } => {
-            if !(bps.is_finite() && (1000.0..=MAX_RATE_BPS).contains(bps)) {
+            if !(bps.is_finite() && (MIN_RATE_BPS..=MAX_RATE_BPS).contains(bps)) {
                 return Err(err(
                     &format!("{at}.rate.bps"),
                     format!("is {}, must be in [1000, 1e12] bit/s", show(*bps)),
@@ -484,10 +488,10 @@ fn validate_link(
                             "rate_bps can only change on a constant-rate link".to_string(),
                         ));
                     }
-                    if !(value.is_finite() && (1000.0..=MAX_RATE_BPS).contains(&value)) {
+                    if !(value.is_finite() && (MIN_RATE_BPS..=MAX_RATE_BPS).contains(&value)) {
                         return Err(err(
                             &field_at,
-                            format!("is {}, rate_bps must be in [1000, 1e12]", show(value)),
+                            format!("is {}, must be in [1000, 1e12] (rate_bps)", show(value)),
                         ));
                     }
                 }
@@ -509,7 +513,7 @@ fn validate_link(
                     if !(0.0..=1.0).contains(&value) {
                         return Err(err(
                             &field_at,
-                            format!("is {value}, loss_p must be a probability in [0, 1]"),
+                            format!("is {value}, must be a probability in [0, 1] (loss_p)"),
                         ));
                     }
                 }
@@ -752,10 +756,24 @@ mod tests {
             .expect("resolved.schema.json is JSON");
         assert!(
             committed == json_schema(),
-            "netem-scenarios/resolved.schema.json drifted from emulator/src/scenario.rs; \
+            "netem-scenarios/resolved.schema.json drifted from emulator/src/spec.rs; \
              regenerate: emulator/target/release/linkemu --print-schema > \
              netem-scenarios/resolved.schema.json"
         );
+    }
+
+    #[test]
+    fn the_schema_publishes_the_rate_limits_validate_applies() {
+        let schema = json_schema();
+        let constant = schema["$defs"]["RateSpec"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["properties"]["kind"]["const"] == "constant")
+            .expect("a constant-rate kind");
+        let bps = &constant["properties"]["bps"];
+        assert_eq!(bps["x-minimum"].as_f64(), Some(MIN_RATE_BPS));
+        assert_eq!(bps["x-maximum"].as_f64(), Some(MAX_RATE_BPS));
     }
 
     #[test]

@@ -186,8 +186,16 @@ pub struct LinkSpec {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RateSpec {
-    Constant { bps: f64 },
-    Trace { file: PathBuf, packet_bytes: u32 },
+    Constant {
+        /// Bit/s, 1000 to 1e12 (checked by `linkemu --validate`; published as
+        /// x-minimum/x-maximum, which no schema validator applies).
+        #[schemars(extend("x-minimum" = 1000.0, "x-maximum" = 1e12))]
+        bps: f64,
+    },
+    Trace {
+        file: PathBuf,
+        packet_bytes: u32,
+    },
     Unlimited,
 }
 
