@@ -641,47 +641,6 @@ fn policer_detector_switch() {
     }
 }
 
-/// 50 MB over the simulated 100 Mbit/s, 25 ms one-way path with a one-BDP queue
-/// (`crate::sim`); returns the response goodput in Mbit/s.
-pub(crate) fn sim_goodput_mbps(cc: &str, loss: f64) -> f64 {
-    use crate::connection::Config;
-    use crate::sim::{LinkSpec, Pair, SimPath, TransferSpec, run_transfer};
-    let down = LinkSpec::bdp_queue(Bandwidth::from_mbps(100.0), ms(25), loss);
-    let up = LinkSpec { loss: 0.0, ..down };
-    let paths = [SimPath {
-        name: "wifi".into(),
-        up,
-        down,
-    }];
-    let cfg = Config {
-        cc: cc.into(),
-        sched: "lrf".into(),
-        ..Config::default()
-    };
-    let mut pair = Pair::new(cfg.clone(), cfg, &paths, 3);
-    let spec = TransferSpec {
-        response_bytes: 50_000_000,
-        max_time: Duration::from_secs(600),
-        ..TransferSpec::default()
-    };
-    let r = run_transfer(&mut pair, &spec);
-    assert!(r.is_byte_exact_and_clean(), "{cc}: {r:?}");
-    r.response_goodput_bps() / 1e6
-}
-
-#[test]
-fn bbr_keeps_85_percent_of_100_mbps_with_0_1_percent_loss_in_the_simulator() {
-    // Target: "with 0.1 % random loss, bbr keeps ≥ 85 % of the link rate"; the goodput
-    // includes STARTUP and counts payload only (1400 B per 1500 B datagram at most).
-    let lossy = sim_goodput_mbps("bbr", 0.001);
-    let clean = sim_goodput_mbps("bbr", 0.0);
-    println!("bbr 100 Mbit/s 25 ms: {clean:.2} Mbit/s clean, {lossy:.2} with 0.1 % loss");
-    assert!(
-        lossy >= 85.0 && clean >= 85.0,
-        "{clean:.2} / {lossy:.2} Mbit/s"
-    );
-}
-
 #[test]
 fn bad_option_names_the_valid_range() {
     let mut cfg = CcConfig::default();
