@@ -19,6 +19,7 @@
 //! * client: a TCP listener; every accepted TCP connection gets one multipath connection with
 //!   one UDP socket per `--path`, bound to that path's local address.
 
+pub mod sched_trace;
 pub mod stats;
 pub mod sys;
 
@@ -33,8 +34,8 @@ use serde_json::json;
 
 use crate::connection::{self, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
-use crate::sched::trace::SchedTraceWriter;
 use crate::units::{Instant, SubflowId};
+use sched_trace::SchedTraceWriter;
 use stats::StatsLog;
 use sys::{Batch, Epoll, READABLE, WRITABLE};
 
@@ -68,7 +69,7 @@ pub struct ProxyConfig {
     pub mode: Mode,
     pub conn: Config,
     pub stats: Option<PathBuf>,
-    /// Per-decision scheduler trace file (sched/trace.rs); None = off.
+    /// Per-decision scheduler trace file (sched_trace.rs); None = off.
     pub sched_trace: Option<PathBuf>,
     pub t0_ns: u64,
     pub seed: u64,
