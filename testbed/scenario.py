@@ -3,13 +3,16 @@
 The TOML format is documented in netem-scenarios/README.md. This module keeps only what
 is specific to the TOML layer: its structure (netem-scenarios/scenario.schema.json, JSON
 Schema 2020-12), merging the both-direction fields with the up/down ones, defaults, the
-order and overlap of the schedule events as written (their indices are the file's), noise
-expansion and trace resolution. The resolved form (docs/CONTRACTS.md section 4; absolute
-trace paths, both directions explicit, defaults filled in, schedule as time-sorted events,
-every `noise` event expanded into seeded `step` events) is then handed to
-`linkemu --validate`, the one owner of the rules of a valid resolved scenario (value
-ranges, magnitudes the emulator can represent, 1-8 paths and their names, bottlenecks and
-cross traffic referring to known paths): nothing runs on a file it refuses.
+order and overlap of the schedule events as written (their indices are the file's), the
+`noise` windows (which only this layer knows) and their expansion, and trace resolution.
+It holds no value range of its own: `linkemu --validate` is the one owner of the rules of
+a valid resolved scenario (value ranges, trace files, magnitudes the emulator can
+represent, 1-8 paths and their names, bottlenecks and cross traffic referring to known
+paths). It is asked twice: first about the links as written (noise windows left out, so
+every value the file wrote is checked at the file's own field), then about the resolved
+form (docs/CONTRACTS.md section 4; absolute trace paths, both directions explicit,
+defaults filled in, schedule as time-sorted events, every `noise` event expanded into
+seeded `step` events). Nothing runs on a file it refuses.
 
 CLI (exit status 2 on any invalid file; the message goes to stderr and nothing is written):
     python -m testbed.scenario validate FILE_OR_NAME...
@@ -24,10 +27,7 @@ import argparse
 import json
 import math
 import random
-import re
-import subprocess
 import sys
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +35,17 @@ from typing import Any
 
 import jsonschema
 
+from testbed.scenario_check import LINKEMU_BINARY as LINKEMU_BINARY
+from testbed.scenario_check import (
+    ScenarioError,
+    min_rate_bps,
+    trace_problem,
+    validate_with_emulator,
+)
+
 SCENARIO_DIR = "netem-scenarios"
 SCHEMA_FILE = "scenario.schema.json"
 DIRECTIONS = ("up", "down")
-# The emulator binary that validates resolved scenarios (built by scripts/setup.sh).
-LINKEMU_BINARY = Path("emulator/target/release/linkemu")
-LINKEMU_VALIDATE_TIMEOUT_S = 60
 DEFAULT_CROSS_CC = "cubic"
 DEFAULT_CBR_PACKET_BYTES = 1200
 LINK_FIELDS = ("rate", "delay_ms", "jitter_ms", "loss", "queue", "schedule")
@@ -54,20 +59,6 @@ UNLIMITED_RATE_QUEUE_PACKETS = 1000
 QUEUE_PACKET_BYTES = 1500
 MAX_SEED = 2**64 - 1
 MAX_EXACT_JSON_INTEGER = 2**53
-# The emulator refuses slower links (a 1500-byte packet would take 12 s to serialise).
-MIN_RATE_BPS = 1000
-
-
-class ScenarioError(Exception):
-    """An invalid scenario file or name. The message names the file, field, value and rule."""
-
-    exit_status = 2
-
-    def __init__(self, file: str, problems: list[str]):
-        self.file = file
-        self.problems = problems
-        lines = [f"{file}: invalid scenario"] + [f"  {p}" for p in problems]
-        super().__init__("\n".join(lines))
 
 
 def field_path(parts: list[Any] | tuple[Any, ...]) -> str:
@@ -213,59 +204,18 @@ def _merge_directions(
     return merged
 
 
-def read_trace(trace_file: Path, where: str) -> tuple[int, int]:
-    """(delivery opportunities, trace length ms) of a Mahimahi trace, or ScenarioError problems.
-
-    A valid trace is non-empty, holds one non-negative integer per line (ms since the start),
-    never decreases, and lasts more than 0 ms (it repeats when it ends).
-    """
-    if not trace_file.is_file():
-        raise _Problem(f"{where} = {json.dumps(str(trace_file))}: trace file not found")
-    count = 0
-    previous_ms = 0
-    with open(trace_file, encoding="ascii", errors="replace") as f:
-        for line_no, line in enumerate(f, start=1):
-            text = line.strip()
-            if not text:
-                continue
-            if not text.isdigit():
-                raise _Problem(
-                    f"{where}: {trace_file} line {line_no} = {json.dumps(text)}: "
-                    "must be a non-negative integer (ms since the trace start)"
-                )
-            ms = int(text)
-            if ms < previous_ms:
-                raise _Problem(
-                    f"{where}: {trace_file} line {line_no} = {ms}: timestamps must not "
-                    f"decrease (previous line: {previous_ms})"
-                )
-            previous_ms = ms
-            count += 1
-    if count == 0:
-        raise _Problem(f"{where}: {trace_file} is empty; a trace needs at least one line")
-    if previous_ms == 0:
-        raise _Problem(f"{where}: {trace_file} lasts 0 ms; its last timestamp must be > 0")
-    return count, previous_ms
-
-
-class _Problem(Exception):
-    pass
-
-
-FIELD_LIMITS = {
-    "rate_bps": f">= {MIN_RATE_BPS}",
-    "delay_ms": ">= 0",
-    "jitter_ms": ">= 0",
-    "loss_p": "in [0, 1]",
-}
-
-
-def _value_ok(field: str, value: float) -> bool:
-    if field == "rate_bps":
-        return value >= MIN_RATE_BPS
-    if field == "loss_p":
-        return 0.0 <= value <= 1.0
-    return value >= 0
+def trace_stats(trace_file: Path) -> tuple[int, int] | None:
+    """(delivery opportunities, last timestamp ms) of a Mahimahi trace, for its mean rate;
+    None if it cannot be read as one. Whether a trace is valid is linkemu's rule (it names
+    the line at fault); this only counts."""
+    try:
+        lines = trace_file.read_text(encoding="ascii", errors="replace").split()
+        stamps = [int(text) for text in lines]
+    except (OSError, ValueError):
+        return None
+    if not stamps or stamps[-1] <= 0:
+        return None
+    return len(stamps), stamps[-1]
 
 
 def _check_schedule(
@@ -281,38 +231,11 @@ def _check_schedule(
     for i, ev in enumerate(events):
         here = where + [i]
         op, t_s = ev["op"], float(ev["t_s"])
-        if t_s >= duration_s:
-            problems.append(
-                f"{field_path(here + ['t_s'])} = {ev['t_s']}: must be < duration_s ({duration_s})"
-            )
-        if "until_s" in ev:
-            until_s = float(ev["until_s"])
-            if until_s <= t_s:
-                problems.append(
-                    f"{field_path(here + ['until_s'])} = {ev['until_s']}: must be > t_s ({t_s})"
-                )
-            if until_s > duration_s:
-                problems.append(
-                    f"{field_path(here + ['until_s'])} = {ev['until_s']}: "
-                    f"must be <= duration_s ({duration_s})"
-                )
         field = ev.get("field")
-        if field == "rate_bps" and rate and "bps" not in rate:
-            problems.append(
-                f'{field_path(here + ["field"])} = "rate_bps": only valid on a constant-rate '
-                "link (rate = { bps = ... }); this link's rate is a trace or unlimited"
-            )
-        if field == "loss_p" and loss.get("model") != "bernoulli":
-            problems.append(
-                f'{field_path(here + ["field"])} = "loss_p": only valid with '
-                f'loss model "bernoulli" (this link\'s model is "{loss.get("model")}"); '
-                'use loss = { model = "bernoulli", p = 0.0 } for a lossless start'
-            )
-        if op in ("step", "ramp") and not _value_ok(field, float(ev["value"])):
-            problems.append(
-                f"{field_path(here + ['value'])} = {ev['value']}: {field} must be "
-                f"{FIELD_LIMITS[field]}"
-            )
+        if op == "noise":
+            # A noise window is expanded here (linkemu never sees it), so its window and field
+            # are checked here; a step's or ramp's times, values and field are linkemu's.
+            problems.extend(_noise_problems(ev, here, duration_s, rate, loss))
         if op in ("step", "ramp"):
             previous = last_by_field.get(field)
             if previous is not None:
@@ -379,6 +302,38 @@ def _check_schedule(
     return problems
 
 
+def _noise_problems(
+    ev: dict, here: list[Any], duration_s: float, rate: dict, loss: dict
+) -> list[str]:
+    problems = []
+    t_s, until_s, field = float(ev["t_s"]), float(ev["until_s"]), ev["field"]
+    if t_s >= duration_s:
+        problems.append(
+            f"{field_path(here + ['t_s'])} = {ev['t_s']}: must be < duration_s ({duration_s})"
+        )
+    if until_s <= t_s:
+        problems.append(
+            f"{field_path(here + ['until_s'])} = {ev['until_s']}: must be > t_s ({t_s})"
+        )
+    if until_s > duration_s:
+        problems.append(
+            f"{field_path(here + ['until_s'])} = {ev['until_s']}: "
+            f"must be <= duration_s ({duration_s})"
+        )
+    if field == "rate_bps" and rate and "bps" not in rate:
+        problems.append(
+            f'{field_path(here + ["field"])} = "rate_bps": only valid on a constant-rate '
+            "link (rate = { bps = ... }); this link's rate is a trace or unlimited"
+        )
+    if field == "loss_p" and loss.get("model") != "bernoulli":
+        problems.append(
+            f'{field_path(here + ["field"])} = "loss_p": only valid with '
+            f'loss model "bernoulli" (this link\'s model is "{loss.get("model")}"); '
+            'use loss = { model = "bernoulli", p = 0.0 } for a lossless start'
+        )
+    return problems
+
+
 def _initial_value(field: str, link: dict) -> float:
     if field == "rate_bps":
         return float(link["rate"]["bps"])
@@ -406,8 +361,15 @@ def _value_at(t_s: float, initial: float, events: list[dict]) -> float:
 
 
 def _typed(field: str, value: float) -> float | int:
+    """A value as written, in the resolved form's type (linkemu checks its range)."""
+    return int(round(value)) if field == "rate_bps" else float(value)
+
+
+def _noise_sample(field: str, value: float, rate_floor_bps: float) -> float | int:
+    """A noise sample, kept within what linkemu accepts: a rate at least `rate_floor_bps`
+    (linkemu's minimum), a probability in [0, 1]."""
     if field == "rate_bps":
-        return max(MIN_RATE_BPS, int(round(value)))
+        return max(int(rate_floor_bps), int(round(value)))
     if field == "loss_p":
         return min(1.0, max(0.0, float(value)))
     return float(value)
@@ -419,6 +381,7 @@ def _expand_schedule(
     duration_s: float,
     seed: int,
     label: str,
+    rate_floor_bps: float,
 ) -> list[dict]:
     """Resolved, time-sorted events; each noise window becomes seeded steps.
 
@@ -462,13 +425,15 @@ def _expand_schedule(
             base = _value_at(t_s, initial, base_events)
             factor = rng.uniform(1.0 - spread, 1.0 + spread)
             step = {"t_s": round(t_s, 9), "op": "step", "field": field}
-            step["value"] = _typed(field, base * factor)
+            step["value"] = _noise_sample(field, base * factor, rate_floor_bps)
             samples.append((step["t_s"], index, step))
             k += 1
         resumes_at_hi = any(e.get("field") == field and t == hi for t, _, e in plain)
         if hi < duration_s and not resumes_at_hi:
             restore = {"t_s": hi, "op": "step", "field": field}
-            restore["value"] = _typed(field, _value_at(hi, initial, base_events))
+            restore["value"] = _noise_sample(
+                field, _value_at(hi, initial, base_events), rate_floor_bps
+            )
             samples.append((hi, index, restore))
         plain = [
             item for item in plain if not (item[2].get("field") == field and lo <= item[0] < hi)
@@ -481,16 +446,17 @@ def _expand_schedule(
 # ---------------------------------------------------------------- resolution ----
 
 
-def _resolve_rate(rate: dict, trace_root: Path, where: str) -> tuple[dict, float | None]:
-    """(resolved rate, mean rate in bit/s or None when unlimited)."""
+def _resolve_rate(rate: dict, trace_root: Path) -> tuple[dict, float | None]:
+    """(resolved rate, mean rate in bit/s or None when unlimited or an unreadable trace,
+    which linkemu then refuses at the trace's field)."""
     if "bps" in rate:
         bps = int(round(rate["bps"]))
         return {"kind": "constant", "bps": bps}, float(bps)
     if "trace" in rate:
         packet_bytes = int(rate.get("packet_bytes", DEFAULT_TRACE_PACKET_BYTES))
         trace_file = (trace_root / rate["trace"]).resolve()
-        count, length_ms = read_trace(trace_file, where + ".trace")
-        mean_bps = count * packet_bytes * 8 / (length_ms / 1000.0)
+        stats = trace_stats(trace_file)
+        mean_bps = None if stats is None else stats[0] * packet_bytes * 8 / (stats[1] / 1000.0)
         return {"kind": "trace", "file": str(trace_file), "packet_bytes": packet_bytes}, mean_bps
     return {"kind": "unlimited"}, None
 
@@ -557,28 +523,35 @@ def resolve_file(file: Path, repo: Path, seed: int) -> dict:
     problems = _merged_link_problems(groups, duration_s)
     if problems:
         raise ScenarioError(shown, _unique(problems))
-    resolved, mean_rates, problems = _resolve_links(groups, trace_root)
-    if problems:
-        raise ScenarioError(shown, _unique(problems))
-    _add_queues_and_schedules(groups, resolved, mean_rates, bottleneck_docs, duration_s, seed)
+    resolved, mean_rates = _resolve_links(groups, trace_root)
 
-    result: dict[str, Any] = {
-        "schema": 1,
-        "name": doc.get("name", file.stem),
-        "source": shown,
-        "duration_s": duration_s,
-        "paths": {p: {d: resolved[("paths", p)][d] for d in DIRECTIONS} for p in path_names},
-    }
-    if bottleneck_docs:
-        result["bottlenecks"] = {
-            name: {"paths": list(b_doc.get("paths", [])), **resolved[("bottlenecks", name)]}
-            for name, b_doc in bottleneck_docs.items()
+    def resolved_form(noise_floor_bps: float | None) -> dict[str, Any]:
+        _add_queues_and_schedules(
+            groups, resolved, mean_rates, bottleneck_docs, duration_s, seed, noise_floor_bps
+        )
+        result: dict[str, Any] = {
+            "schema": 1,
+            "name": doc.get("name", file.stem),
+            "source": shown,
+            "duration_s": duration_s,
+            "paths": {p: {d: resolved[("paths", p)][d] for d in DIRECTIONS} for p in path_names},
         }
-    if "cross_traffic" in doc:
-        result["cross_traffic"] = [
-            _resolve_cross_traffic(item, duration_s) for item in doc["cross_traffic"]
-        ]
-    validate_with_emulator(result, shown, repo, _written_at(groups))
+        if bottleneck_docs:
+            result["bottlenecks"] = {
+                name: {"paths": list(b_doc.get("paths", [])), **resolved[("bottlenecks", name)]}
+                for name, b_doc in bottleneck_docs.items()
+            }
+        if "cross_traffic" in doc:
+            result["cross_traffic"] = [
+                _resolve_cross_traffic(item, duration_s) for item in doc["cross_traffic"]
+            ]
+        return result
+
+    # linkemu judges every value as the file wrote it (noise left out, errors at the file's
+    # fields), then the resolved form with the noise expanded.
+    validate_with_emulator(resolved_form(None), shown, repo, _written_at(groups))
+    result = resolved_form(min_rate_bps(repo))
+    validate_with_emulator(result, shown, repo, _written_at(groups, with_schedule=False))
     return result
 
 
@@ -644,21 +617,15 @@ def _merged_link_problems(groups: _LinkGroups, duration_s: float) -> list[str]:
 
 def _resolve_links(
     groups: _LinkGroups, trace_root: Path
-) -> tuple[dict[tuple[str, str], dict[str, dict]], dict[tuple[str, str, str], float | None], list]:
-    """Each link's rate (trace resolved), delay, jitter and loss; the mean rates (for the
-    default queues); and the problems found."""
-    problems: list[str] = []
+) -> tuple[dict[tuple[str, str], dict[str, dict]], dict[tuple[str, str, str], float | None]]:
+    """Each link's rate (trace resolved), delay, jitter and loss; and the mean rates (for
+    the default queues)."""
     resolved: dict[tuple[str, str], dict[str, dict]] = {}
     mean_rates: dict[tuple[str, str, str], float | None] = {}
     for (table, name), by_direction in groups.items():
         resolved[(table, name)] = {}
         for direction, link in by_direction.items():
-            where = field_path(link["rate"].origin + ["rate"])
-            try:
-                rate, mean_bps = _resolve_rate(link["rate"].value, trace_root, where)
-            except _Problem as exc:
-                problems.append(str(exc))
-                continue
+            rate, mean_bps = _resolve_rate(link["rate"].value, trace_root)
             mean_rates[(table, name, direction)] = mean_bps
             resolved[(table, name)][direction] = {
                 "rate": rate,
@@ -666,7 +633,7 @@ def _resolve_links(
                 "jitter_ms": float(link["jitter_ms"].value) if "jitter_ms" in link else 0.0,
                 "loss": _resolve_loss(link["loss"].value if "loss" in link else {"model": "none"}),
             }
-    return resolved, mean_rates, problems
+    return resolved, mean_rates
 
 
 def _add_queues_and_schedules(
@@ -676,8 +643,11 @@ def _add_queues_and_schedules(
     bottleneck_docs: dict,
     duration_s: float,
     seed: int,
+    noise_floor_bps: float | None,
 ) -> None:
-    """Each resolved link's queue (given, or one BDP by default) and expanded schedule."""
+    """Each resolved link's queue (given, or one BDP by default) and schedule: with its
+    noise windows expanded (samples at least `noise_floor_bps`), or, when that is None, as
+    written without them."""
 
     def path_rtt_ms(name: str) -> float:
         links = resolved.get(("paths", name), {})
@@ -705,13 +675,17 @@ def _add_queues_and_schedules(
                 "jitter_ms": out["jitter_ms"],
             }
             events = link["schedule"].value if "schedule" in link else []
+            if noise_floor_bps is None:
+                events = [ev for ev in events if ev["op"] != "noise"]
             # Paths keep their old noise label ("wifi/down"), so their noise is unchanged.
             label = f"{name}/{direction}" if table == "paths" else f"{table}/{name}/{direction}"
-            out["schedule"] = _expand_schedule(events, initial, duration_s, seed, label)
+            out["schedule"] = _expand_schedule(
+                events, initial, duration_s, seed, label, noise_floor_bps or 0.0
+            )
 
 
 def _written_at(
-    groups: dict[tuple[str, str], dict[str, dict[str, _Field]]],
+    groups: dict[tuple[str, str], dict[str, dict[str, _Field]]], with_schedule: bool = True
 ) -> dict[str, str]:
     """Resolved field -> where the file wrote it, so that linkemu's errors name the
     file's field: `paths.lte.up.rate` -> `paths.lte.rate` when [paths.lte] gave the rate
@@ -720,9 +694,15 @@ def _written_at(
     for (table, name), by_direction in groups.items():
         for direction, link in by_direction.items():
             for key, written in link.items():
-                if key == "schedule":
-                    continue  # the schedule's own rules are checked on the file's list above
                 resolved = f"{table}.{name}.{direction}.{key}"
+                if key == "schedule" and not with_schedule:
+                    continue  # noise expanded: the resolved indices are not the file's
+                if key == "schedule":
+                    # Resolved event k is the file's event i (the links as written: noise
+                    # left out, the others sorted by time).
+                    for k, i in enumerate(_written_order(written.value)):
+                        out[f"{resolved}[{k}]"] = field_path(written.origin + [key, i])
+                    continue
                 out[resolved] = field_path(written.origin + [key])
                 if key == "queue" and isinstance(written.value, dict) and written.value:
                     kind = next(iter(written.value))
@@ -732,11 +712,10 @@ def _written_at(
     return out
 
 
-def _as_written(field: str, written_at: dict[str, str]) -> str:
-    best = max(
-        (k for k in written_at if field == k or field.startswith(k + ".")), key=len, default=None
-    )
-    return field if best is None else written_at[best] + field[len(best) :]
+def _written_order(events: list[dict]) -> list[int]:
+    """The file's indices of its step, ramp and outage events in resolved (time) order."""
+    plain = [(float(ev["t_s"]), i) for i, ev in enumerate(events) if ev["op"] != "noise"]
+    return [i for _, i in sorted(plain)]
 
 
 def _resolve_cross_traffic(item: dict, duration_s: float) -> dict:
@@ -759,55 +738,6 @@ def _resolve_cross_traffic(item: dict, duration_s: float) -> dict:
         out["rate_bps"] = float(item["rate_bps"])
         out["packet_bytes"] = item.get("packet_bytes", DEFAULT_CBR_PACKET_BYTES)
     return out
-
-
-_LINKEMU_ERROR = re.compile(r"field `(?P<field>[^`]*)`: (?P<message>.*)", re.S)
-
-
-def validate_with_emulator(
-    resolved: dict, shown: str, repo: Path, written_at: dict[str, str] | None = None
-) -> None:
-    """Ask `linkemu --validate` (the owner of the rules) about a resolved scenario.
-
-    Raises ScenarioError naming the scenario file and the field on a refusal: the field as
-    the file wrote it when `written_at` knows it, else the resolved field.
-    """
-    binary = repo / LINKEMU_BINARY
-    if not binary.is_file():
-        raise ScenarioError(
-            shown,
-            [
-                f"cannot validate: {LINKEMU_BINARY} not found; build it with scripts/setup.sh "
-                "(or `cd emulator && cargo build --release`)"
-            ],  # fmt: skip
-        )
-    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="scenario-") as tmp:
-        json.dump(resolved, tmp)
-        tmp.flush()
-        try:
-            done = subprocess.run(
-                [str(binary), "--validate", "--scenario", tmp.name],
-                capture_output=True,
-                text=True,
-                timeout=LINKEMU_VALIDATE_TIMEOUT_S,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ScenarioError(shown, [f"cannot validate with {LINKEMU_BINARY}: {exc}"]) from None
-    if done.returncode == 0:
-        return
-    text = done.stderr.strip().replace(tmp.name, shown)
-    found = _LINKEMU_ERROR.search(text)
-    if found:
-        field = _as_written(found["field"], written_at or {})
-        message = found["message"].strip()
-        value_and_rule = re.fullmatch(r"is (\S+), (must .*)", message, re.S)
-        if value_and_rule:  # "is -5, must be ..." -> "FIELD = -5: must be ..."
-            problem = f"{field} = {value_and_rule[1]}: {value_and_rule[2]}"
-        else:
-            problem = f"{field}: {message}"
-    else:
-        problem = text.removeprefix("linkemu: ").removeprefix(f"scenario {shown}: ")
-    raise ScenarioError(shown, [f"{problem} (checked by linkemu --validate)"])
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -890,12 +820,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "trace-stats":
         status = 0
         for trace in args.traces:
-            try:
-                count, length_ms = read_trace(trace, "trace")
-            except _Problem as exc:
-                print(f"{trace}: {exc}", file=sys.stderr)
+            problem = trace_problem(trace, args.packet_bytes, repo)
+            stats = trace_stats(trace)
+            if problem is not None or stats is None:
+                print(f"{trace}: {problem}", file=sys.stderr)
                 status = ScenarioError.exit_status
                 continue
+            count, length_ms = stats
             mean_bps = count * args.packet_bytes * 8 / (length_ms / 1000.0)
             print(
                 f"{trace}: {count} packets in {length_ms / 1000:.1f} s, {mean_bps / 1e6:.2f} Mbit/s"

@@ -20,8 +20,8 @@
 use crate::loss::{self, uniform, LossModel};
 use crate::queue::{drop_tail::DropTail, Packet, PacketQueue, QueueLimit};
 use crate::rate::{self, RateModel};
-use crate::scenario::LinkSpec;
 use crate::schedule::{AppliedChange, Params, Schedule};
+use crate::spec::LinkSpec;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -446,7 +446,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Field, LossSpec, QueueSpec, RateSpec, ScheduleEvent};
+    use crate::spec::{Field, LossSpec, QueueSpec, RateSpec, ScheduleEvent};
 
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;

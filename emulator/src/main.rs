@@ -16,10 +16,11 @@ use linkemu::link::{Decision, Link, Verdict};
 use linkemu::log::{
     link_stats_line, packet_event_line, schedule_line, totals_line, FileSink, LogSink,
 };
+use linkemu::network::{FlowKey, FlowTable, LinkEvent, LinkSlot, NetLink, Network};
 use linkemu::nfqueue::NfQueue;
-use linkemu::scenario::{self, Direction, LinkLabel};
+use linkemu::scenario::{self, LinkLabel};
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,40 +76,11 @@ struct Args {
     print_schema: bool,
 }
 
-/// A link in the emulator: where it sits, which NFQUEUE feeds it (path links
-/// only) and which bottleneck link it hands its released packets to.
-struct LinkSlot {
-    label: LinkLabel,
-    dir: Direction,
-    queue: Option<u16>,
-    next_hop: Option<usize>,
-}
-
-impl LinkSlot {
-    fn name(&self) -> &str {
-        self.label.name()
-    }
-}
-
-/// Per-flow counters of one bottleneck link (a flow = IPv4 source and
-/// destination), so its log shows which subflows and cross flows queued there.
-#[derive(Default, Clone)]
-struct FlowCounters {
-    from_path: String,
-    pkts_in: u64,
-    bytes_in: u64,
-    pkts_out: u64,
-    bytes_out: u64,
-    drops: u64,
-}
-
-type FlowKey = ([u8; 4], [u8; 4]);
-
 fn ip(a: [u8; 4]) -> String {
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
 }
 
-fn flows_json(flows: &indexmap::IndexMap<FlowKey, FlowCounters>) -> serde_json::Value {
+fn flows_json(flows: &FlowTable) -> serde_json::Value {
     serde_json::Value::Array(
         flows
             .iter()
@@ -121,20 +93,87 @@ fn flows_json(flows: &indexmap::IndexMap<FlowKey, FlowCounters>) -> serde_json::
     )
 }
 
-/// What a packet inside a path-to-bottleneck chain carries along.
+/// A packet from NFQUEUE: its path link (whose queue gives the verdict), id,
+/// size and addresses.
 #[derive(Clone, Copy)]
-struct InFlight {
+struct NfPacket {
+    path_link: usize,
+    id: u32,
     bytes: u32,
     addrs: Option<FlowKey>,
 }
 
-/// Token of a packet in a bottleneck link: its path link and NFQUEUE id.
-fn chain_token(path_link: usize, packet_id: u32) -> u64 {
-    ((path_link as u64) << 32) | u64::from(packet_id)
+/// A link as the emulator drives it: the packets it holds, by token.
+struct NfLink {
+    link: Link,
+    packets: HashMap<u64, NfPacket>,
+    next_token: u64,
+    /// Packets a bottleneck refused on hand-in, reported by the next `poll`.
+    refused: VecDeque<NfPacket>,
 }
 
-fn unchain_token(token: u64) -> (usize, u32) {
-    ((token >> 32) as usize, token as u32)
+impl NfLink {
+    fn new(link: Link) -> NfLink {
+        NfLink {
+            link,
+            packets: HashMap::new(),
+            next_token: 0,
+            refused: VecDeque::new(),
+        }
+    }
+
+    /// A packet enters at `at_ns`; Dropped if the link refuses it at once.
+    fn enqueue(&mut self, packet: NfPacket, at_ns: u64) -> Verdict {
+        let token = self.next_token;
+        self.next_token += 1;
+        let verdict = self.link.enqueue(token, packet.bytes, at_ns);
+        if let Verdict::Queued = verdict {
+            self.packets.insert(token, packet);
+        }
+        verdict
+    }
+}
+
+impl NetLink for NfLink {
+    type Packet = NfPacket;
+
+    fn due(&self, _now_ns: u64) -> bool {
+        true
+    }
+
+    fn poll(&mut self, now_ns: u64) -> Option<LinkEvent<NfPacket>> {
+        if let Some(packet) = self.refused.pop_front() {
+            return Some(LinkEvent::Dropped { packet });
+        }
+        self.link.advance_to(now_ns);
+        let out = self.link.poll_output()?;
+        let packet = self
+            .packets
+            .remove(&out.token)
+            .expect("a released token was enqueued");
+        Some(match out.decision {
+            Decision::Accept => LinkEvent::Released {
+                at_ns: out.at_ns,
+                packet,
+            },
+            Decision::Drop(_) => LinkEvent::Dropped { packet },
+        })
+    }
+
+    fn hand_in(&mut self, at_ns: u64, packet: NfPacket) {
+        if let Verdict::Dropped(_) = self.enqueue(packet, at_ns) {
+            self.refused.push_back(packet);
+        }
+    }
+
+    fn flow(packet: &NfPacket) -> Option<(FlowKey, u32, usize)> {
+        Some((packet.addrs?, packet.bytes, packet.path_link))
+    }
+}
+
+/// The NFQUEUE number of a path link.
+fn queue_of(args: &Args, path_link: usize) -> u16 {
+    args.queue_base + path_link as u16
 }
 
 fn stats_line(
@@ -229,12 +268,12 @@ fn sleep_for(wake_on: Option<std::os::fd::RawFd>, sleep_ns: u64) {
 
 fn write_packet_events(
     out: &mut impl std::io::Write,
-    links: &mut [Link],
+    links: &mut [NfLink],
     slots: &[LinkSlot],
     offset_ns: i64,
 ) {
     for (link, slot) in links.iter_mut().zip(slots) {
-        for ev in link.take_packet_events() {
+        for ev in link.link.take_packet_events() {
             let line = packet_event_line(offset_ns, slot.name(), slot.dir.name(), &ev);
             if let Err(e) = writeln!(out, "{line}") {
                 eprintln!("linkemu: cannot write packet log: {e}");
@@ -264,41 +303,18 @@ fn main() -> ExitCode {
         }
     };
     let seed = args.seed.unwrap_or(0);
-    let mut links = Vec::new();
-    let mut slots: Vec<LinkSlot> = Vec::new();
-    let specs = scenario.links();
-    let path_links = 2 * scenario.paths.len();
-    for (i, (label, dir, spec)) in specs.iter().enumerate() {
-        match Link::new(spec, seed, i as u64) {
-            Ok(link) => links.push(link),
-            Err(e) => {
-                eprintln!(
-                    "linkemu: scenario {}: {}.{}: {e}",
-                    scenario_path.display(),
-                    label.field_prefix(),
-                    dir.name()
-                );
-                return ExitCode::from(2);
-            }
+    let network = match Network::from_scenario(&scenario, |spec, i| {
+        Link::new(spec, seed, i).map(NfLink::new)
+    }) {
+        Ok(network) => network,
+        Err(e) => {
+            eprintln!("linkemu: scenario {}: {e}", scenario_path.display());
+            return ExitCode::from(2);
         }
-        let queue = (i < path_links).then(|| args.queue_base + i as u16);
-        slots.push(LinkSlot {
-            label: label.clone(),
-            dir: *dir,
-            queue,
-            next_hop: None,
-        });
-    }
-    for i in 0..path_links {
-        let (path, dir) = (slots[i].name().to_string(), slots[i].dir);
-        if let Some(b) = scenario.bottleneck_of(&path, dir) {
-            slots[i].next_hop = slots
-                .iter()
-                .position(|s| s.label == LinkLabel::Bottleneck(b.to_string()) && s.dir == dir);
-        }
-    }
+    };
     if args.validate {
-        for (slot, link) in slots.iter().zip(&links) {
+        let slots = &network.slots;
+        for (slot, link) in slots.iter().zip(&network.links) {
             let via = match slot.next_hop {
                 Some(j) => format!(" -> bottleneck {}", slots[j].name()),
                 None => String::new(),
@@ -307,14 +323,14 @@ fn main() -> ExitCode {
                 LinkLabel::Path(n) => n.clone(),
                 LinkLabel::Bottleneck(n) => format!("bottleneck {n}"),
             };
-            println!("{label}/{}: {}{via}", slot.dir.name(), link.describe());
+            println!("{label}/{}: {}{via}", slot.dir.name(), link.link.describe());
         }
         return ExitCode::SUCCESS;
     }
     let (Some(t0_ns), Some(log_path)) = (args.t0_ns, args.log.as_ref()) else {
         unreachable!("clap requires --t0-ns and --log without --validate");
     };
-    match run(&args, &scenario, seed, t0_ns, log_path, links, slots) {
+    match run(&args, &scenario, seed, t0_ns, log_path, network) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("linkemu: {e}");
@@ -329,8 +345,7 @@ fn run(
     seed: u64,
     t0_ns: u64,
     log_path: &std::path::Path,
-    mut links: Vec<Link>,
-    slots: Vec<LinkSlot>,
+    mut network: Network<NfLink>,
 ) -> Result<(), String> {
     let mut log = FileSink::create(log_path)
         .map_err(|e| format!("cannot create log file {}: {e}", log_path.display()))?;
@@ -354,30 +369,30 @@ fn run(
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
     let mut nfq = NfQueue::open().map_err(|e| format!("cannot open an NFQUEUE socket: {e}"))?;
-    let path_links = slots.iter().filter(|s| s.queue.is_some()).count();
-    for slot in &slots {
-        if let Some(q) = slot.queue {
-            nfq.bind(q, COPY_BYTES, KERNEL_QUEUE_MAX_LEN).map_err(|e| {
-                format!(
-                    "cannot bind NFQUEUE {q} ({}/{}): {e} (is another linkemu running?)",
-                    slot.name(),
-                    slot.dir.name()
-                )
-            })?;
-        }
+    let path_links = network.path_links();
+    let slots = network.slots.clone();
+    for (i, slot) in slots.iter().enumerate().take(path_links) {
+        let q = queue_of(args, i);
+        nfq.bind(q, COPY_BYTES, KERNEL_QUEUE_MAX_LEN).map_err(|e| {
+            format!(
+                "cannot bind NFQUEUE {q} ({}/{}): {e} (is another linkemu running?)",
+                slot.name(),
+                slot.dir.name()
+            )
+        })?;
     }
     // Virtual time 0 of every link is now: schedules and traces start here.
     let start_ns = monotonic_ns();
     let trial_t = |mono_ns: u64| mono_ns as i64 - t0_ns as i64;
     let described: serde_json::Map<String, serde_json::Value> = slots
         .iter()
-        .zip(&links)
+        .zip(&network.links)
         .map(|(s, l)| {
             let key = match &s.label {
                 LinkLabel::Path(n) => format!("{n}/{}", s.dir.name()),
                 LinkLabel::Bottleneck(n) => format!("bottleneck {n}/{}", s.dir.name()),
             };
-            (key, json!(l.describe()))
+            (key, json!(l.link.describe()))
         })
         .collect();
     let chains: serde_json::Map<String, serde_json::Value> = slots
@@ -404,14 +419,14 @@ fn run(
              {:.3} ms; `+ bytes` arrival, `- bytes sojourn_ms` departure, `d bytes reason` drop\n",
             trial_t(start_ns) as f64 / 1e6
         );
-        for (slot, link) in slots.iter().zip(links.iter_mut()) {
+        for (slot, link) in slots.iter().zip(network.links.iter_mut()) {
             header += &format!(
                 "# {}/{}: {}\n",
                 slot.name(),
                 slot.dir.name(),
-                link.describe()
+                link.link.describe()
             );
-            link.record_packet_events();
+            link.link.record_packet_events();
         }
         out.write_all(header.as_bytes())
             .map_err(|e| format!("cannot write packet log: {e}"))?;
@@ -424,39 +439,6 @@ fn run(
     let mut last_accept: Vec<Option<u32>> = vec![None; path_links];
     let mut arrivals_total = 0u64;
     let mut arrivals_stamped = 0u64;
-    // Packets on their way through a path link into a bottleneck, by (path link, id).
-    let mut in_flight: HashMap<(usize, u32), InFlight> = HashMap::new();
-    // Released by path links this pass, bound for a bottleneck: (time, path link, id).
-    let mut handoffs: Vec<(u64, usize, u32)> = Vec::new();
-    let mut flows_interval: Vec<indexmap::IndexMap<FlowKey, FlowCounters>> =
-        vec![Default::default(); slots.len()];
-    let mut flows_total: Vec<indexmap::IndexMap<FlowKey, FlowCounters>> =
-        vec![Default::default(); slots.len()];
-    let count_flow = |flows_interval: &mut Vec<indexmap::IndexMap<FlowKey, FlowCounters>>,
-                      flows_total: &mut Vec<indexmap::IndexMap<FlowKey, FlowCounters>>,
-                      link: usize,
-                      from_path: &str,
-                      f: InFlight,
-                      what: u8| {
-        let Some(key) = f.addrs else { return };
-        for table in [&mut flows_interval[link], &mut flows_total[link]] {
-            let c = table.entry(key).or_insert_with(|| FlowCounters {
-                from_path: from_path.to_string(),
-                ..Default::default()
-            });
-            match what {
-                b'+' => {
-                    c.pkts_in += 1;
-                    c.bytes_in += u64::from(f.bytes);
-                }
-                b'-' => {
-                    c.pkts_out += 1;
-                    c.bytes_out += u64::from(f.bytes);
-                }
-                _ => c.drops += 1,
-            }
-        }
-    };
     let _stamping = enable_kernel_rx_timestamps();
     while !STOP.load(Ordering::SeqCst) {
         arrivals.clear();
@@ -486,89 +468,37 @@ fn run(
                 }
                 None => now_ns,
             };
-            let verdict = links[index].enqueue(p.packet_id as u64, p.bytes, arrival_ns);
-            if let Verdict::Dropped(_) = verdict {
+            let packet = NfPacket {
+                path_link: index,
+                id: p.packet_id,
+                bytes: p.bytes,
+                addrs: p.addrs,
+            };
+            if let Verdict::Dropped(_) = network.links[index].enqueue(packet, arrival_ns) {
                 nfq.drop_packet(p.queue, p.packet_id);
-            } else if slots[index].next_hop.is_some() {
-                in_flight.insert(
-                    (index, p.packet_id),
-                    InFlight {
-                        bytes: p.bytes,
-                        addrs: p.addrs,
-                    },
-                );
             }
         }
-        // Path links first: what they release either leaves (ACCEPT) or goes on
-        // to its bottleneck, in release-time order across paths.
-        handoffs.clear();
-        for i in 0..path_links {
-            let link = &mut links[i];
-            link.advance_to(now_ns);
-            while let Some(out) = link.poll_output() {
-                let id = out.token as u32;
-                match (out.decision, slots[i].next_hop) {
-                    (Decision::Accept, None) => last_accept[i] = Some(id),
-                    (Decision::Accept, Some(_)) => handoffs.push((out.at_ns, i, id)),
-                    (Decision::Drop(_), next) => {
-                        if next.is_some() {
-                            in_flight.remove(&(i, id));
-                        }
-                        nfq.drop_packet(slots[i].queue.expect("path link"), id)
-                    }
-                }
+        // What leaves the network is accepted, what it drops is dropped, at the
+        // packet's own NFQUEUE.
+        network.advance(now_ns, |_, event| match event {
+            LinkEvent::Released { packet, .. } => last_accept[packet.path_link] = Some(packet.id),
+            LinkEvent::Dropped { packet } => {
+                nfq.drop_packet(queue_of(args, packet.path_link), packet.id)
             }
-        }
-        handoffs.sort_unstable();
-        for &(at_ns, i, id) in &handoffs {
-            let b = slots[i].next_hop.expect("handoffs have a next hop");
-            let f = in_flight.get(&(i, id)).copied().unwrap_or(InFlight {
-                bytes: 0,
-                addrs: None,
-            });
-            let from = slots[i].name().to_string();
-            count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'+');
-            let verdict = links[b].enqueue(chain_token(i, id), f.bytes, at_ns);
-            if let Verdict::Dropped(_) = verdict {
-                in_flight.remove(&(i, id));
-                count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'x');
-                nfq.drop_packet(slots[i].queue.expect("path link"), id);
-            }
-        }
-        for (b, link) in links.iter_mut().enumerate().skip(path_links) {
-            link.advance_to(now_ns);
-            while let Some(out) = link.poll_output() {
-                let (i, id) = unchain_token(out.token);
-                let f = in_flight.remove(&(i, id)).unwrap_or(InFlight {
-                    bytes: 0,
-                    addrs: None,
-                });
-                let from = slots[i].name().to_string();
-                match out.decision {
-                    Decision::Accept => {
-                        count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'-');
-                        last_accept[i] = Some(id);
-                    }
-                    Decision::Drop(_) => {
-                        count_flow(&mut flows_interval, &mut flows_total, b, &from, f, b'x');
-                        nfq.drop_packet(slots[i].queue.expect("path link"), id);
-                    }
-                }
-            }
-        }
+        });
         // Drops first: a batch ACCEPT covers every lower id still queued.
         for (i, last) in last_accept.iter_mut().enumerate() {
             if let Some(id) = last.take() {
-                nfq.accept_up_to(slots[i].queue.expect("path link"), id);
+                nfq.accept_up_to(queue_of(args, i), id);
             }
         }
         nfq.flush_verdicts()
             .map_err(|e| format!("sending verdicts failed: {e}"))?;
         if let Some(out) = packet_log.as_mut() {
-            write_packet_events(out, &mut links, &slots, trial_t(start_ns));
+            write_packet_events(out, &mut network.links, &slots, trial_t(start_ns));
         }
-        for (link, slot) in links.iter_mut().zip(&slots) {
-            for change in link.take_changes() {
+        for (link, slot) in network.links.iter_mut().zip(&slots) {
+            for change in link.link.take_changes() {
                 let mut line = schedule_line(
                     trial_t(start_ns + change.t_ns),
                     slot.name(),
@@ -581,11 +511,11 @@ fn run(
         }
         if now_ns >= next_stats_ns {
             let t = trial_t(start_ns + next_stats_ns);
-            for (index, (link, slot)) in links.iter_mut().zip(&slots).enumerate() {
-                let stats = link.take_interval();
+            for (index, slot) in slots.iter().enumerate() {
+                let stats = network.links[index].link.take_interval();
                 log.write_line(&stats_line(slot, t, STATS_INTERVAL_MS, &stats));
                 if let LinkLabel::Bottleneck(name) = &slot.label {
-                    let flows = std::mem::take(&mut flows_interval[index]);
+                    let flows = network.take_flows_interval(index);
                     if !flows.is_empty() {
                         log.write_line(&json!({
                             "t_ns": t, "src": "emulator", "event": "bottleneck_flows",
@@ -600,7 +530,9 @@ fn run(
                 next_stats_ns += interval_ns;
             }
         }
-        let release_ns = links.iter().filter_map(|l| l.next_release_bound()).min();
+        let release_ns = (network.links.iter())
+            .filter_map(|l| l.link.next_release_bound())
+            .min();
         let now_ns = monotonic_ns().saturating_sub(start_ns);
         let wake_ns = release_ns.unwrap_or(u64::MAX).min(next_stats_ns);
         // Tick mode: at most one pass per tick. Sparse packets are still read
@@ -624,7 +556,8 @@ fn run(
         );
     }
     let end_ns = monotonic_ns();
-    for (index, (link, slot)) in links.iter_mut().zip(&slots).enumerate() {
+    for (index, slot) in slots.iter().enumerate() {
+        let link = &mut network.links[index].link;
         link.advance_to(end_ns - start_ns);
         let mut line = totals_line(
             trial_t(end_ns),
@@ -638,20 +571,21 @@ fn run(
             log.write_line(&json!({
                 "t_ns": trial_t(end_ns), "src": "emulator", "event": "bottleneck_flow_totals",
                 "bottleneck": name, "dir": slot.dir.name(),
-                "flows": flows_json(&flows_total[index]),
+                "flows": flows_json(network.flows_total(index)),
             }));
         }
     }
     if let Some(out) = packet_log.as_mut() {
         use std::io::Write;
-        write_packet_events(out, &mut links, &slots, trial_t(start_ns));
+        write_packet_events(out, &mut network.links, &slots, trial_t(start_ns));
         if let Err(e) = out.flush() {
             eprintln!("linkemu: cannot write packet log: {e}");
         }
     }
     // Packets the kernel dropped on its own (never seen by the links).
     for c in linkemu::nfqueue::kernel_counters() {
-        if let Some(slot) = slots.iter().find(|s| s.queue == Some(c.queue)) {
+        let path_link = (0..path_links).find(|&i| queue_of(args, i) == c.queue);
+        if let Some(slot) = path_link.map(|i| &slots[i]) {
             let (path, dir) = (slot.name(), slot.dir.name());
             log.write_line(&json!({
                 "t_ns": trial_t(end_ns), "src": "emulator", "event": "nfqueue_totals",
@@ -670,10 +604,8 @@ fn run(
         }
     }
     log.flush();
-    for slot in &slots {
-        if let Some(q) = slot.queue {
-            let _ = nfq.unbind(q);
-        }
+    for i in 0..path_links {
+        let _ = nfq.unbind(queue_of(args, i));
     }
     if nfq.verdict_errors > 0 {
         eprintln!(

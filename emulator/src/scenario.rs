@@ -4,21 +4,22 @@
 //! `testbed/scenario.py` turns the human-facing TOML into this form and then
 //! asks `linkemu --validate` whether it is valid, so every rule about values,
 //! ranges and cross-references (a bottleneck naming an unknown path, a path in
-//! two bottlenecks of one direction, ...) lives here and only here. The JSON
-//! Schema of the resolved form (`netem-scenarios/resolved.schema.json`) is
-//! generated from these types (`linkemu --print-schema`); a test fails when
-//! the committed file drifts from them.
+//! two bottlenecks of one direction, ...) lives here and only here. The types
+//! live in `spec.rs`; the JSON Schema of the resolved form
+//! (`netem-scenarios/resolved.schema.json`) is generated from them
+//! (`linkemu --print-schema`); a test fails when the committed file drifts.
 //!
 //! Parsing is strict: unknown fields are errors (`deny_unknown_fields`), and
 //! every value is validated before anything runs, so a bad file exits with
 //! status 2 and changes nothing. Errors name the file, the field path, the
 //! value and what is valid.
 
-use indexmap::IndexMap;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+// The types a resolved scenario is made of (spec.rs), re-exported: callers name
+// them `linkemu::scenario::LinkSpec` as before.
+pub use crate::spec::*;
 
 /// Fewest and most paths a scenario may have.
 pub const MIN_PATHS: usize = 1;
@@ -26,6 +27,10 @@ pub const MAX_PATHS: usize = 8;
 /// A path's name becomes the client's and server's interface name and, with a
 /// `c-`/`s-` prefix, the router's: Linux allows 15 characters.
 pub const PATH_NAME_PATTERN: &str = "^[a-z][a-z0-9]{0,12}$";
+/// Smallest rate of a link or a rate step: 1 kbit/s (a 1500-byte packet takes
+/// 12 s to serialise). Published in the generated schema (spec.rs), from which
+/// testbed/scenario.py reads the floor of its noise samples.
+pub const MIN_RATE_BPS: f64 = 1000.0;
 /// Largest constant rate: 1 Tbit/s (the emulator's arithmetic is exact far
 /// beyond it, but no veth carries more, so a bigger number is a typo).
 pub const MAX_RATE_BPS: f64 = 1e12;
@@ -40,261 +45,6 @@ pub const MAX_QUEUE_BYTES: u64 = 1 << 34;
 pub const MAX_CROSS_FLOWS_PER_PATH: u32 = 50;
 /// Largest cross-traffic CBR rate: 10 Gbit/s.
 pub const MAX_CBR_RATE_BPS: f64 = 1e10;
-
-/// Which way a link carries packets: `up` = client to server, `down` = server to client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Up,
-    Down,
-}
-
-impl Direction {
-    pub const BOTH: [Direction; 2] = [Direction::Up, Direction::Down];
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::Up => "up",
-            Direction::Down => "down",
-        }
-    }
-}
-
-/// A resolved scenario (schema 1). `bottlenecks` and `cross_traffic` are
-/// absent from files that have none, so two-path files resolve as before.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(
-    title = "Resolved scenario (docs/CONTRACTS.md section 4)",
-    description = "What `python -m testbed.scenario resolve` produces and linkemu reads. Generated from emulator/src/scenario.rs by `linkemu --print-schema`; do not edit by hand. Value ranges and cross-references are checked by `linkemu --validate`."
-)]
-pub struct Scenario {
-    /// Format version; this emulator reads 1.
-    pub schema: u32,
-    pub name: String,
-    /// The scenario file it was resolved from.
-    pub source: String,
-    pub duration_s: f64,
-    /// 1 to 8 paths, in the order of the file: path i gets NFQUEUE numbers
-    /// base + 2i (up) and base + 2i + 1 (down), and the i-th address block.
-    pub paths: IndexMap<String, PathLinks>,
-    /// Shared links that some paths traverse after their own link.
-    #[serde(default)]
-    #[schemars(default)]
-    pub bottlenecks: IndexMap<String, Bottleneck>,
-    /// Flows other than the multipath connection's, on given paths.
-    #[serde(default)]
-    #[schemars(default)]
-    pub cross_traffic: Vec<CrossTraffic>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PathLinks {
-    pub up: LinkSpec,
-    pub down: LinkSpec,
-}
-
-/// A link shared by several paths: in each direction it has, the packets of
-/// every listed path cross it after their own path's link, in one queue.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Bottleneck {
-    /// Names of the paths that traverse it (at least one).
-    pub paths: Vec<String>,
-    /// The shared link client to server, if this bottleneck has that direction.
-    #[serde(default)]
-    pub up: Option<LinkSpec>,
-    /// The shared link server to client, if this bottleneck has that direction.
-    #[serde(default)]
-    pub down: Option<LinkSpec>,
-}
-
-impl Bottleneck {
-    pub fn link(&self, dir: Direction) -> Option<&LinkSpec> {
-        match dir {
-            Direction::Up => self.up.as_ref(),
-            Direction::Down => self.down.as_ref(),
-        }
-    }
-}
-
-/// Flows that share a path with the multipath connection (and whatever
-/// bottleneck that path traverses). The testbed starts `count` flows from the
-/// path's cross-traffic addresses; the emulator only sees their packets.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum CrossTraffic {
-    /// Kernel TCP sending as fast as its congestion controller lets it.
-    TcpBulk {
-        path: String,
-        direction: Direction,
-        count: u32,
-        start_s: f64,
-        stop_s: f64,
-        /// Kernel congestion control (net.ipv4.tcp_available_congestion_control).
-        cc: String,
-    },
-    /// Kernel TCP that sends for `on_s`, pauses for `off_s`, and repeats.
-    TcpOnoff {
-        path: String,
-        direction: Direction,
-        count: u32,
-        start_s: f64,
-        stop_s: f64,
-        cc: String,
-        on_s: f64,
-        off_s: f64,
-    },
-    /// UDP at a constant bit rate (IP bytes per second x 8).
-    UdpCbr {
-        path: String,
-        direction: Direction,
-        count: u32,
-        start_s: f64,
-        stop_s: f64,
-        rate_bps: f64,
-        /// IP packet size, bytes (28 of them are IP and UDP headers).
-        packet_bytes: u32,
-    },
-}
-
-/// The fields every kind of cross traffic has.
-pub struct CrossCommon<'a> {
-    pub path: &'a str,
-    pub direction: Direction,
-    pub count: u32,
-    pub start_s: f64,
-    pub stop_s: f64,
-}
-
-impl CrossTraffic {
-    pub fn common(&self) -> CrossCommon<'_> {
-        match self {
-            CrossTraffic::TcpBulk {
-                path,
-                direction,
-                count,
-                start_s,
-                stop_s,
-                ..
-            }
-            | CrossTraffic::TcpOnoff {
-                path,
-                direction,
-                count,
-                start_s,
-                stop_s,
-                ..
-            }
-            | CrossTraffic::UdpCbr {
-                path,
-                direction,
-                count,
-                start_s,
-                stop_s,
-                ..
-            } => CrossCommon {
-                path,
-                direction: *direction,
-                count: *count,
-                start_s: *start_s,
-                stop_s: *stop_s,
-            },
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    pub rate: RateSpec,
-    pub delay_ms: f64,
-    pub jitter_ms: f64,
-    pub loss: LossSpec,
-    pub queue: QueueSpec,
-    pub schedule: Vec<ScheduleEvent>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum RateSpec {
-    Constant { bps: f64 },
-    Trace { file: PathBuf, packet_bytes: u32 },
-    Unlimited,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum LossSpec {
-    None,
-    Bernoulli {
-        p: f64,
-    },
-    GilbertElliott {
-        p_good_to_bad: f64,
-        p_bad_to_good: f64,
-        loss_in_good: f64,
-        loss_in_bad: f64,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum QueueSpec {
-    Packets { limit: u64 },
-    Bytes { limit: u64 },
-    Ms { limit: f64 },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Field {
-    RateBps,
-    DelayMs,
-    JitterMs,
-    LossP,
-}
-
-impl Field {
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::RateBps => "rate_bps",
-            Field::DelayMs => "delay_ms",
-            Field::JitterMs => "jitter_ms",
-            Field::LossP => "loss_p",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ScheduleEvent {
-    Step {
-        t_s: f64,
-        field: Field,
-        value: f64,
-    },
-    Ramp {
-        t_s: f64,
-        field: Field,
-        value: f64,
-        until_s: f64,
-    },
-    Outage {
-        t_s: f64,
-        until_s: f64,
-    },
-}
-
-impl ScheduleEvent {
-    pub fn t_s(&self) -> f64 {
-        match self {
-            ScheduleEvent::Step { t_s, .. }
-            | ScheduleEvent::Ramp { t_s, .. }
-            | ScheduleEvent::Outage { t_s, .. } => *t_s,
-        }
-    }
-}
 
 /// A scenario error for people: which file, which field, what was wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -598,28 +348,6 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// Where a link sits: on a path (own link, fed by NFQUEUE) or a bottleneck.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LinkLabel {
-    Path(String),
-    Bottleneck(String),
-}
-
-impl LinkLabel {
-    pub fn name(&self) -> &str {
-        match self {
-            LinkLabel::Path(n) | LinkLabel::Bottleneck(n) => n,
-        }
-    }
-    /// `paths.NAME` or `bottlenecks.NAME`, as in error messages.
-    pub fn field_prefix(&self) -> String {
-        match self {
-            LinkLabel::Path(n) => format!("paths.{n}"),
-            LinkLabel::Bottleneck(n) => format!("bottlenecks.{n}"),
-        }
-    }
-}
-
 /// The queue limit of a link, checked after every link's other fields: a
 /// default queue is derived from the rate and delays, so an absurd rate or
 /// delay must be reported at its own field first.
@@ -676,7 +404,7 @@ fn validate_link(
     };
     match &link.rate {
         RateSpec::Constant { bps } => {
-            if !(bps.is_finite() && (1000.0..=MAX_RATE_BPS).contains(bps)) {
+            if !(bps.is_finite() && (MIN_RATE_BPS..=MAX_RATE_BPS).contains(bps)) {
                 return Err(err(
                     &format!("{at}.rate.bps"),
                     format!("is {}, must be in [1000, 1e12] bit/s", show(*bps)),
@@ -760,10 +488,10 @@ fn validate_link(
                             "rate_bps can only change on a constant-rate link".to_string(),
                         ));
                     }
-                    if !(value.is_finite() && (1000.0..=MAX_RATE_BPS).contains(&value)) {
+                    if !(value.is_finite() && (MIN_RATE_BPS..=MAX_RATE_BPS).contains(&value)) {
                         return Err(err(
                             &field_at,
-                            format!("is {}, rate_bps must be in [1000, 1e12]", show(value)),
+                            format!("is {}, must be in [1000, 1e12] (rate_bps)", show(value)),
                         ));
                     }
                 }
@@ -785,7 +513,7 @@ fn validate_link(
                     if !(0.0..=1.0).contains(&value) {
                         return Err(err(
                             &field_at,
-                            format!("is {value}, loss_p must be a probability in [0, 1]"),
+                            format!("is {value}, must be a probability in [0, 1] (loss_p)"),
                         ));
                     }
                 }
@@ -793,44 +521,6 @@ fn validate_link(
         }
     }
     Ok(())
-}
-
-impl Scenario {
-    /// The link of `path` in direction `dir` ("up" or "down").
-    pub fn link(&self, path: &str, dir: &str) -> &LinkSpec {
-        let p = &self.paths[path];
-        match dir {
-            "up" => &p.up,
-            "down" => &p.down,
-            _ => panic!("direction {dir:?} is not up or down"),
-        }
-    }
-
-    /// Every link in emulator order: each path's up then down (NFQUEUE base +
-    /// index), then each bottleneck's up, then down (if it has them).
-    pub fn links(&self) -> Vec<(LinkLabel, Direction, &LinkSpec)> {
-        let mut out = Vec::new();
-        for (name, p) in &self.paths {
-            out.push((LinkLabel::Path(name.clone()), Direction::Up, &p.up));
-            out.push((LinkLabel::Path(name.clone()), Direction::Down, &p.down));
-        }
-        for (name, b) in &self.bottlenecks {
-            for dir in Direction::BOTH {
-                if let Some(link) = b.link(dir) {
-                    out.push((LinkLabel::Bottleneck(name.clone()), dir, link));
-                }
-            }
-        }
-        out
-    }
-
-    /// The bottleneck (its name) that `path` traverses in `dir`, if any.
-    pub fn bottleneck_of(&self, path: &str, dir: Direction) -> Option<&str> {
-        self.bottlenecks
-            .iter()
-            .find(|(_, b)| b.link(dir).is_some() && b.paths.iter().any(|p| p == path))
-            .map(|(name, _)| name.as_str())
-    }
 }
 
 #[cfg(test)]
@@ -1066,10 +756,24 @@ mod tests {
             .expect("resolved.schema.json is JSON");
         assert!(
             committed == json_schema(),
-            "netem-scenarios/resolved.schema.json drifted from emulator/src/scenario.rs; \
+            "netem-scenarios/resolved.schema.json drifted from emulator/src/spec.rs; \
              regenerate: emulator/target/release/linkemu --print-schema > \
              netem-scenarios/resolved.schema.json"
         );
+    }
+
+    #[test]
+    fn the_schema_publishes_the_rate_limits_validate_applies() {
+        let schema = json_schema();
+        let constant = schema["$defs"]["RateSpec"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["properties"]["kind"]["const"] == "constant")
+            .expect("a constant-rate kind");
+        let bps = &constant["properties"]["bps"];
+        assert_eq!(bps["x-minimum"].as_f64(), Some(MIN_RATE_BPS));
+        assert_eq!(bps["x-maximum"].as_f64(), Some(MAX_RATE_BPS));
     }
 
     #[test]

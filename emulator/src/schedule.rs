@@ -7,7 +7,7 @@
 //!
 //! Times are seconds since the emulator started (virtual time 0).
 
-use crate::scenario::{Field, ScheduleEvent};
+use crate::spec::{Field, ScheduleEvent};
 
 /// The schedulable values of a link. `rate_bps`/`loss_p` are None when the
 /// link's models cannot change them (trace/unlimited rate, non-Bernoulli loss).

@@ -4,7 +4,7 @@
 pub mod bernoulli;
 pub mod gilbert_elliott;
 
-use crate::scenario::LossSpec;
+use crate::spec::LossSpec;
 use rand_chacha::ChaCha8Rng;
 
 pub trait LossModel {

@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn zero_limits_are_rejected_not_unlimited() {
-        use crate::scenario::QueueSpec;
+        use crate::spec::QueueSpec;
         assert!(QueueLimit::from_spec(&QueueSpec::Packets { limit: 0 }).is_err());
         assert!(QueueLimit::from_spec(&QueueSpec::Bytes { limit: 100 }).is_err());
         assert!(QueueLimit::from_spec(&QueueSpec::Ms { limit: 0.0 }).is_err());

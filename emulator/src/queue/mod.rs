@@ -4,7 +4,7 @@
 
 pub mod drop_tail;
 
-use crate::scenario::QueueSpec;
+use crate::spec::QueueSpec;
 
 /// A packet as the emulator sees it: an opaque token (the NFQUEUE packet id),
 /// its length on the wire and when it arrived (virtual time, ns).

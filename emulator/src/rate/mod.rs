@@ -7,7 +7,7 @@ pub mod constant;
 pub mod trace;
 pub mod unlimited;
 
-use crate::scenario::RateSpec;
+use crate::spec::RateSpec;
 
 pub trait RateModel {
     /// Time (virtual ns) at which a packet of `bytes` that reached the head of

@@ -57,7 +57,9 @@ impl TraceRate {
             opportunity_ms.push(ms);
         }
         let Some(&last_ms) = opportunity_ms.last() else {
-            return Err(format!("trace {source} has no delivery opportunities"));
+            return Err(format!(
+                "trace {source} is empty: a trace needs at least one delivery opportunity"
+            ));
         };
         if last_ms == 0 {
             return Err(format!(

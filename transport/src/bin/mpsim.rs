@@ -26,7 +26,7 @@ use std::time::{Duration, Instant as WallInstant};
 
 use clap::Parser;
 use mptransport::connection::Config;
-use mptransport::sched::trace::SchedTraceWriter;
+use mptransport::runtime::sched_trace::SchedTraceWriter;
 use mptransport::sim::{
     AppLimitedSpec, LinkCounters, LinkSpec, Pair, SimPath, TransferSpec, per_path, run_app_limited,
     run_transfer_with,

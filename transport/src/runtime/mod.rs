@@ -20,6 +20,7 @@
 //!   one UDP socket per `--path`, bound to that path's local address.
 
 pub mod packet_log;
+pub mod sched_trace;
 pub mod stats;
 pub mod sys;
 
@@ -34,9 +35,9 @@ use serde_json::json;
 
 use crate::connection::{self, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
-use crate::sched::trace::SchedTraceWriter;
 use crate::units::{Instant, SubflowId};
 use packet_log::PacketLogWriter;
+use sched_trace::SchedTraceWriter;
 use stats::StatsLog;
 use sys::{Batch, Epoll, READABLE, WRITABLE};
 
@@ -70,7 +71,7 @@ pub struct ProxyConfig {
     pub mode: Mode,
     pub conn: Config,
     pub stats: Option<PathBuf>,
-    /// Per-decision scheduler trace file (sched/trace.rs); None = off.
+    /// Per-decision scheduler trace file (sched_trace.rs); None = off.
     pub sched_trace: Option<PathBuf>,
     /// Per-datagram log of what was sent (packet_log.rs); None = off.
     pub packet_log: Option<PathBuf>,

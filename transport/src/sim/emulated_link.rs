@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use linkemu::link::{Counters, Decision, DropReason, Link as EmuLink, Verdict};
+use linkemu::network::{LinkEvent, NetLink};
 use linkemu::scenario::{LinkSpec as EmuSpec, LossSpec, QueueSpec, RateSpec};
 
 use crate::units::{Bandwidth, Instant};
@@ -246,6 +247,30 @@ impl Link {
         if self.pool.len() < 1024 {
             self.pool.push(buf);
         }
+    }
+}
+
+/// The simulator's link in linkemu's network model (`linkemu::network`): a packet is a
+/// datagram and its tag. A release is reported at the time the simulation polls it (the
+/// simulator steps to each link's next event, so that is when the link released it).
+impl NetLink for Link {
+    type Packet = (Vec<u8>, u64);
+
+    fn due(&self, now_ns: u64) -> bool {
+        self.next_delivery().is_some_and(|t| t.as_nanos() <= now_ns)
+    }
+
+    fn poll(&mut self, now_ns: u64) -> Option<LinkEvent<(Vec<u8>, u64)>> {
+        let packet = self.pop_due_tagged(Instant::from_nanos(now_ns))?;
+        Some(LinkEvent::Released {
+            at_ns: now_ns,
+            packet,
+        })
+    }
+
+    fn hand_in(&mut self, at_ns: u64, (data, tag): (Vec<u8>, u64)) {
+        self.send_tagged(Instant::from_nanos(at_ns), &data, tag);
+        self.recycle(data);
     }
 }
 

@@ -1,6 +1,8 @@
 //! `Pair`: a client and a server connection joined by one simulated path per subflow (each
 //! with an up and a down [`Link`]), stepped in virtual time. `run_transfer` moves seeded
-//! random bytes each way and checks them with SHA-256.
+//! random bytes each way and checks them with SHA-256. The links, and the shared bottlenecks
+//! of a scenario, form linkemu's network model (`linkemu::network`), the one the emulator
+//! drives too: this file only feeds it datagrams and delivers what comes out.
 
 use std::time::Duration;
 
@@ -14,6 +16,8 @@ use super::endpoint::{
 use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
 use crate::units::{Instant, SubflowId};
+use linkemu::network::{LinkEvent, Network};
+use linkemu::spec::Direction;
 
 /// One simulated path: client→server (`up`) and server→client (`down`).
 #[derive(Clone, Debug, PartialEq)]
@@ -38,18 +42,14 @@ pub struct Pair {
     pub client: Connection,
     pub server: Option<Connection>,
     server_cfg: Config,
-    /// [path][0 = up, 1 = down]
-    links: Vec<[Link; 2]>,
+    /// Path i's up link is `net.links[2i]`, its down link `2i + 1`; bottlenecks follow.
+    net: Network<Link>,
+    /// Datagrams that left the network this step: (link, payload, tag).
+    arrived: Vec<(usize, Vec<u8>, u64)>,
     buf: Vec<u8>,
     pub client_events: Vec<Event>,
     pub server_events: Vec<Event>,
     pub steps: u64,
-    /// Per path, the next event of its up and down link (scratch space of `step`).
-    link_next: Vec<[Option<Instant>; 2]>,
-    /// A scenario's shared bottleneck links, each with its direction (true = down).
-    shared: Vec<(String, bool, Link)>,
-    /// Per path [up, down], the shared link its packets cross after their own link.
-    next_hop: Vec<[Option<usize>; 2]>,
     /// A scenario's cross traffic (sim/cross.rs).
     cross: Vec<CrossFlow>,
     cbr: Vec<CbrFlow>,
@@ -85,7 +85,7 @@ impl Pair {
         let conn_id = rng.next_u64();
         let links = paths
             .iter()
-            .map(|p| {
+            .flat_map(|p| {
                 [
                     Link::new(p.up, rng.next_u64()),
                     Link::new(p.down, rng.next_u64()),
@@ -93,7 +93,8 @@ impl Pair {
             })
             .collect();
         let names: Vec<String> = paths.iter().map(|p| p.name.clone()).collect();
-        Pair::with_links(client_cfg, server_cfg, &names, links, conn_id)
+        let net = Network::from_path_links(&names, links);
+        Pair::with_network(client_cfg, server_cfg, &names, net, conn_id)
     }
 
     /// A pair over the paths of a resolved scenario (docs/CONTRACTS.md section 4), each link
@@ -107,32 +108,12 @@ impl Pair {
         scenario: &linkemu::scenario::Scenario,
         seed: u64,
     ) -> Result<Pair, String> {
-        let mut links = Vec::new();
-        for (i, (name, p)) in scenario.paths.iter().enumerate() {
-            let at = |dir: &str, e: String| format!("paths.{name}.{dir}: {e}");
-            let up =
-                Link::from_emulator_spec(&p.up, seed, 2 * i as u64).map_err(|e| at("up", e))?;
-            let down = Link::from_emulator_spec(&p.down, seed, 2 * i as u64 + 1)
-                .map_err(|e| at("down", e))?;
-            links.push([up, down]);
-        }
+        let net = Network::from_scenario(scenario, |spec, index| {
+            Link::from_emulator_spec(spec, seed, index)
+        })?;
         let names: Vec<String> = scenario.paths.keys().cloned().collect();
         let conn_id = Rng::new(seed).next_u64();
-        let mut pair = Pair::with_links(client_cfg, server_cfg, &names, links, conn_id);
-        for (index, (label, dir, spec)) in scenario.links().into_iter().enumerate() {
-            let linkemu::scenario::LinkLabel::Bottleneck(name) = label else {
-                continue;
-            };
-            let link = Link::from_emulator_spec(spec, seed, index as u64)
-                .map_err(|e| format!("bottlenecks.{name}.{}: {e}", dir.name()))?;
-            let down = dir == linkemu::scenario::Direction::Down;
-            for (i, path) in names.iter().enumerate() {
-                if scenario.bottleneck_of(path, dir) == Some(name.as_str()) {
-                    pair.next_hop[i][down as usize] = Some(pair.shared.len());
-                }
-            }
-            pair.shared.push((name, down, link));
-        }
+        let mut pair = Pair::with_network(client_cfg, server_cfg, &names, net, conn_id);
         (pair.cross, pair.cbr) = super::cross::build(scenario, seed)?;
         if !pair.cross.is_empty() || !pair.cbr.is_empty() {
             pair.cross_zeros = vec![0u8; 64 * 1024];
@@ -143,9 +124,16 @@ impl Pair {
 
     /// Each shared bottleneck link: its name, direction (true = down) and counters.
     pub fn bottleneck_counters(&self) -> Vec<(String, bool, LinkCounters)> {
-        self.shared
-            .iter()
-            .map(|(name, down, l)| (name.clone(), *down, l.counters))
+        let first = self.net.path_links();
+        (self.net.slots[first..].iter())
+            .zip(&self.net.links[first..])
+            .map(|(slot, l)| {
+                (
+                    slot.name().to_string(),
+                    slot.dir == Direction::Down,
+                    l.counters,
+                )
+            })
             .collect()
     }
 
@@ -163,11 +151,11 @@ impl Pair {
         tcp.chain(udp).collect()
     }
 
-    fn with_links(
+    fn with_network(
         client_cfg: Config,
         server_cfg: Config,
         names: &[String],
-        links: Vec<[Link; 2]>,
+        net: Network<Link>,
         conn_id: u64,
     ) -> Pair {
         let path_cfgs: Vec<PathConfig> = names
@@ -186,14 +174,12 @@ impl Pair {
             client,
             server: None,
             server_cfg,
-            links,
+            net,
+            arrived: Vec::new(),
             buf: vec![0u8; 65536],
             client_events: Vec::new(),
             server_events: Vec::new(),
             steps: 0,
-            link_next: Vec::new(),
-            shared: Vec::new(),
-            next_hop: vec![[None, None]; names.len()],
             cross: Vec::new(),
             cbr: Vec::new(),
             cross_zeros: Vec::new(),
@@ -223,18 +209,26 @@ impl Pair {
     /// Changes a link's model from now on (e.g. an outage: loss 1.0). Packets already in
     /// transit keep their fate.
     pub fn set_link(&mut self, path: usize, down: bool, spec: LinkSpec) {
-        self.links[path][down as usize].set_spec(spec);
+        self.link_mut(path, down).set_spec(spec);
     }
 
     /// A link's current model.
     pub fn link_spec(&self, path: usize, down: bool) -> LinkSpec {
-        self.links[path][down as usize]
+        self.link(path, down)
             .spec()
             .expect("Pair links are built from a LinkSpec")
     }
 
     pub fn link_counters(&self, path: usize, down: bool) -> LinkCounters {
-        self.links[path][down as usize].counters
+        self.link(path, down).counters
+    }
+
+    fn link(&self, path: usize, down: bool) -> &Link {
+        &self.net.links[Network::<Link>::path_link(path, down)]
+    }
+
+    fn link_mut(&mut self, path: usize, down: bool) -> &mut Link {
+        &mut self.net.links[Network::<Link>::path_link(path, down)]
     }
 
     /// Moves pending events of both connections into `client_events` / `server_events`.
@@ -251,18 +245,20 @@ impl Pair {
 
     fn flush(&mut self) {
         while let Some(t) = self.client.poll_transmit(self.now, &mut self.buf) {
-            self.links[t.path.index()][0].send(t.send_at.max(self.now), &self.buf[..t.len]);
+            let link = Network::<Link>::path_link(t.path.index(), false);
+            self.net.links[link].send(t.send_at.max(self.now), &self.buf[..t.len]);
         }
         if let Some(s) = self.server.as_mut() {
             while let Some(t) = s.poll_transmit(self.now, &mut self.buf) {
-                self.links[t.path.index()][1].send(t.send_at.max(self.now), &self.buf[..t.len]);
+                let link = Network::<Link>::path_link(t.path.index(), true);
+                self.net.links[link].send(t.send_at.max(self.now), &self.buf[..t.len]);
             }
         }
         self.collect_events();
         for (i, c) in self.side.iter_mut().enumerate() {
             let tag = SIDE_TAG_BASE + i as u64;
             while let Some(t) = c.client.poll_transmit(self.now, &mut self.buf) {
-                self.links[t.path.index()][0].send_tagged(
+                self.net.links[Network::<Link>::path_link(t.path.index(), false)].send_tagged(
                     t.send_at.max(self.now),
                     &self.buf[..t.len],
                     tag,
@@ -270,7 +266,7 @@ impl Pair {
             }
             if let Some(s) = c.server.as_mut() {
                 while let Some(t) = s.poll_transmit(self.now, &mut self.buf) {
-                    self.links[t.path.index()][1].send_tagged(
+                    self.net.links[Network::<Link>::path_link(t.path.index(), true)].send_tagged(
                         t.send_at.max(self.now),
                         &self.buf[..t.len],
                         tag,
@@ -291,35 +287,24 @@ impl Pair {
         let now = self.now;
         for (k, f) in self.cross.iter_mut().enumerate() {
             f.pump(now, &self.cross_zeros, &mut self.cross_sink);
-            let links = &mut self.links[f.path];
-            for (side, conn) in [(0, f.client.as_mut()), (1, f.server.as_mut())] {
+            for (down, conn) in [(false, f.client.as_mut()), (true, f.server.as_mut())] {
                 let Some(conn) = conn else { continue };
+                let link = &mut self.net.links[Network::<Link>::path_link(f.path, down)];
                 while let Some(t) = conn.poll_transmit(now, &mut self.buf) {
-                    links[side].send_tagged(t.send_at.max(now), &self.buf[..t.len], k as u64 + 1);
+                    link.send_tagged(t.send_at.max(now), &self.buf[..t.len], k as u64 + 1);
                 }
                 while conn.poll_event().is_some() {}
             }
         }
         for f in &mut self.cbr {
             while let Some((at, len)) = f.due(now) {
-                self.links[f.path][f.down as usize].send_tagged(
+                self.net.links[Network::<Link>::path_link(f.path, f.down)].send_tagged(
                     at,
                     &self.cross_zeros[..len],
                     CBR_TAG,
                 );
             }
         }
-    }
-
-    /// A packet that left a path's own link (`down`: server → client) with `tag`: on to the
-    /// path's bottleneck, or to its endpoint.
-    fn arrive(&mut self, path: usize, down: bool, datagram: &[u8], tag: u64) -> bool {
-        let now = self.now;
-        if let Some(b) = self.next_hop[path][down as usize] {
-            self.shared[b].2.send_tagged(now, datagram, tag);
-            return false;
-        }
-        self.deliver(down, datagram, tag)
     }
 
     /// Hands a datagram to its endpoint; true if it was the multipath connection's.
@@ -360,9 +345,6 @@ impl Pair {
         let server_timeout = self.server.as_ref().and_then(|s| s.poll_timeout());
         let mut next = earliest(client_timeout, server_timeout);
         next = earliest(next, self.app_wake_at.filter(|&t| t > self.now));
-        for (_, _, l) in &self.shared {
-            next = earliest(next, l.next_delivery());
-        }
         for f in &self.cross {
             next = earliest(next, f.next_time(self.now));
         }
@@ -373,11 +355,8 @@ impl Pair {
             next = earliest(next, c.client.poll_timeout());
             next = earliest(next, c.server.as_ref().and_then(|s| s.poll_timeout()));
         }
-        self.link_next.clear();
-        for l in &self.links {
-            let due = [l[0].next_delivery(), l[1].next_delivery()];
-            next = earliest(next, earliest(due[0], due[1]));
-            self.link_next.push(due);
+        for l in &self.net.links {
+            next = earliest(next, l.next_delivery());
         }
         let Some(next) = next else {
             return false;
@@ -385,30 +364,20 @@ impl Pair {
         self.now = self.now.max(next);
         let now = self.now;
         let (mut to_client, mut to_server) = (false, false);
-        for p in 0..self.links.len() {
-            let [up_due, down_due] = self.link_next[p];
-            if up_due.is_some_and(|t| t <= now) {
-                while let Some((d, tag)) = self.links[p][0].pop_due_tagged(now) {
-                    to_server |= self.arrive(p, false, &d, tag);
-                    self.links[p][0].recycle(d);
-                }
+        let mut arrived = std::mem::take(&mut self.arrived);
+        self.net.advance(now.as_nanos(), |link, event| {
+            if let LinkEvent::Released { packet, .. } = event {
+                arrived.push((link, packet.0, packet.1));
             }
-            if down_due.is_some_and(|t| t <= now) {
-                while let Some((d, tag)) = self.links[p][1].pop_due_tagged(now) {
-                    to_client |= self.arrive(p, true, &d, tag);
-                    self.links[p][1].recycle(d);
-                }
-            }
+        });
+        for (link, d, tag) in arrived.drain(..) {
+            let down = self.net.slots[link].dir == Direction::Down;
+            let main = self.deliver(down, &d, tag);
+            to_client |= main && down;
+            to_server |= main && !down;
+            self.net.links[link].recycle(d);
         }
-        for b in 0..self.shared.len() {
-            while let Some((d, tag)) = self.shared[b].2.pop_due_tagged(now) {
-                let down = self.shared[b].1;
-                let main = self.deliver(down, &d, tag);
-                to_client |= main && down;
-                to_server |= main && !down;
-                self.shared[b].2.recycle(d);
-            }
-        }
+        self.arrived = arrived;
         for f in &mut self.cross {
             f.fire_timers(now);
         }
