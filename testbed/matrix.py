@@ -274,8 +274,10 @@ def run_matrix(
     jobs: int = 1,
     timeout_s: int | None = None,
     argv=None,
+    report: bool = True,
 ) -> int:
-    """Run every spec not yet finished; returns 0 (all ok), 1 (some failed), 130 (stopped)."""
+    """Run every spec not yet finished; returns 0 (all ok), 1 (some failed), 130 (stopped).
+    report=False leaves the report to the caller (--reps auto builds it after its last round)."""
     install_signal_handlers()
     run_dir.mkdir(parents=True, exist_ok=True)
     lock_file = open(run_dir / ".lock", "w")  # noqa: SIM115 (held for the whole run)
@@ -332,7 +334,8 @@ def run_matrix(
     finally:
         lock_file.close()
 
-    build_report(run_dir)
+    if report:
+        build_report(run_dir)
     return 0 if progress.failed == 0 else 1
 
 
