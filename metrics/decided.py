@@ -47,15 +47,20 @@ def sentence(row: pd.Series) -> str:
         if row["better"]:
             worse = b if row["better"] == a else a
             phrase = BETTER_PHRASES.get(metric, f"a better {metric}")
-            return (f"{where}{row['better']} has {phrase} than {worse} (paired {test}, "
-                    f"n = {n}, p_Holm {_p(row['p_holm'])}).")  # fmt: skip
-        return (f"{where}{a} and {b} differ in {metric} (mean difference "
-                f"{row['mean_difference']:.3g}; paired {test}, n = {n}, "
-                f"p_Holm {_p(row['p_holm'])}).")  # fmt: skip
+            return (
+                f"{where}{row['better']} has {phrase} than {worse} (paired {test}, "
+                f"n = {n}, p_Holm {_p(row['p_holm'])})."
+            )
+        return (
+            f"{where}{a} and {b} differ in {metric} (mean difference "
+            f"{row['mean_difference']:.3g}; paired {test}, n = {n}, "
+            f"p_Holm {_p(row['p_holm'])})."
+        )
     if row["equivalent"]:
         margin = EQUIVALENCE_MARGINS.get(metric, math.nan)
-        return (f"{where}{a} and {b} are equivalent in {metric} within ±{margin:g} "
-                f"(paired, n = {n}).")  # fmt: skip
+        return (
+            f"{where}{a} and {b} are equivalent in {metric} within ±{margin:g} (paired, n = {n})."
+        )
     text = f"{where}{a} vs {b} on {metric}: not decided (paired, n = {n}"
     text += f", p_Holm {_p(row['p_holm'])})" if math.isfinite(row["p_holm"]) else ")"
     needed = row["pairs_needed"]

@@ -41,7 +41,7 @@ def grouped_bars(
     ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str, *, clip_at_zero: bool = True
 ) -> None:
     """Bars of `metric`'s mean: CC on the x axis (groups), one bar per scheduler, error bars
-    = its 95 % interval (metrics/stats.py). A configuration with one repetition has no error bar (CI NaN)."""
+    = its 95 % interval (metrics/stats.py). One repetition: no error bar (interval NaN)."""
     rows = agg[agg["metric"] == metric].copy()
     ax.set_ylabel(ylabel)
     if rows.empty:

@@ -550,7 +550,7 @@ def _ranking_section(ranks: pd.DataFrame) -> str:
 
 
 def _decided_section(comparisons: pd.DataFrame, shown: int = 40) -> str:
-    """"What this run decided": every decided comparison, then what is equivalent and what is
+    """ "What this run decided": every decided comparison, then what is equivalent and what is
     not decided (with the repetitions that would decide it), in plain words."""
     lines = summary_lines(comparisons)
     parts = ['<h2 id="decided">What this run decided</h2>']
@@ -602,8 +602,9 @@ def _aggregate_table(agg: pd.DataFrame) -> str:
     cells = agg.copy()
     cells["cell"] = [
         _mean_ci(m, low, high, n)
-        for m, low, high, n in zip(cells["mean"], cells["ci95_low"], cells["ci95_high"],
-                                   cells["n"], strict=True)  # fmt: skip
+        for m, low, high, n in zip(
+            cells["mean"], cells["ci95_low"], cells["ci95_high"], cells["n"], strict=True
+        )  # fmt: skip
     ]
     wide = cells.pivot_table(
         index=["transport", "cc", "cc_opts", "sched", "sched_opts"],

@@ -39,8 +39,10 @@ class Assessment:
     def lines(self) -> list[str]:
         """What is decided, equivalent and open, in plain words."""
         grouped = summary_lines(self.comparisons)
-        head = (f"{self.settled} of {self.settled + self.unsettled} comparison(s) settled "
-                f"after {self.reps_done} repetition(s)")  # fmt: skip
+        head = (
+            f"{self.settled} of {self.settled + self.unsettled} comparison(s) settled "
+            f"after {self.reps_done} repetition(s)"
+        )
         return [head, *(f"  {kind}: {line}" for kind, found in grouped.items() for line in found)]
 
 
@@ -68,9 +70,11 @@ def next_reps(assessment: Assessment, current_reps: int, max_reps: int) -> int |
     if assessment.all_settled or current_reps >= max_reps:
         return None
     unsettled = assessment.comparisons[
-        ~(assessment.comparisons["decided"].astype(bool)
-          | assessment.comparisons["equivalent"].astype(bool))
-    ]  # fmt: skip
+        ~(
+            assessment.comparisons["decided"].astype(bool)
+            | assessment.comparisons["equivalent"].astype(bool)
+        )
+    ]
     estimates = pd.to_numeric(unsettled["pairs_needed"], errors="coerce").dropna()
     reachable = estimates[estimates <= max_reps]
     target = int(reachable.min()) if len(reachable) else current_reps + 1

@@ -60,19 +60,33 @@ WILCOXON_METHOD = "exact"
 T_METRICS = {"mean_bitrate_bps", "qoe_lin", "qoe_lin_per_segment", "p1203_mode0"}
 # Non-negative integer counts: the all-equal fallback is the exact Poisson interval.
 COUNT_METRICS = {
-    "stalls", "dropped_frames", "dropped_frames_network", "dropped_frames_decoder",
-    "decode_stalls", "discarded_frames", "discarded_frames_network", "quality_switches",
+    "stalls",
+    "dropped_frames",
+    "dropped_frames_network",
+    "dropped_frames_decoder",
+    "decode_stalls",
+    "discarded_frames",
+    "discarded_frames_network",
+    "quality_switches",
     "stalled",
-}  # fmt: skip
+}
 # 0/1 outcomes, compared with the exact McNemar test.
 BINARY_METRICS = {"stalled"}
 # Which way is better; a metric not listed is compared two-sided with no "better".
 HIGHER_IS_BETTER = {"qoe_lin", "qoe_lin_per_segment", "p1203_mode0", "mean_bitrate_bps"}
 LOWER_IS_BETTER = {
-    "stalls", "stalled", "stall_total_ms", "stall_max_ms", "dropped_frames",
-    "dropped_frames_network", "startup_delay_ms", "quality_switches", "discarded_frames",
-    "discarded_frames_network", "live_latency_median_s",
-}  # fmt: skip
+    "stalls",
+    "stalled",
+    "stall_total_ms",
+    "stall_max_ms",
+    "dropped_frames",
+    "dropped_frames_network",
+    "startup_delay_ms",
+    "quality_switches",
+    "discarded_frames",
+    "discarded_frames_network",
+    "live_latency_median_s",
+}
 # Differences too small to matter, for the equivalence check (units of the metric).
 EQUIVALENCE_MARGINS = {
     "stalls": 0.5,
@@ -160,9 +174,14 @@ def _bca_mean(data: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarr
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fallback = scipy.stats.bootstrap(
-                (data[bad],), np.mean, axis=-1, confidence_level=confidence,
-                n_resamples=BOOTSTRAP_RESAMPLES, method="percentile", rng=_rng(),
-            )  # fmt: skip
+                (data[bad],),
+                np.mean,
+                axis=-1,
+                confidence_level=confidence,
+                n_resamples=BOOTSTRAP_RESAMPLES,
+                method="percentile",
+                rng=_rng(),
+            )
         low[bad] = np.atleast_1d(fallback.confidence_interval.low)
         high[bad] = np.atleast_1d(fallback.confidence_interval.high)
     return low, high
@@ -210,25 +229,44 @@ def compare_cells(metric: str, a: str, b: str, pairs: pd.DataFrame) -> Compariso
     if n == 0:
         return Comparison(metric, a, b, 0, math.nan, math.nan, math.nan, "none", math.nan)
     difference = x - y
-    p_value, test = math.nan, "none"
+    test = "mcnemar-exact" if metric in BINARY_METRICS else "wilcoxon"
+    p_value = float(paired_p_values(metric, x, y)[0])
+    return Comparison(
+        metric,
+        a,
+        b,
+        n,
+        float(x.mean()),
+        float(y.mean()),
+        float(difference.mean()),
+        test,
+        float(p_value),
+    )
+
+
+def paired_p_values(metric: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of the paired test of each row of x against the same row of y
+    (equal shapes, no NaN): the exact McNemar test for 0/1 metrics, otherwise one vectorised
+    Wilcoxon signed-rank call (zero differences dropped; rows without a nonzero difference
+    get p = 1: no evidence of a difference)."""
+    x, y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
+    p_values = np.ones(len(x))
     if metric in BINARY_METRICS:
-        only_a = int(np.sum((x > 0) & (y == 0)))
-        only_b = int(np.sum((x == 0) & (y > 0)))
-        test = "mcnemar-exact"
-        p_value = 1.0 if only_a + only_b == 0 else scipy.stats.binomtest(only_a, only_a + only_b).pvalue
-    elif np.any(difference != 0):
-        test = "wilcoxon"
+        only_x = np.sum((x > 0) & (y == 0), axis=1)
+        only_y = np.sum((x == 0) & (y > 0), axis=1)
+        # scipy.stats.binomtest(only_x, only_x + only_y, 0.5).pvalue, vectorised: at p = 0.5
+        # the two-sided exact p-value is twice the smaller tail (tests check the equality).
+        tail = scipy.stats.binom.cdf(np.minimum(only_x, only_y), only_x + only_y, 0.5)
+        return np.where(only_x + only_y > 0, np.minimum(1.0, 2 * tail), 1.0)
+    d = x - y
+    varies = np.any(d != 0, axis=1)
+    if varies.any():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "sample size too small for normal approximation"
-            p_value = float(
-                scipy.stats.wilcoxon(x, y, zero_method="wilcox", method=WILCOXON_METHOD).pvalue
-            )
-    else:
-        test, p_value = "wilcoxon", 1.0  # every pair equal: no evidence of a difference
-    return Comparison(
-        metric, a, b, n, float(x.mean()), float(y.mean()), float(difference.mean()), test,
-        float(p_value),
-    )  # fmt: skip
+            p_values[varies] = scipy.stats.wilcoxon(
+                d[varies], axis=1, zero_method="wilcox", method=WILCOXON_METHOD
+            ).pvalue
+    return p_values
 
 
 def holm(p_values: Iterable[float], alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
@@ -283,9 +321,13 @@ def equivalent(differences: np.ndarray, margin: float) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ci = scipy.stats.bootstrap(
-            (d,), np.mean, confidence_level=1 - 2 * ALPHA, n_resamples=BOOTSTRAP_RESAMPLES,
-            method="BCa", rng=_rng(),
-        ).confidence_interval  # fmt: skip
+            (d,),
+            np.mean,
+            confidence_level=1 - 2 * ALPHA,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="BCa",
+            rng=_rng(),
+        ).confidence_interval
     if not (math.isfinite(ci.low) and math.isfinite(ci.high)):
         return False
     return -margin < ci.low and ci.high < margin
@@ -316,23 +358,45 @@ def paired_table(
             continue
         values = data.assign(_v=pd.to_numeric(data[metric], errors="coerce"))
         for key, group in values.groupby(group_columns, dropna=False, sort=True):
-            wide = group.pivot_table(index=pair_column, columns="_cell", values="_v", aggfunc="first")
+            wide = group.pivot_table(
+                index=pair_column, columns="_cell", values="_v", aggfunc="first"
+            )
             where = dict(zip(group_columns, _tuple(key), strict=True))
             for found, d in _group_comparisons(metric, wide):
                 rows.append({**where, **found.__dict__})
                 differences.append(d)
-    columns = [*group_columns, "metric", "a", "b", "n_pairs", "mean_a", "mean_b",
-               "mean_difference", "test", "p_value", "p_holm", "decided", "better",
-               "equivalent", "pairs_needed"]  # fmt: skip
+    columns = [
+        *group_columns,
+        "metric",
+        "a",
+        "b",
+        "n_pairs",
+        "mean_a",
+        "mean_b",
+        "mean_difference",
+        "test",
+        "p_value",
+        "p_holm",
+        "decided",
+        "better",
+        "equivalent",
+        "pairs_needed",
+    ]
     if not rows:
         return pd.DataFrame(columns=columns)
     table = pd.DataFrame(rows)
     table["p_holm"], table["decided"] = holm(table["p_value"], alpha)
     table["better"] = [
         _better(m, a, b, d) if decided else ""
-        for m, a, b, d, decided in zip(table["metric"], table["a"], table["b"],
-                                       table["mean_difference"], table["decided"], strict=True)
-    ]  # fmt: skip
+        for m, a, b, d, decided in zip(
+            table["metric"],
+            table["a"],
+            table["b"],
+            table["mean_difference"],
+            table["decided"],
+            strict=True,
+        )
+    ]
     undecided = int((~table["decided"]).sum())
     # The Holm threshold an undecided comparison faces at best: alpha over the undecided count.
     threshold = alpha / max(1, undecided)
@@ -357,22 +421,23 @@ def _group_comparisons(metric: str, wide: pd.DataFrame) -> list[tuple[Comparison
     out: list[tuple[Comparison, np.ndarray] | None] = [None] * len(first)
     complete = np.all(np.isfinite(values), axis=0)
     batch = [k for k in range(len(first)) if complete[first[k]] and complete[second[k]]]
-    if metric not in BINARY_METRICS and len(batch) and len(values) > 0:
+    if len(batch) and len(values) > 0:
         x, y = values[:, first[batch]].T, values[:, second[batch]].T
         d = x - y
-        varies = np.any(d != 0, axis=1)
-        p_values = np.ones(len(batch))
-        if varies.any():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                p_values[varies] = scipy.stats.wilcoxon(
-                    d[varies], axis=1, zero_method="wilcox", method=WILCOXON_METHOD
-                ).pvalue
+        p_values = paired_p_values(metric, x, y)
+        test = "mcnemar-exact" if metric in BINARY_METRICS else "wilcoxon"
         for row, k in enumerate(batch):
             found = Comparison(
-                metric, cells[first[k]], cells[second[k]], len(d[row]), float(x[row].mean()),
-                float(y[row].mean()), float(d[row].mean()), "wilcoxon", float(p_values[row]),
-            )  # fmt: skip
+                metric,
+                cells[first[k]],
+                cells[second[k]],
+                len(d[row]),
+                float(x[row].mean()),
+                float(y[row].mean()),
+                float(d[row].mean()),
+                test,
+                float(p_values[row]),
+            )
             out[k] = (found, d[row])
     for k in range(len(first)):
         if out[k] is None:
@@ -399,8 +464,10 @@ def cell_labels(table: pd.DataFrame, cell_columns: list[str]) -> list[str]:
     """cc+sched (with transport or options when they vary in the table): bbr+lrf."""
     varying = [c for c in cell_columns if c in table.columns and table[c].astype(str).nunique() > 1]
     shown = varying or [c for c in ("cc", "sched") if c in table.columns]
-    return ["+".join(str(v) for v in row if str(v) not in ("", "nan", "None"))
-            for row in table[shown].itertuples(index=False)]  # fmt: skip
+    return [
+        "+".join(str(v) for v in row if str(v) not in ("", "nan", "None"))
+        for row in table[shown].itertuples(index=False)
+    ]
 
 
 def decided_ranks(comparisons: pd.DataFrame, cells: list[str], metric: str) -> pd.DataFrame:
@@ -413,12 +480,19 @@ def decided_ranks(comparisons: pd.DataFrame, cells: list[str], metric: str) -> p
         other = np.where(mine["a"] == cell, mine["b"], mine["a"])
         better_than = [o for o, w in zip(other, mine["better"], strict=True) if w == cell]
         worse_than = [o for o, w in zip(other, mine["better"], strict=True) if w not in ("", cell)]
-        unclear = [f"{o} (n = {n})" for o, decided, n in
-                   zip(other, mine["decided"], mine["n_pairs"], strict=True) if not decided]  # fmt: skip
-        out.append({
-            "configuration": cell, "metric": metric, "rank": 1 + len(worse_than),
-            "better_than": ", ".join(sorted(better_than)),
-            "worse_than": ", ".join(sorted(worse_than)),
-            "not_distinguishable": ", ".join(sorted(unclear)),
-        })  # fmt: skip
+        unclear = [
+            f"{o} (n = {n})"
+            for o, decided, n in zip(other, mine["decided"], mine["n_pairs"], strict=True)
+            if not decided
+        ]
+        out.append(
+            {
+                "configuration": cell,
+                "metric": metric,
+                "rank": 1 + len(worse_than),
+                "better_than": ", ".join(sorted(better_than)),
+                "worse_than": ", ".join(sorted(worse_than)),
+                "not_distinguishable": ", ".join(sorted(unclear)),
+            }
+        )
     return pd.DataFrame(out).sort_values(["rank", "configuration"]) if out else pd.DataFrame(out)

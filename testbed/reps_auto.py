@@ -50,8 +50,11 @@ def run(
             print(f"  {line}", flush=True)
         following = next_reps(assessment, reps, max_reps)
         if following is None:
-            why = ("every comparison settled" if assessment.all_settled
-                   else f"--max-reps {max_reps} reached")  # fmt: skip
+            why = (
+                "every comparison settled"
+                if assessment.all_settled
+                else f"--max-reps {max_reps} reached"
+            )
             break
         round_s = time.monotonic() - round_started
         per_rep_s = round_s / max(1, reps - previous)
@@ -64,8 +67,11 @@ def run(
     if not assessment.all_settled:
         needed = assessment.reps_needed
         estimate = f"about {int(needed)}" if needed == needed else "no estimate"
-        print(f"  {assessment.unsettled} comparison(s) not settled; repetitions per cell that "
-              f"would decide the slowest at its observed effect: {estimate}.", flush=True)  # fmt: skip
+        print(
+            f"  {assessment.unsettled} comparison(s) not settled; repetitions per cell that "
+            f"would decide the slowest at its observed effect: {estimate}.",
+            flush=True,
+        )
     from testbed import matrix
 
     report_status = matrix.build_report(run_dir)
@@ -81,7 +87,9 @@ def check_options(args: argparse.Namespace) -> str | None:
     if args.executor != "local":
         return "--reps auto runs rounds locally; with --executor slurm give --reps N"
     if args.cross_validate or args.interactive or args.reproduce is not None:
-        return "--reps auto goes with a matrix run (not --cross-validate, --interactive, --reproduce)"
+        return (
+            "--reps auto goes with a matrix run (not --cross-validate, --interactive, --reproduce)"
+        )
     if args.max_reps is None:
         args.max_reps = DEFAULT_MAX_REPS
     return None
@@ -92,8 +100,11 @@ def _specs_of(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpe
     from testbed.cli import DEFAULT_MATRIX, MATRIX_OPTIONS, specs_for
 
     if all(getattr(args, option) is None for option in MATRIX_OPTIONS):
-        return [spec for cell in DEFAULT_MATRIX
-                for spec in specs_for(argparse.Namespace(**{**vars(args), **cell}), repo, caps)]  # fmt: skip
+        return [
+            spec
+            for cell in DEFAULT_MATRIX
+            for spec in specs_for(argparse.Namespace(**{**vars(args), **cell}), repo, caps)
+        ]
     return specs_for(args, repo, caps)
 
 
@@ -135,17 +146,26 @@ def main(args: argparse.Namespace, argv: list[str] | None, repo: Path, caps: dic
             words = argv if argv is not None else sys.argv[1:]
             jobs_given = any(w == "--jobs" or w.startswith("--jobs=") for w in words)
             jobs = args.jobs if jobs_given and args.jobs else cpu_count()
-            return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv,
-                                             report=report)  # fmt: skip
-        return matrix.run_matrix(specs, run_dir, repo, jobs=args.jobs or 1,
-                                 timeout_s=args.timeout, argv=argv, report=report)  # fmt: skip
+            return engine_sim.run_sim_matrix(
+                specs, run_dir, repo, jobs=jobs, argv=argv, report=report
+            )
+        return matrix.run_matrix(
+            specs,
+            run_dir,
+            repo,
+            jobs=args.jobs or 1,
+            timeout_s=args.timeout,
+            argv=argv,
+            report=report,
+        )
 
     if args.dry_run:
         from metrics.reps_auto import FIRST_ROUND_REPS
 
         specs = specs_for_reps(args.max_reps)
-        print(f"--reps auto: rounds of {FIRST_ROUND_REPS} to {args.max_reps} repetitions of "
-              f"{len(first)} cell(s), {len(specs)} trials at most")  # fmt: skip
+        print(
+            f"--reps auto: rounds of {FIRST_ROUND_REPS} to {args.max_reps} repetitions of "
+            f"{len(first)} cell(s), {len(specs)} trials at most"
+        )
         return 0
     return run(args, specs_for_reps, run_dir_for, run_round)
-
