@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
+import functools
+import hashlib
 import html
 import json
 import math
 import multiprocessing
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +171,74 @@ def reduce_trials(
 PARALLEL_MIN_TRIALS = 64
 
 
+# Per-trial reductions of finished trials, kept beside the code (the repository's cache/, not
+# the run folder: a pickle is only ever read from where this checkout wrote it). A cached
+# reduction is used only when this code and every file of the trial folder are unchanged.
+CACHE_DIR = Path(__file__).resolve().parent.parent / "cache" / "metrics"
+
+
+@functools.cache
+def _code_version() -> str:
+    """A hash of metrics/*.py: any change to the code that reduces a trial voids the cache."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_entry(trial_dir: Path) -> tuple[Path, tuple] | None:
+    """Where a finished trial's reduction is cached and the key it must match (None: the
+    trial has no result.json yet, so it may still change)."""
+    try:
+        files = sorted(
+            (p.name, p.stat().st_size, p.stat().st_mtime_ns)
+            for p in trial_dir.iterdir()
+            if p.is_file()
+        )
+    except OSError:
+        return None
+    if not any(name == "result.json" for name, _, _ in files):
+        return None
+    where = hashlib.sha256(str(trial_dir.resolve()).encode()).hexdigest()[:24]
+    return CACHE_DIR / f"{where}.pkl", (_code_version(), tuple(files))
+
+
 def _reduce_one(
+    trial_dir: Path,
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any] | None]:
+    """`_reduce_uncached`, from the cache when the trial and the code are unchanged."""
+    entry = _cache_entry(trial_dir)
+    if entry is not None:
+        path, key = entry
+        try:
+            with path.open("rb") as cached:
+                stored_key, reduced = pickle.load(cached)
+            if stored_key == key:
+                return reduced
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
+            pass
+    reduced = _reduce_uncached(trial_dir)
+    if entry is not None:
+        path, key = entry
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+            with partial.open("wb") as out:
+                pickle.dump((key, reduced), out, protocol=pickle.HIGHEST_PROTOCOL)
+            partial.replace(path)
+        except OSError:
+            pass  # a read-only checkout: no cache, same result
+    return reduced
+
+
+def summary_of(run_dir: Path) -> pd.DataFrame:
+    """The run's summary table (one row per trial, planned ones included), without writing
+    anything into the run folder: what `--reps auto` reads after every round."""
+    summary, _, _ = reduce_trials(trial_dirs(run_dir))
+    return with_unstarted_trials(summary, read_manifest(run_dir))
+
+
+def _reduce_uncached(
     trial_dir: Path,
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any] | None]:
     """One trial's summary row, tidy tables and trial.json `env` (None without trial.json)."""

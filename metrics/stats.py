@@ -151,6 +151,50 @@ def intervals_batch(
     return [i for i in out if i is not None]
 
 
+def difference_interval(
+    a: Iterable[float],
+    b: Iterable[float],
+    *,
+    paired: bool,
+    metric: str = "",
+    confidence: float = CONFIDENCE,
+) -> Interval:
+    """The mean difference a - b and its interval. Paired (a[i] and b[i] share a seed): the
+    `interval` of the differences. Unpaired: the BCa bootstrap of mean(a) - mean(b), resampling
+    each sample on its own (n = the smaller sample)."""
+    x = np.asarray(list(a), dtype=float)
+    y = np.asarray(list(b), dtype=float)
+    if paired:
+        if len(x) != len(y):
+            raise ValueError(f"paired samples of different lengths: {len(x)} and {len(y)}")
+        keep = np.isfinite(x) & np.isfinite(y)
+        return interval(x[keep] - y[keep], metric, confidence)
+    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    n = min(len(x), len(y))
+    if n == 0:
+        return Interval(0, math.nan, math.nan, math.nan, "none")
+    estimate = float(x.mean() - y.mean())
+    if n < 2:
+        return Interval(n, estimate, math.nan, math.nan, "none")
+    if np.all(x == x[0]) and np.all(y == y[0]):
+        return Interval(n, estimate, estimate, estimate, "degenerate")
+
+    def mean_difference(first: np.ndarray, second: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.mean(first, axis=axis) - np.mean(second, axis=axis)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ci = scipy.stats.bootstrap(
+            (x, y),
+            mean_difference,
+            confidence_level=confidence,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="BCa",
+            rng=_rng(),
+        ).confidence_interval
+    return Interval(n, estimate, float(ci.low), float(ci.high), "bca")
+
+
 def _bca_mean(data: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """BCa intervals of the mean of every row of `data` (rows of equal length)."""
     with warnings.catch_warnings():
