@@ -7,6 +7,7 @@ needs a display and no global pyplot state is shared between figures.
   (bars), mean with 95% CI error bars (seed 002, Figures 4, 6, 8, 10).
 * `transmission_figure`: per scenario, packets delivered and retransmissions per path
   (seed 002, Figures 5, 7, 9, 11).
+* `cdf_figure`: per scenario and metric, the empirical CDF of each cell's per-trial values.
 * `timeseries_figure`: one trial: per-path throughput, cwnd, buffer level; stalls shaded.
 """
 
@@ -40,7 +41,7 @@ def grouped_bars(
     ax: Axes, agg: pd.DataFrame, metric: str, ylabel: str, *, clip_at_zero: bool = True
 ) -> None:
     """Bars of `metric`'s mean: CC on the x axis (groups), one bar per scheduler, error bars
-    = 95% CI half-width. A configuration with one repetition has no error bar (CI NaN)."""
+    = its 95 % interval (metrics/stats.py). One repetition: no error bar (interval NaN)."""
     rows = agg[agg["metric"] == metric].copy()
     ax.set_ylabel(ylabel)
     if rows.empty:
@@ -71,10 +72,15 @@ def grouped_bars(
     x = np.arange(len(groups))
     for i, sched in enumerate(scheds):
         bars = rows[rows["sched"] == sched].set_index("group").reindex(groups)
-        errors = bars["ci95_half"].astype(float).to_numpy()  # NaN (n = 1): no error bar
+        means = bars["mean"].astype(float).to_numpy()
+        # The interval (metrics/stats.py) need not be symmetric; NaN (n = 1): no error bar.
+        errors = np.vstack([
+            np.clip(means - bars["ci95_low"].astype(float).to_numpy(), 0, None),
+            np.clip(bars["ci95_high"].astype(float).to_numpy() - means, 0, None),
+        ])  # fmt: skip
         ax.bar(
             x + (i - (len(scheds) - 1) / 2) * width,
-            bars["mean"].astype(float).to_numpy(),
+            means,
             width,
             yerr=errors,
             capsize=3,
@@ -136,7 +142,7 @@ def video_figure(agg: pd.DataFrame, scenario: str) -> Figure:
     qoe.set_title("(e) linear QoE per segment (Pensieve QoE_lin)")
     grouped_bars(latency, rows, "live_latency_median_s", "seconds")
     latency.set_title("(f) live latency, median (live mode)")
-    figure.suptitle(f"{scenario}: video performance (mean, 95% CI)")
+    figure.suptitle(f"{scenario}: video performance (mean, 95% interval)")
     scheduler_legend(figure, [stalls, discards, network, decoder, qoe, latency])
     return figure
 
@@ -204,4 +210,25 @@ def timeseries_figure(
         throughput_ax.legend(title="path", fontsize="small")
     title = f"{trial_id}: {len(trial_stalls)} stall(s) shaded red"
     figure.suptitle(title)
+    return figure
+
+
+def cdf_figure(rows: pd.DataFrame, labels: pd.Series, metrics: list[str], scenario: str) -> Figure:
+    """One panel per metric: the empirical CDF of the per-trial values of every cell
+    (`labels`, aligned with `rows`), so a reader sees the spread behind each mean."""
+    shown = [m for m in metrics if m in rows.columns]
+    figure = Figure(figsize=(5 * max(1, len(shown)), 4), layout="constrained")
+    axes = np.atleast_1d(figure.subplots(1, max(1, len(shown))))
+    for ax, metric in zip(axes, shown, strict=False):
+        values = pd.to_numeric(rows[metric], errors="coerce")
+        for label in sorted(labels.unique()):
+            sample = np.sort(values[labels == label].dropna().to_numpy(dtype=float))
+            if len(sample):
+                ax.ecdf(sample, label=f"{label} (n={len(sample)})")
+        ax.set_xlabel(metric)
+        ax.set_ylabel("fraction of trials")
+        ax.grid(alpha=0.3)
+    if len(shown):
+        axes[0].legend(fontsize="x-small")
+    figure.suptitle(f"{scenario}: per-trial values, empirical CDF per configuration")
     return figure

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
+import functools
+import hashlib
 import html
 import json
 import math
 import multiprocessing
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from metrics import plots
-from metrics.aggregate import aggregate, counted, ranking_support
+from metrics.aggregate import RANKED_METRICS, aggregate, compare_run, counted, rank_table
+from metrics.decided import summary_lines
 from metrics.qoe import LAMBDA_SWITCH, MU_STALL, MU_STARTUP, p1203_status
 from metrics.read import read_json, read_trial, trial_dirs
 from metrics.tables import (
@@ -40,7 +44,10 @@ from metrics.tables import (
 SUMMARY_CSV = "summary.csv"
 TABLES_DIR = "tables"  # stalls, segments, samples, path_intervals as .csv.gz
 AGGREGATE_CSV = "aggregate.csv"
-RANKING_CSV = "ranking.csv"  # whether the CIs support ordering the configurations
+RANKING_CSV = "ranking.csv"  # each cell's decided rank per scenario and metric
+COMPARISONS_CSV = "comparisons.csv"  # every paired comparison, with Holm-adjusted p
+# Per-trial distributions (CDFs) are drawn for cells with at least this many counted trials.
+CDF_MIN_TRIALS = 5
 REPORT_HTML = "report.html"
 RUN_JSON = "run.json"  # optional: the orchestrator's record of the run's command and matrix
 NOT_STARTED_REASON = "not started: listed in run.json, no trial folder"
@@ -112,9 +119,12 @@ def build(run_dir: Path) -> Path:
     os.replace(run_dir / f".{SUMMARY_CSV}.tmp", run_dir / SUMMARY_CSV)
     agg = aggregate(summary)
     agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
-    ranking_support(agg).to_csv(run_dir / RANKING_CSV, index=False)
+    comparisons = compare_run(summary)
+    comparisons.to_csv(run_dir / COMPARISONS_CSV, index=False)
+    ranks = rank_table(comparisons, summary)
+    ranks.to_csv(run_dir / RANKING_CSV, index=False)
     write_tables(run_dir / TABLES_DIR, tables)
-    page = render_html(run_dir, environments, summary, agg, tables, manifest)
+    page = render_html(run_dir, environments, summary, agg, tables, manifest, comparisons, ranks)
     if isinstance(manifest, dict) and manifest.get("engine") == "sim":
         page = mark_simulated(page)
     report = run_dir / REPORT_HTML
@@ -163,7 +173,74 @@ def reduce_trials(
 PARALLEL_MIN_TRIALS = 64
 
 
+# Per-trial reductions of finished trials, kept beside the code (the repository's cache/, not
+# the run folder: a pickle is only ever read from where this checkout wrote it). A cached
+# reduction is used only when this code and every file of the trial folder are unchanged.
+CACHE_DIR = Path(__file__).resolve().parent.parent / "cache" / "metrics"
+
+
+@functools.cache
+def _code_version() -> str:
+    """A hash of metrics/*.py: any change to the code that reduces a trial voids the cache."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_entry(trial_dir: Path) -> tuple[Path, tuple] | None:
+    """Where a finished trial's reduction is cached and the key it must match (None: the
+    trial has no result.json yet, so it may still change)."""
+    try:
+        files = sorted(
+            (p.name, p.stat().st_size, p.stat().st_mtime_ns)
+            for p in trial_dir.iterdir()
+            if p.is_file()
+        )
+    except OSError:
+        return None
+    if not any(name == "result.json" for name, _, _ in files):
+        return None
+    where = hashlib.sha256(str(trial_dir.resolve()).encode()).hexdigest()[:24]
+    return CACHE_DIR / f"{where}.pkl", (_code_version(), tuple(files))
+
+
 def _reduce_one(
+    trial_dir: Path,
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any] | None]:
+    """`_reduce_uncached`, from the cache when the trial and the code are unchanged."""
+    entry = _cache_entry(trial_dir)
+    if entry is not None:
+        path, key = entry
+        try:
+            with path.open("rb") as cached:
+                stored_key, reduced = pickle.load(cached)
+            if stored_key == key:
+                return reduced
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
+            pass
+    reduced = _reduce_uncached(trial_dir)
+    if entry is not None:
+        path, key = entry
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+            with partial.open("wb") as out:
+                pickle.dump((key, reduced), out, protocol=pickle.HIGHEST_PROTOCOL)
+            partial.replace(path)
+        except OSError:
+            pass  # a read-only checkout: no cache, same result
+    return reduced
+
+
+def summary_of(run_dir: Path) -> pd.DataFrame:
+    """The run's summary table (one row per trial, planned ones included), without writing
+    anything into the run folder: what `--reps auto` reads after every round."""
+    summary, _, _ = reduce_trials(trial_dirs(run_dir))
+    return with_unstarted_trials(summary, read_manifest(run_dir))
+
+
+def _reduce_uncached(
     trial_dir: Path,
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any] | None]:
     """One trial's summary row, tidy tables and trial.json `env` (None without trial.json)."""
@@ -292,7 +369,11 @@ def render_html(
     agg: pd.DataFrame,
     tables: dict[str, pd.DataFrame],
     manifest: dict[str, Any] | str | None = None,
+    comparisons: pd.DataFrame | None = None,
+    ranks: pd.DataFrame | None = None,
 ) -> str:
+    comparisons = compare_run(summary) if comparisons is None else comparisons
+    ranks = rank_table(comparisons, summary) if ranks is None else ranks
     run_name = run_dir.resolve().name
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
@@ -303,8 +384,11 @@ def render_html(
         f"<h1>Run {_e(run_name)}</h1>",
         f"<p>{_counts_sentence(summary)} Generated {generated} by "
         f"<code>python -m metrics report {_e(str(run_dir))}</code>. Aggregates count only "
-        "trials with status ok and valid; error bars are 95% Student-t confidence intervals "
-        "over repetitions (none with a single repetition).</p>",
+        "trials with status ok and valid; error bars are 95% intervals over repetitions "
+        "(BCa bootstrap; Student t for QoE and bitrate; none with a single repetition), and "
+        "cells are compared paired over the seeds they share, with Holm's correction over "
+        "every comparison of the report (docs/METRICS.md, Statistics).</p>",
+        _decided_section(comparisons),
         _problems_section(summary),
         _spec_section(summary, manifest),
         _quality_section(summary),
@@ -340,7 +424,9 @@ def render_html(
                 )
             )
             parts.append(_aggregate_table(scenario_agg))
-            parts.append(_ranking_section(scenario_agg))
+            in_scenario = summary[summary["scenario"].astype(str) == scenario]
+            parts.extend(_cdf_section(in_scenario, scenario))
+            parts.append(_ranking_section(ranks[ranks["scenario"].astype(str) == scenario]))
         example = _example_trial(summary[summary["scenario"].astype(str) == scenario], intervals)
         if example is not None:
             parts.append(
@@ -519,33 +605,78 @@ def _quality_section(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _ranking_section(agg: pd.DataFrame) -> str:
-    """Cells whose CIs do not support a ranking (metrics/aggregate.py ranking_support)."""
-    flags = ranking_support(agg)
-    if flags.empty:
-        return ""
-    weak = flags[flags["ranking"] == "not supported"]
-    if (flags["ranking"] == "single configuration").all():
-        return "<p>Ranking: one configuration in this scenario, nothing to rank.</p>"
-    if weak.empty:
-        return (
-            "<p>Ranking: for QoE, stalls and network-attributable drops, every configuration's "
-            "95% CI excludes the other configurations' means.</p>"
-        )
-    shown = weak[["metric", "configuration", "ranking_note"]]
-    return (
-        f'<p class="problems"><strong>Ranking not supported for {len(weak)} cell(s)</strong>: '
-        "their 95% CI holds another configuration's mean (or n &lt; 2), so the repetitions do "
-        "not order them; run more repetitions (--reps) before ranking.</p>" + _table(shown)
+def _ranking_section(ranks: pd.DataFrame) -> str:
+    """The decided ranks of this scenario's cells (ranking.csv), one table per metric."""
+    if ranks.empty:
+        return "<p>Ranks: no comparison (one configuration, or no counted trial).</p>"
+    parts = [
+        "<h3>Decided ranks</h3><p>Rank = 1 + the number of configurations decided better "
+        "(paired test over shared seeds, Holm-adjusted, 95 %); configurations not "
+        "distinguishable from each other can share a rank.</p>"
+    ]
+    for metric, rows in ranks.groupby("metric", sort=False):
+        parts.append(f"<p><strong>{_e(metric)}</strong></p>")
+        parts.append(_table(rows[["configuration", "rank", "better_than", "worse_than",
+                                  "not_distinguishable"]]))  # fmt: skip
+    return "\n".join(parts)
+
+
+def _decided_section(comparisons: pd.DataFrame, shown: int = 40) -> str:
+    """ "What this run decided": every decided comparison, then what is equivalent and what is
+    not decided (with the repetitions that would decide it), in plain words."""
+    lines = summary_lines(comparisons)
+    parts = ['<h2 id="decided">What this run decided</h2>']
+    if comparisons.empty:
+        parts.append("<p>Nothing to compare: every scenario has one configuration, or too few "
+                     "counted trials share a seed.</p>")  # fmt: skip
+        return "\n".join(parts)
+    total = len(comparisons)
+    parts.append(
+        f"<p>{len(lines['decided'])} of {total} paired comparison(s) decided at 95 % (Holm over "
+        f"all {total}), {len(lines['equivalent'])} equivalent within their margin, "
+        f"{len(lines['not decided'])} not decided. Metrics compared: "
+        f"{_e(', '.join(RANKED_METRICS))}; every comparison is in "
+        f"<code>{COMPARISONS_CSV}</code>.</p>"
     )
+    for kind, found in lines.items():
+        if not found:
+            continue
+        items = "".join(f"<li>{_e(line)}</li>" for line in found[:shown])
+        more = f"<li>... and {len(found) - shown} more</li>" if len(found) > shown else ""
+        parts.append(f"<p><strong>{kind.capitalize()}</strong></p><ul>{items}{more}</ul>")
+    return "\n".join(parts)
+
+
+def _cdf_section(in_scenario: pd.DataFrame, scenario: str) -> list[str]:
+    """Per ranked metric, the CDF of the per-trial values of each cell with at least
+    CDF_MIN_TRIALS counted trials."""
+    rows = counted(in_scenario)
+    if rows.empty:
+        return []
+    labels = pd.Series(
+        ["+".join(str(v) for v in r if str(v) not in ("", "nan", "None"))
+         for r in rows[["transport", "cc", "sched", "cc_opts", "sched_opts"]].fillna("")
+         .itertuples(index=False)], index=rows.index)  # fmt: skip
+    sizes = labels.value_counts()
+    keep = labels.isin(sizes[sizes >= CDF_MIN_TRIALS].index)
+    if not keep.any():
+        return []
+    figure = plots.cdf_figure(rows[keep], labels[keep], RANKED_METRICS, scenario)
+    return [
+        f"<h3>Per-trial distributions</h3><p>Empirical CDF of each configuration's per-trial "
+        f"values (configurations with at least {CDF_MIN_TRIALS} counted trials).</p>",
+        _image(figure, f"{scenario} per-trial CDFs"),
+    ]
 
 
 def _aggregate_table(agg: pd.DataFrame) -> str:
     """mean ± CI half-width (n) per configuration and metric."""
     cells = agg.copy()
     cells["cell"] = [
-        _mean_ci(m, h, n)
-        for m, h, n in zip(cells["mean"], cells["ci95_half"], cells["n"], strict=True)
+        _mean_ci(m, low, high, n)
+        for m, low, high, n in zip(
+            cells["mean"], cells["ci95_low"], cells["ci95_high"], cells["n"], strict=True
+        )  # fmt: skip
     ]
     wide = cells.pivot_table(
         index=["transport", "cc", "cc_opts", "sched", "sched_opts"],
@@ -559,10 +690,11 @@ def _aggregate_table(agg: pd.DataFrame) -> str:
     return _table(wide)
 
 
-def _mean_ci(mean: float, half: float, n: int) -> str:
+def _mean_ci(mean: float, low: float, high: float, n: int) -> str:
+    """mean [95 % interval] (n=...)."""
     text = _number(mean)
-    if not math.isnan(half):
-        text += f" ± {_number(half)}"
+    if not (math.isnan(low) or math.isnan(high)):
+        text += f" [{_number(low)}, {_number(high)}]"
     return f"{text} (n={n})"
 
 

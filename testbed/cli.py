@@ -69,6 +69,11 @@ def _key_value(value: str) -> str:
     return value
 
 
+def _reps(value: str) -> int | str:
+    """`--reps N` or `--reps auto` (testbed/reps_auto.py)."""
+    return "auto" if value == "auto" else _positive_int(value)
+
+
 def _jobs(value: str) -> int | None:
     """`--jobs N` or `--jobs auto` (None: chosen from the CPUs once the matrix is known)."""
     return None if value == "auto" else _positive_int(value)
@@ -238,10 +243,26 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--reps",
-        type=_positive_int,
+        type=_reps,
         default=d["reps"],
+        metavar="N|auto",
+        help=f"repetitions of every cell (default: {d['reps']}); auto = rounds of repetitions "
+        "(same seeds in every cell) until the paired comparisons of stalls, stall time and QoE "
+        "are decided or equivalent, --max-reps or --time-budget (testbed/reps_auto.py)",
+    )
+    parser.add_argument(
+        "--max-reps",
+        type=_positive_int,
+        default=None,
         metavar="N",
-        help=f"repetitions of every cell (default: {d['reps']})",
+        help="with --reps auto: at most N repetitions per cell (default: 30)",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --reps auto: start no round that would end after SECONDS of wall time",
     )
     parser.add_argument(
         "--seed",
@@ -494,6 +515,10 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     if args.list:
         print_list(repo, caps)
         return 0
+    if args.reps == "auto" or args.max_reps is not None or args.time_budget is not None:
+        from testbed import reps_auto
+
+        return reps_auto.main(args, argv, repo, caps)
     from testbed import matrix
 
     try:

@@ -224,8 +224,11 @@ def _run_trial(
     return _finish(spec, trial_dir, path_names, proc, time.monotonic() - started)
 
 
-def run_sim_matrix(specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: int, argv) -> int:
-    """Run every spec without a result in virtual time; 0 all ok, 1 some failed, 2 unusable."""
+def run_sim_matrix(
+    specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: int, argv, report: bool = True
+) -> int:
+    """Run every spec without a result in virtual time; 0 all ok, 1 some failed, 2 unusable.
+    report=False leaves the report to the caller (--reps auto builds it after its last round)."""
     from server.content import prepare
     from testbed import matrix
 
@@ -293,5 +296,6 @@ def run_sim_matrix(specs: list[TrialSpec], run_dir: Path, repo: Path, *, jobs: i
         f"({virtual:.0f} s of video; load average {os.getloadavg()[0]:.2f})",
         flush=True,
     )
-    matrix.build_report(run_dir)
+    if report:
+        matrix.build_report(run_dir)
     return 0 if progress.failed == 0 else 1

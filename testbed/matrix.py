@@ -297,9 +297,11 @@ def run_matrix(
     jobs: int = 1,
     timeout_s: int | None = None,
     argv=None,
+    report: bool = True,
 ) -> int:
     """Run every spec not yet finished; returns 0 (all ok), 1 (some failed), 130 (stopped),
-    3 (stopped: the run folder's filesystem is full, testbed/diskspace.py)."""
+    3 (stopped: the run folder's filesystem is full, testbed/diskspace.py).
+    report=False leaves the report to the caller (--reps auto builds it after its last round)."""
     install_signal_handlers()
     try:
         lock_file = runlock.acquire(run_dir, argv)
@@ -307,7 +309,9 @@ def run_matrix(
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2
     try:
-        return _run_locked(specs, run_dir, repo, jobs=jobs, timeout_s=timeout_s, argv=argv)
+        return _run_locked(
+            specs, run_dir, repo, jobs=jobs, timeout_s=timeout_s, argv=argv, report=report
+        )
     finally:
         diskspace.release(run_dir)
         lock_file.close()
@@ -321,6 +325,7 @@ def _run_locked(
     jobs: int,
     timeout_s: int | None,
     argv,
+    report: bool,
 ) -> int:
     """run_matrix's body, with the run folder locked."""
     if diskspace.free_bytes(run_dir) < diskspace.MIN_FREE_BYTES or not diskspace.reserve(run_dir):
@@ -379,7 +384,8 @@ def _run_locked(
         )
         return 130
     diskspace.release(run_dir)  # room for summary.csv and the report
-    build_report(run_dir)
+    if report or out_of_space:
+        build_report(run_dir)
     if out_of_space:
         print(f"run_trials.sh: stopped: {diskspace.describe(run_dir)}. summary.csv and the "
               "report hold the trials that finished; free some space and run the same "

@@ -19,7 +19,8 @@ def _agg_row(player: str, sched: str, mean: float) -> dict:
         "metric": "stalls",
         "n": 1,
         "mean": mean,
-        "ci95_half": float("nan"),
+        "ci95_low": float("nan"),
+        "ci95_high": float("nan"),
     }
 
 

@@ -1,0 +1,81 @@
+"""What a run decided, in plain words, from the paired comparisons of metrics/stats.py.
+
+One sentence per comparison: a decided pair names the better cell, the test, n and the
+Holm-adjusted p-value; an undecided pair says so and how many more repetitions would decide
+it at the observed effect; an equivalent pair names the margin.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from metrics.stats import EQUIVALENCE_MARGINS
+
+# "<better> has <phrase> than <worse>"
+BETTER_PHRASES = {
+    "stalls": "fewer stalls",
+    "stalled": "fewer stalled trials",
+    "stall_total_ms": "less stall time",
+    "stall_max_ms": "shorter longest stalls",
+    "dropped_frames": "fewer dropped frames",
+    "dropped_frames_network": "fewer network-attributable dropped frames",
+    "qoe_lin_per_segment": "a higher QoE per segment",
+    "qoe_lin": "a higher QoE",
+    "mean_bitrate_bps": "a higher mean bitrate",
+    "startup_delay_ms": "a shorter start-up",
+}
+GROUP_LABEL_COLUMNS = ["scenario", "player", "video_duration_s"]
+
+
+def _p(value: float) -> str:
+    return "< 0.001" if value < 0.001 else f"= {value:.3g}"
+
+
+def _where(row: pd.Series) -> str:
+    parts = [str(row[c]) for c in GROUP_LABEL_COLUMNS if c in row and pd.notna(row[c])]
+    return parts[0] if parts else ""
+
+
+def sentence(row: pd.Series) -> str:
+    """One comparison (a row of stats.paired_table) in plain words."""
+    metric, a, b, n = row["metric"], row["a"], row["b"], int(row["n_pairs"])
+    where = f"{_where(row)}: " if _where(row) else ""
+    test = "exact McNemar" if row["test"] == "mcnemar-exact" else "Wilcoxon signed-rank"
+    if row["decided"]:
+        if row["better"]:
+            worse = b if row["better"] == a else a
+            phrase = BETTER_PHRASES.get(metric, f"a better {metric}")
+            return (
+                f"{where}{row['better']} has {phrase} than {worse} (paired {test}, "
+                f"n = {n}, p_Holm {_p(row['p_holm'])})."
+            )
+        return (
+            f"{where}{a} and {b} differ in {metric} (mean difference "
+            f"{row['mean_difference']:.3g}; paired {test}, n = {n}, "
+            f"p_Holm {_p(row['p_holm'])})."
+        )
+    if row["equivalent"]:
+        margin = EQUIVALENCE_MARGINS.get(metric, math.nan)
+        return (
+            f"{where}{a} and {b} are equivalent in {metric} within ±{margin:g} (paired, n = {n})."
+        )
+    text = f"{where}{a} vs {b} on {metric}: not decided (paired, n = {n}"
+    text += f", p_Holm {_p(row['p_holm'])})" if math.isfinite(row["p_holm"]) else ")"
+    needed = row["pairs_needed"]
+    if math.isfinite(needed):
+        more = max(1, int(needed) - n)
+        text += f"; about {more} more repetition(s) needed at the observed effect"
+    elif n > 0:
+        text += "; no difference observed, so no estimate of the repetitions needed"
+    return text + "."
+
+
+def summary_lines(comparisons: pd.DataFrame) -> dict[str, list[str]]:
+    """The sentences, grouped: decided, equivalent, not decided."""
+    out: dict[str, list[str]] = {"decided": [], "equivalent": [], "not decided": []}
+    for _, row in comparisons.iterrows():
+        kind = "decided" if row["decided"] else "equivalent" if row["equivalent"] else "not decided"
+        out[kind].append(sentence(row))
+    return out

@@ -1,0 +1,542 @@
+"""The statistics of a run: intervals per cell, paired comparisons, decided ranks.
+
+The one place (with metrics/verdict.py) where intervals and tests are computed; every
+number comes from SciPy or statsmodels, nothing here re-implements a statistic they provide.
+Rules (docs/METRICS.md, "Statistics"):
+
+* Interval per cell (`cell_intervals`): 95 % BCa bootstrap (`scipy.stats.bootstrap`) of the
+  mean, for every metric except the few whose per-trial values are close to normal
+  (`T_METRICS`), which get the Student t interval of `scipy.stats.ttest_1samp`. Degenerate
+  samples (every value equal, e.g. all zeros) have no bootstrap spread: a count metric then
+  gets the exact Poisson (Garwood) interval of its total over n trials (`scipy.stats.chi2`),
+  any other metric the point itself, marked `method = "degenerate"`. n = 1: no interval.
+* Paired comparison of two cells of one group (`compare_cells`): over the seeds both cells
+  ran (repetition r of every cell runs with seed N + r, so pairs share the loss draws).
+  0/1 metrics: exact McNemar test (`scipy.stats.binomtest` on the discordant pairs); every
+  other metric: Wilcoxon signed-rank test (`scipy.stats.wilcoxon`, zero differences dropped).
+* Family-wise error: Holm (`statsmodels.stats.multitest.multipletests`) over every comparison
+  of one call (a report: every metric and group), at alpha = 0.05.
+* Ranks (`decided_ranks`): a cell's rank is 1 + the number of cells decided better than it.
+* Undecided pairs get the number of pairs that would decide them at the observed effect
+  (`pairs_needed`): the paired t test's sample size (`statsmodels` TTestPower, power 0.8, the
+  Holm threshold the pair faces now) divided by the Wilcoxon test's asymptotic relative
+  efficiency 3/pi; a pair whose observed mean difference is 0 has no estimate.
+* Equivalence (`equivalent`): the 90 % paired bootstrap interval of the mean difference lies
+  inside +-margin (two one-sided tests at 5 %), with at least `MIN_PAIRS` pairs.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
+
+CONFIDENCE = 0.95
+ALPHA = 1 - CONFIDENCE
+BOOTSTRAP_RESAMPLES = 2000
+# Fixed so that a report rebuilt from the same trials shows the same intervals.
+BOOTSTRAP_SEED = 20151
+POWER = 0.8
+# Pitman asymptotic relative efficiency of the Wilcoxon signed-rank test to the t test under
+# normal errors (3/pi); for heavy tails it is higher, so this errs towards more pairs.
+WILCOXON_ARE = 3 / math.pi
+# Fewer pairs than this cannot decide anything at 5 % (the exact two-sided Wilcoxon p-value
+# is at least 2 / 2**n, 0.0625 at n = 5), nor show equivalence.
+MIN_PAIRS = 6
+# The Wilcoxon p-value from the exact null distribution of the signed-rank statistic (scipy's
+# "auto" switches to a permutation test when ranks tie, 100 times slower; the calibration
+# test, tests/test_metrics_stats_calibration.py, checks the error rate with ties and zeros).
+WILCOXON_METHOD = "exact"
+
+# Metrics whose per-trial values are near normal (averages over a whole trial, no floor at 0
+# in practice): a t interval is justified. Every other metric gets the bootstrap.
+T_METRICS = {"mean_bitrate_bps", "qoe_lin", "qoe_lin_per_segment", "p1203_mode0"}
+# Non-negative integer counts: the all-equal fallback is the exact Poisson interval.
+COUNT_METRICS = {
+    "stalls",
+    "dropped_frames",
+    "dropped_frames_network",
+    "dropped_frames_decoder",
+    "decode_stalls",
+    "discarded_frames",
+    "discarded_frames_network",
+    "quality_switches",
+    "stalled",
+}
+# 0/1 outcomes, compared with the exact McNemar test.
+BINARY_METRICS = {"stalled"}
+# Which way is better; a metric not listed is compared two-sided with no "better".
+HIGHER_IS_BETTER = {"qoe_lin", "qoe_lin_per_segment", "p1203_mode0", "mean_bitrate_bps"}
+LOWER_IS_BETTER = {
+    "stalls",
+    "stalled",
+    "stall_total_ms",
+    "stall_max_ms",
+    "dropped_frames",
+    "dropped_frames_network",
+    "startup_delay_ms",
+    "quality_switches",
+    "discarded_frames",
+    "discarded_frames_network",
+    "live_latency_median_s",
+}
+# Differences too small to matter, for the equivalence check (units of the metric).
+EQUIVALENCE_MARGINS = {
+    "stalls": 0.5,
+    "stalled": 0.2,
+    "stall_total_ms": 500.0,
+    "stall_max_ms": 500.0,
+    "dropped_frames": 30.0,
+    "dropped_frames_network": 30.0,
+    "qoe_lin_per_segment": 0.1,
+    "mean_bitrate_bps": 100_000.0,
+    "startup_delay_ms": 250.0,
+}
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A cell's estimate (the mean) and its 95 % interval; low/high NaN when unknown."""
+
+    n: int
+    estimate: float
+    low: float
+    high: float
+    method: str  # bca | t | poisson-exact | degenerate | none
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(BOOTSTRAP_SEED)
+
+
+def interval(values: Iterable[float], metric: str = "", confidence: float = CONFIDENCE) -> Interval:
+    """The estimate and interval of one cell's per-trial values (NaN dropped)."""
+    return intervals_batch([np.asarray(list(values), dtype=float)], metric, confidence)[0]
+
+
+def intervals_batch(
+    samples: list[np.ndarray], metric: str = "", confidence: float = CONFIDENCE
+) -> list[Interval]:
+    """`interval` of many cells of one metric: samples of equal size are bootstrapped in one
+    vectorised call (a 2 000-trial report has thousands of cells)."""
+    cleaned = [s[~np.isnan(s)] for s in (np.asarray(x, dtype=float) for x in samples)]
+    out: list[Interval | None] = [None] * len(cleaned)
+    by_size: dict[int, list[int]] = {}
+    for index, sample in enumerate(cleaned):
+        n = len(sample)
+        if n == 0:
+            out[index] = Interval(0, math.nan, math.nan, math.nan, "none")
+        elif n == 1:
+            out[index] = Interval(1, float(sample[0]), math.nan, math.nan, "none")
+        elif np.all(sample == sample[0]):
+            out[index] = _degenerate(sample, metric, confidence)
+        elif metric in T_METRICS:
+            ci = scipy.stats.ttest_1samp(sample, 0.0).confidence_interval(confidence)
+            out[index] = Interval(n, float(sample.mean()), float(ci.low), float(ci.high), "t")
+        else:
+            by_size.setdefault(n, []).append(index)
+    for n, indices in by_size.items():
+        data = np.stack([cleaned[i] for i in indices])
+        low, high = _bca_mean(data, confidence)
+        for row, index in enumerate(indices):
+            sample = cleaned[index]
+            out[index] = Interval(n, float(sample.mean()), float(low[row]), float(high[row]), "bca")
+    return [i for i in out if i is not None]
+
+
+def difference_interval(
+    a: Iterable[float],
+    b: Iterable[float],
+    *,
+    paired: bool,
+    metric: str = "",
+    confidence: float = CONFIDENCE,
+) -> Interval:
+    """The mean difference a - b and its interval. Paired (a[i] and b[i] share a seed): the
+    `interval` of the differences. Unpaired: the BCa bootstrap of mean(a) - mean(b), resampling
+    each sample on its own (n = the smaller sample)."""
+    x = np.asarray(list(a), dtype=float)
+    y = np.asarray(list(b), dtype=float)
+    if paired:
+        if len(x) != len(y):
+            raise ValueError(f"paired samples of different lengths: {len(x)} and {len(y)}")
+        keep = np.isfinite(x) & np.isfinite(y)
+        return interval(x[keep] - y[keep], metric, confidence)
+    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    n = min(len(x), len(y))
+    if n == 0:
+        return Interval(0, math.nan, math.nan, math.nan, "none")
+    estimate = float(x.mean() - y.mean())
+    if n < 2:
+        return Interval(n, estimate, math.nan, math.nan, "none")
+    if np.all(x == x[0]) and np.all(y == y[0]):
+        return Interval(n, estimate, estimate, estimate, "degenerate")
+
+    def mean_difference(first: np.ndarray, second: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.mean(first, axis=axis) - np.mean(second, axis=axis)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ci = scipy.stats.bootstrap(
+            (x, y),
+            mean_difference,
+            confidence_level=confidence,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="BCa",
+            rng=_rng(),
+        ).confidence_interval
+    return Interval(n, estimate, float(ci.low), float(ci.high), "bca")
+
+
+def _bca_mean(data: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """BCa intervals of the mean of every row of `data` (rows of equal length)."""
+    with warnings.catch_warnings():
+        # Rows with very few distinct values warn (and may give NaN): handled by the caller.
+        warnings.simplefilter("ignore")
+        result = scipy.stats.bootstrap(
+            (data,),
+            np.mean,
+            axis=-1,
+            confidence_level=confidence,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="BCa",
+            rng=_rng(),
+        )
+    low = np.atleast_1d(result.confidence_interval.low)
+    high = np.atleast_1d(result.confidence_interval.high)
+    # BCa can fail on a sample with one outlier among equal values (its jackknife has no
+    # spread): fall back to the percentile interval of the same resamples.
+    bad = ~(np.isfinite(low) & np.isfinite(high))
+    if bad.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fallback = scipy.stats.bootstrap(
+                (data[bad],),
+                np.mean,
+                axis=-1,
+                confidence_level=confidence,
+                n_resamples=BOOTSTRAP_RESAMPLES,
+                method="percentile",
+                rng=_rng(),
+            )
+        low[bad] = np.atleast_1d(fallback.confidence_interval.low)
+        high[bad] = np.atleast_1d(fallback.confidence_interval.high)
+    return low, high
+
+
+def _degenerate(sample: np.ndarray, metric: str, confidence: float) -> Interval:
+    """Every value equal: a count metric gets the exact Poisson interval of its total,
+    anything else the point (no resampling spread exists)."""
+    n, value = len(sample), float(sample[0])
+    if metric in COUNT_METRICS and value >= 0 and value.is_integer():
+        total = value * n
+        tail = (1 - confidence) / 2
+        low = 0.0 if total == 0 else scipy.stats.chi2.ppf(tail, 2 * total) / 2 / n
+        high = scipy.stats.chi2.ppf(1 - tail, 2 * total + 2) / 2 / n
+        if metric in BINARY_METRICS:  # a proportion: the exact binomial interval
+            ci = scipy.stats.binomtest(int(total), n).proportion_ci(confidence, "exact")
+            low, high = ci.low, ci.high
+        return Interval(n, value, float(low), float(high), "poisson-exact")
+    return Interval(n, value, value, value, "degenerate")
+
+
+# ---------------------------------------------------------------- paired comparisons
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paired comparison of cells a and b on one metric (difference = a - b)."""
+
+    metric: str
+    a: str
+    b: str
+    n_pairs: int
+    mean_a: float
+    mean_b: float
+    mean_difference: float
+    test: str  # wilcoxon | mcnemar-exact | none
+    p_value: float
+
+
+def compare_cells(metric: str, a: str, b: str, pairs: pd.DataFrame) -> Comparison:
+    """Paired test of cells a and b; `pairs` has columns a and b, one row per shared seed."""
+    data = pairs[["a", "b"]].astype(float).dropna()
+    x, y = data["a"].to_numpy(), data["b"].to_numpy()
+    n = len(x)
+    if n == 0:
+        return Comparison(metric, a, b, 0, math.nan, math.nan, math.nan, "none", math.nan)
+    difference = x - y
+    test = "mcnemar-exact" if metric in BINARY_METRICS else "wilcoxon"
+    p_value = float(paired_p_values(metric, x, y)[0])
+    return Comparison(
+        metric,
+        a,
+        b,
+        n,
+        float(x.mean()),
+        float(y.mean()),
+        float(difference.mean()),
+        test,
+        float(p_value),
+    )
+
+
+def paired_p_values(metric: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of the paired test of each row of x against the same row of y
+    (equal shapes, no NaN): the exact McNemar test for 0/1 metrics, otherwise one vectorised
+    Wilcoxon signed-rank call (zero differences dropped; rows without a nonzero difference
+    get p = 1: no evidence of a difference)."""
+    x, y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
+    p_values = np.ones(len(x))
+    if metric in BINARY_METRICS:
+        only_x = np.sum((x > 0) & (y == 0), axis=1)
+        only_y = np.sum((x == 0) & (y > 0), axis=1)
+        # scipy.stats.binomtest(only_x, only_x + only_y, 0.5).pvalue, vectorised: at p = 0.5
+        # the two-sided exact p-value is twice the smaller tail (tests check the equality).
+        tail = scipy.stats.binom.cdf(np.minimum(only_x, only_y), only_x + only_y, 0.5)
+        return np.where(only_x + only_y > 0, np.minimum(1.0, 2 * tail), 1.0)
+    d = x - y
+    varies = np.any(d != 0, axis=1)
+    if varies.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "sample size too small for normal approximation"
+            p_values[varies] = scipy.stats.wilcoxon(
+                d[varies], axis=1, zero_method="wilcox", method=WILCOXON_METHOD
+            ).pvalue
+    return p_values
+
+
+def holm(p_values: Iterable[float], alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
+    """Holm-adjusted p-values and which are rejected (NaN p-values: never rejected)."""
+    p = np.asarray(list(p_values), dtype=float)
+    adjusted = np.full(len(p), math.nan)
+    rejected = np.zeros(len(p), dtype=bool)
+    finite = np.isfinite(p)
+    if finite.any():
+        reject, corrected, _, _ = multipletests(p[finite], alpha=alpha, method="holm")
+        adjusted[finite] = corrected
+        rejected[finite] = reject
+    return adjusted, rejected
+
+
+def pairs_needed(differences: np.ndarray, alpha: float, power: float = POWER) -> float:
+    """Pairs that would decide a difference of the observed size at `alpha` with `power`
+    (paired t sample size over the Wilcoxon efficiency 3/pi); NaN if the observed mean
+    difference is 0; for differences that never vary, the sign test's 1 + log2(1/alpha)."""
+    d = np.asarray(differences, dtype=float)
+    d = d[np.isfinite(d)]
+    if len(d) == 0 or d.mean() == 0:
+        return math.nan
+    spread = d.std(ddof=1) if len(d) > 1 else 0.0
+    if spread == 0:
+        return float(max(MIN_PAIRS, math.ceil(1 + math.log2(1 / alpha))))
+    effect = abs(d.mean()) / spread
+    analysis = TTestPower()
+    if analysis.power(effect_size=effect, nobs=MIN_PAIRS * WILCOXON_ARE, alpha=alpha) >= power:
+        return float(MIN_PAIRS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no convergence: returned as NaN
+        try:
+            n_t = analysis.solve_power(effect_size=effect, alpha=alpha, power=power)
+        except (ValueError, RuntimeError):
+            return math.nan
+    n_t = float(np.asarray(n_t).reshape(-1)[0])
+    if not math.isfinite(n_t):
+        return math.nan
+    return float(max(MIN_PAIRS, math.ceil(n_t / WILCOXON_ARE)))
+
+
+def equivalent(differences: np.ndarray, margin: float) -> bool:
+    """Whether the paired differences show equivalence within +-margin: the 90 % bootstrap
+    interval of the mean difference inside the margin (two one-sided tests at 5 %)."""
+    d = np.asarray(differences, dtype=float)
+    d = d[np.isfinite(d)]
+    if len(d) < MIN_PAIRS or not math.isfinite(margin):
+        return False
+    if np.all(d == d[0]):
+        return abs(float(d[0])) < margin
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ci = scipy.stats.bootstrap(
+            (d,),
+            np.mean,
+            confidence_level=1 - 2 * ALPHA,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="BCa",
+            rng=_rng(),
+        ).confidence_interval
+    if not (math.isfinite(ci.low) and math.isfinite(ci.high)):
+        return False
+    return -margin < ci.low and ci.high < margin
+
+
+# ---------------------------------------------------------------- a whole run
+
+
+def paired_table(
+    counted: pd.DataFrame,
+    metrics: Iterable[str],
+    group_columns: list[str],
+    cell_columns: list[str],
+    pair_column: str = "seed",
+    alpha: float = ALPHA,
+    margins: dict[str, float] | None = None,
+) -> pd.DataFrame:
+    """Every paired comparison of every metric between the cells of each group, with Holm
+    over all of them: one row per comparison (group columns, metric, a, b, n_pairs, means,
+    mean_difference, test, p_value, p_holm, decided, better, equivalent, pairs_needed)."""
+    margins = EQUIVALENCE_MARGINS if margins is None else margins
+    rows: list[dict] = []
+    differences: list[np.ndarray] = []
+    data = counted.copy()
+    data["_cell"] = cell_labels(data, cell_columns)
+    for metric in metrics:
+        if metric not in data.columns:
+            continue
+        values = data.assign(_v=pd.to_numeric(data[metric], errors="coerce"))
+        for key, group in values.groupby(group_columns, dropna=False, sort=True):
+            wide = group.pivot_table(
+                index=pair_column, columns="_cell", values="_v", aggfunc="first"
+            )
+            where = dict(zip(group_columns, _tuple(key), strict=True))
+            for found, d in _group_comparisons(metric, wide):
+                rows.append({**where, **found.__dict__})
+                differences.append(d)
+    columns = [
+        *group_columns,
+        "metric",
+        "a",
+        "b",
+        "n_pairs",
+        "mean_a",
+        "mean_b",
+        "mean_difference",
+        "test",
+        "p_value",
+        "p_holm",
+        "decided",
+        "better",
+        "equivalent",
+        "pairs_needed",
+    ]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    table = pd.DataFrame(rows)
+    table["p_holm"], table["decided"] = holm(table["p_value"], alpha)
+    table["better"] = [
+        _better(m, a, b, d) if decided else ""
+        for m, a, b, d, decided in zip(
+            table["metric"],
+            table["a"],
+            table["b"],
+            table["mean_difference"],
+            table["decided"],
+            strict=True,
+        )
+    ]
+    undecided = int((~table["decided"]).sum())
+    # The Holm threshold an undecided comparison faces at best: alpha over the undecided count.
+    threshold = alpha / max(1, undecided)
+    table["equivalent"] = [
+        (not decided) and equivalent(d, margins.get(m, math.nan))
+        for d, m, decided in zip(differences, table["metric"], table["decided"], strict=True)
+    ]
+    table["pairs_needed"] = [
+        math.nan if decided or same else pairs_needed(d, threshold)
+        for d, decided, same in zip(differences, table["decided"], table["equivalent"], strict=True)
+    ]
+    return table[columns]
+
+
+def _group_comparisons(metric: str, wide: pd.DataFrame) -> list[tuple[Comparison, np.ndarray]]:
+    """Every pair of the columns (cells) of `wide` (rows: seeds), compared paired. Pairs with
+    the same shared seeds are tested in one vectorised Wilcoxon call (thousands of pairs in a
+    large matrix); 0/1 metrics and unusual pairs go one by one through compare_cells."""
+    cells = sorted(wide.columns)
+    values = wide[cells].to_numpy(dtype=float)
+    first, second = np.triu_indices(len(cells), k=1)
+    out: list[tuple[Comparison, np.ndarray] | None] = [None] * len(first)
+    complete = np.all(np.isfinite(values), axis=0)
+    batch = [k for k in range(len(first)) if complete[first[k]] and complete[second[k]]]
+    if len(batch) and len(values) > 0:
+        x, y = values[:, first[batch]].T, values[:, second[batch]].T
+        d = x - y
+        p_values = paired_p_values(metric, x, y)
+        test = "mcnemar-exact" if metric in BINARY_METRICS else "wilcoxon"
+        for row, k in enumerate(batch):
+            found = Comparison(
+                metric,
+                cells[first[k]],
+                cells[second[k]],
+                len(d[row]),
+                float(x[row].mean()),
+                float(y[row].mean()),
+                float(d[row].mean()),
+                test,
+                float(p_values[row]),
+            )
+            out[k] = (found, d[row])
+    for k in range(len(first)):
+        if out[k] is None:
+            a, b = cells[first[k]], cells[second[k]]
+            pairs = wide[[a, b]].set_axis(["a", "b"], axis=1).dropna()
+            out[k] = (compare_cells(metric, a, b, pairs), (pairs["a"] - pairs["b"]).to_numpy())
+    return [o for o in out if o is not None]
+
+
+def _tuple(key) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _better(metric: str, a: str, b: str, mean_difference: float) -> str:
+    """The better cell of a decided pair ("" if the metric has no better direction)."""
+    if metric in LOWER_IS_BETTER:
+        return a if mean_difference < 0 else b
+    if metric in HIGHER_IS_BETTER:
+        return a if mean_difference > 0 else b
+    return ""
+
+
+def cell_labels(table: pd.DataFrame, cell_columns: list[str]) -> list[str]:
+    """cc+sched (with transport or options when they vary in the table): bbr+lrf."""
+    varying = [c for c in cell_columns if c in table.columns and table[c].astype(str).nunique() > 1]
+    shown = varying or [c for c in ("cc", "sched") if c in table.columns]
+    return [
+        "+".join(str(v) for v in row if str(v) not in ("", "nan", "None"))
+        for row in table[shown].itertuples(index=False)
+    ]
+
+
+def decided_ranks(comparisons: pd.DataFrame, cells: list[str], metric: str) -> pd.DataFrame:
+    """One row per cell: rank (1 + cells decided better), better_than, worse_than and
+    not_distinguishable (with the pair count) within one group of one metric."""
+    rows = comparisons[comparisons["metric"] == metric]
+    out = []
+    for cell in cells:
+        mine = rows[(rows["a"] == cell) | (rows["b"] == cell)]
+        other = np.where(mine["a"] == cell, mine["b"], mine["a"])
+        better_than = [o for o, w in zip(other, mine["better"], strict=True) if w == cell]
+        worse_than = [o for o, w in zip(other, mine["better"], strict=True) if w not in ("", cell)]
+        unclear = [
+            f"{o} (n = {n})"
+            for o, decided, n in zip(other, mine["decided"], mine["n_pairs"], strict=True)
+            if not decided
+        ]
+        out.append(
+            {
+                "configuration": cell,
+                "metric": metric,
+                "rank": 1 + len(worse_than),
+                "better_than": ", ".join(sorted(better_than)),
+                "worse_than": ", ".join(sorted(worse_than)),
+                "not_distinguishable": ", ".join(sorted(unclear)),
+            }
+        )
+    return pd.DataFrame(out).sort_values(["rank", "configuration"]) if out else pd.DataFrame(out)

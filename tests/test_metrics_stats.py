@@ -1,0 +1,124 @@
+"""metrics.stats: intervals per cell, paired comparisons with Holm, decided ranks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from metrics import stats
+from metrics.aggregate import compare_run, rank_table
+from metrics.decided import summary_lines
+from metrics.reps_auto import assess, next_reps
+
+
+def test_bca_interval_holds_the_mean_of_a_spread_sample() -> None:
+    found = stats.interval([0, 0, 2, 5, 1, 0, 3, 7], "stalls")
+    assert found.method == "bca"
+    assert found.estimate == pytest.approx(2.25)
+    assert found.low < found.estimate < found.high
+
+
+def test_all_zero_counts_get_the_exact_poisson_interval() -> None:
+    found = stats.interval([0, 0, 0], "stalls")
+    # Garwood: upper = chi2(0.975, 2) / 2 / n = 7.3778 / 2 / 3
+    assert (found.method, found.low) == ("poisson-exact", 0.0)
+    assert found.high == pytest.approx(7.3778 / 6, abs=1e-3)
+
+
+def test_all_equal_non_counts_are_marked_degenerate_and_single_values_have_none() -> None:
+    assert stats.interval([0.0] * 4, "stall_total_ms").method == "degenerate"
+    single = stats.interval([5.0], "stalls")
+    assert single.method == "none" and math.isnan(single.low)
+
+
+def test_near_normal_metrics_get_the_t_interval() -> None:
+    found = stats.interval([1.0, 1.2, 0.9, 1.1], "qoe_lin_per_segment")
+    assert found.method == "t"
+    # mean 1.05, sd 0.1291, t(0.975, 3) = 3.1824: half-width 0.2054
+    assert found.high - found.estimate == pytest.approx(0.2054, abs=1e-3)
+
+
+def test_batch_intervals_equal_one_by_one() -> None:
+    rng = np.random.default_rng(3)
+    samples = [rng.poisson(2, size=5).astype(float) for _ in range(6)]
+    batch = stats.intervals_batch(samples, "stalls")
+    assert [b.estimate for b in batch] == [s.mean() for s in samples]
+    assert all(b.low <= b.estimate <= b.high for b in batch)
+
+
+def test_binary_outcomes_use_the_exact_mcnemar_test() -> None:
+    pairs = pd.DataFrame({"a": [1] * 9 + [0], "b": [0] * 9 + [1]})
+    found = stats.compare_cells("stalled", "x", "y", pairs)
+    # 9 discordant one way, 1 the other: two-sided binomial p = 2 * P(X <= 1 | 10, 0.5)
+    assert found.test == "mcnemar-exact"
+    assert found.p_value == pytest.approx(2 * 11 / 1024)
+
+
+def test_vectorised_mcnemar_equals_scipy_binomtest() -> None:
+    rng = np.random.default_rng(7)
+    x, y = rng.integers(0, 2, size=(40, 9)), rng.integers(0, 2, size=(40, 9))
+    found = stats.paired_p_values("stalled", x, y)
+    for row in range(40):
+        b = int(np.sum((x[row] == 1) & (y[row] == 0)))
+        c = int(np.sum((x[row] == 0) & (y[row] == 1)))
+        expected = scipy.stats.binomtest(b, b + c).pvalue if b + c else 1.0
+        assert found[row] == pytest.approx(expected)
+
+
+def test_holm_matches_its_definition_and_skips_nan() -> None:
+    adjusted, rejected = stats.holm([0.01, 0.04, math.nan, 0.03])
+    assert adjusted[0] == pytest.approx(0.03)  # 3 x 0.01
+    assert adjusted[3] == pytest.approx(0.06) and adjusted[1] == pytest.approx(0.06)
+    assert math.isnan(adjusted[2]) and list(rejected) == [True, False, False, False]
+
+
+def test_pairs_needed_grows_as_the_effect_shrinks_and_is_nan_without_one() -> None:
+    rng = np.random.default_rng(4)
+    noise = rng.normal(size=8)
+    large = stats.pairs_needed(noise + 2.0, 0.05)
+    small = stats.pairs_needed(noise + 0.3, 0.05)
+    assert stats.MIN_PAIRS <= large < small
+    assert math.isnan(stats.pairs_needed(np.array([1.0, -1.0]), 0.05))
+
+
+def run_rows(effect: float, seeds: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Two CCs x one scheduler, paired seeds; bbr stalls `effect` times less on average."""
+    rows = []
+    for seed in range(seeds):
+        shared = rng.gamma(2.0, 1.0)  # the seed's loss draws, common to both cells
+        for cc, scale in (("bbr", 1.0 / effect), ("cubic", 1.0)):
+            stalls = rng.poisson(2 * shared * scale)
+            rows.append({
+                "scenario": "B1", "player": "dashjs", "video_duration_s": 60,
+                "transport": "user", "cc": cc, "sched": "lrf", "cc_opts": "",
+                "sched_opts": "", "seed": seed, "rep": seed, "status": "ok", "valid": True,
+                "stalls": stalls, "stall_total_ms": 800.0 * stalls,
+                "qoe_lin_per_segment": 2.0 - 0.1 * stalls,
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_a_large_paired_effect_is_decided_and_ranked() -> None:
+    summary = run_rows(effect=6.0, seeds=20, rng=np.random.default_rng(5))
+    comparisons = compare_run(summary, ["stalls"])
+    row = comparisons.iloc[0]
+    assert bool(row["decided"]) and row["better"] == "bbr"
+    ranks = rank_table(comparisons, summary).set_index("configuration")
+    assert ranks.loc["bbr", "rank"] == 1 and ranks.loc["cubic", "rank"] == 2
+    sentence = summary_lines(comparisons)["decided"][0]
+    assert sentence.startswith("B1: bbr has fewer stalls than cubic (paired Wilcoxon")
+
+
+def test_reps_auto_stops_when_settled_and_grows_otherwise() -> None:
+    decided = assess(run_rows(effect=6.0, seeds=20, rng=np.random.default_rng(5)), ["stalls"])
+    assert decided.all_settled and next_reps(decided, 20, 30) is None
+    open_ = assess(run_rows(effect=1.3, seeds=3, rng=np.random.default_rng(6)), ["stalls"])
+    assert not open_.all_settled
+    following = next_reps(open_, 3, 30)
+    assert following is not None and 4 <= following <= 6
+    assert next_reps(open_, 30, 30) is None
+    assert any("not decided" in line for line in open_.lines())
