@@ -113,8 +113,8 @@ def main(args: argparse.Namespace, argv: list[str] | None, repo: Path, caps: dic
     import os
 
     from testbed import matrix
-    from testbed.plan import UsageError, local_jobs
     from testbed.cpusets import CpuPlanError
+    from testbed.plan import UsageError, local_jobs
 
     problem = check_options(args)
     if problem:
