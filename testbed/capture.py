@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from testbed.files import write_json_atomically
+from common.files import write_json_atomically
 
 if TYPE_CHECKING:
     from testbed.supervisor import Process
