@@ -54,6 +54,8 @@ DEFAULT_TRACE_PACKET_BYTES = 1500
 # The default drop-tail limit is one bandwidth-delay product in MTU-sized packets, but
 # never below this: a few-packet queue would starve TCP on short, slow paths.
 DEFAULT_QUEUE_MIN_PACKETS = 10
+# Samples one noise window may expand to (one step each; the expansion is in memory).
+MAX_NOISE_STEPS = 100_000
 # An unlimited-rate link never builds a queue; the limit only bounds memory.
 UNLIMITED_RATE_QUEUE_PACKETS = 1000
 QUEUE_PACKET_BYTES = 1500
@@ -319,6 +321,16 @@ def _noise_problems(
         problems.append(
             f"{field_path(here + ['until_s'])} = {ev['until_s']}: "
             f"must be <= duration_s ({duration_s})"
+        )
+    # The expansion makes one step per every_s: bound it before it runs (every_s = 1e-9 over
+    # 180 s would be 1.8e11 steps and exhaust memory; found by tests/fuzz_scenarios.py).
+    every_s = float(ev["every_s"])
+    steps = (min(until_s, duration_s) - t_s) / every_s if every_s > 0 else float("inf")
+    if steps > MAX_NOISE_STEPS:
+        problems.append(
+            f"{field_path(here + ['every_s'])} = {ev['every_s']}: makes {steps:.3g} noise samples "
+            f"between t_s and until_s; at most {MAX_NOISE_STEPS} (every_s >= "
+            f"{max(until_s - t_s, 0.0) / MAX_NOISE_STEPS:.3g} s for this window)"
         )
     if field == "rate_bps" and rate and "bps" not in rate:
         problems.append(

@@ -1,6 +1,7 @@
 """The scenario path's random-input harness (tests/fuzz_scenarios.py) for a few seconds, and
-the inputs it found crashing (fixed in testbed/scenario.py default_queue): each is refused
-with a ScenarioError naming the field, not a traceback."""
+the inputs it found crashing (fixed in testbed/scenario.py: default_queue, and a bound on a
+noise window's samples): each is refused with a ScenarioError naming the field, not a
+traceback."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ FOUND = {
     # a rate of 0 times a round trip that overflowed (1e308 ms each way) is NaN (ValueError)
     "rate-0-delay-1e308": ("[paths.wifi]\nrate = { bps = 0 }\ndelay_ms = 1e308\n",
                            "paths.wifi."),
+    # a noise window sampled every 1e-9 s expanded to 3e10 steps in memory (MemoryError)
+    "noise-every-1e-9": ('[paths.wifi]\nrate = { bps = 20_000_000 }\ndelay_ms = 20.0\n'
+                         '[paths.wifi.down]\nloss = { model = "bernoulli", p = 0.05 }\n'
+                         'schedule = [{ t_s = 0.0, op = "noise", field = "loss_p", '
+                         'until_s = 30.0, every_s = 1e-9, spread = 0.5 }]\n',
+                         "paths.wifi.down.schedule[0].every_s = 1e-09"),
 }  # fmt: skip
 
 
