@@ -113,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mode_options(parser)
     _add_matrix_options(parser)
     _add_run_options(parser)
+    _add_capture_options(parser)
     return parser
 
 
@@ -214,6 +215,31 @@ def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
         help="live mode's target latency to the live edge (default: "
         f"{DEFAULT_LATENCY_S:g}, two segment durations; a lower target is warned about: "
         "docs/PLAYER.md, 'Live mode')",
+    )
+
+
+def _add_capture_options(parser: argparse.ArgumentParser) -> None:
+    """--pcap and its settings (testbed/capture.py, docs/CAPTURES.md)."""
+    parser.add_argument(
+        "--pcap",
+        action="store_true",
+        help="every trial also captures packets on both router interfaces of each path "
+        "(pcap/<path>-client-side.pcap, -server-side.pcap, pcap/capture.json; docs/CAPTURES.md)",
+    )
+    parser.add_argument(
+        "--pcap-snaplen",
+        type=int,
+        default=capture.DEFAULT_SNAPLEN_BYTES,
+        metavar="BYTES",
+        help="with --pcap: bytes kept of each packet (default: %(default)s, headers only)",
+    )
+    parser.add_argument(
+        "--pcap-max-mb",
+        type=float,
+        default=capture.DEFAULT_MAX_MB,
+        metavar="MB",
+        help="with --pcap: size cap of each capture file; a capture that reaches it stops and "
+        "capture.json says so (default: %(default)s)",
     )
 
 
@@ -342,27 +368,6 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="user transport: every trial also writes the sender's per-decision scheduler "
         "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
-    )
-    parser.add_argument(
-        "--pcap",
-        action="store_true",
-        help="every trial also captures packets on both router interfaces of each path "
-        "(pcap/<path>-client-side.pcap, -server-side.pcap, pcap/capture.json; docs/CAPTURES.md)",
-    )
-    parser.add_argument(
-        "--pcap-snaplen",
-        type=int,
-        default=capture.DEFAULT_SNAPLEN_BYTES,
-        metavar="BYTES",
-        help="with --pcap: bytes kept of each packet (default: %(default)s, headers only)",
-    )
-    parser.add_argument(
-        "--pcap-max-mb",
-        type=float,
-        default=capture.DEFAULT_MAX_MB,
-        metavar="MB",
-        help="with --pcap: size cap of each capture file; a capture that reaches it stops and "
-        "capture.json says so (default: %(default)s)",
     )
     parser.add_argument(
         "--engine",

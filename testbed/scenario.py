@@ -323,7 +323,7 @@ def _noise_problems(
             f"must be <= duration_s ({duration_s})"
         )
     # The expansion makes one step per every_s: bound it before it runs (every_s = 1e-9 over
-    # 180 s would be 1.8e11 steps and exhaust memory; found by tests/fuzz_scenarios.py).
+    # 180 s would be 1.8e11 steps and exhaust memory; found by testbed/fuzz_scenarios.py).
     every_s = float(ev["every_s"])
     steps = (min(until_s, duration_s) - t_s) / every_s if every_s > 0 else float("inf")
     if steps > MAX_NOISE_STEPS:

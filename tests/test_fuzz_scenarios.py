@@ -1,21 +1,18 @@
-"""The scenario path's random-input harness (tests/fuzz_scenarios.py) for a few seconds, and
+"""The scenario path's random-input harness (testbed/fuzz_scenarios.py) for a few seconds, and
 the inputs it found crashing (fixed in testbed/scenario.py: default_queue, and a bound on a
 noise window's samples): each is refused with a ScenarioError naming the field, not a
 traceback."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from testbed import fuzz_scenarios
+from testbed.scenario import ScenarioError, resolve_file
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).parent))
-
-import fuzz_scenarios  # noqa: E402
-
-from testbed.scenario import ScenarioError, resolve_file  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not (REPO / "emulator" / "target" / "release" / "linkemu").is_file(),

@@ -13,7 +13,7 @@ replaced by edge values or other types and keys dropped, which the Python side w
 write; linkemu must answer 0 or 2, never panic (101) or die on a signal. Crashing inputs are
 written to --crashes.
 
-    nice -n 19 .venv/bin/python tests/fuzz_scenarios.py --seconds 600 --crashes /tmp/crashes
+    nice -n 19 .venv/bin/python -m testbed.fuzz_scenarios --seconds 600 --crashes /tmp/crashes
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ import time
 import traceback
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.scenario import LINKEMU_BINARY, ScenarioError, resolve_file
 
-from testbed.scenario import LINKEMU_BINARY, ScenarioError, resolve_file  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 EDGE_NUMBERS = ["0", "-1", "1", "0.0", "-0.0", "nan", "inf", "-inf", "1e308", "1e-308",
                 "18446744073709551616", "9223372036854775807", "-9223372036854775808",
