@@ -95,19 +95,6 @@ def check_options(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _specs_of(args: argparse.Namespace, repo: Path, caps: dict) -> list[TrialSpec]:
-    """The CLI's own expansion of the options (the default matrix when none is given)."""
-    from testbed.plan import DEFAULT_MATRIX, MATRIX_OPTIONS, specs_for
-
-    if all(getattr(args, option) is None for option in MATRIX_OPTIONS):
-        return [
-            spec
-            for cell in DEFAULT_MATRIX
-            for spec in specs_for(argparse.Namespace(**{**vars(args), **cell}), repo, caps)
-        ]
-    return specs_for(args, repo, caps)
-
-
 def main(args: argparse.Namespace, argv: list[str] | None, repo: Path, caps: dict) -> int:
     """`_main`'s branch for --reps auto; exit 2 on options that cannot run."""
     import os
@@ -122,7 +109,9 @@ def main(args: argparse.Namespace, argv: list[str] | None, repo: Path, caps: dic
         return 2
 
     def specs_for_reps(reps: int) -> list[TrialSpec]:
-        return _specs_of(argparse.Namespace(**{**vars(args), "reps": reps}), repo, caps)
+        from testbed.plan import default_specs
+
+        return default_specs(argparse.Namespace(**{**vars(args), "reps": reps}), repo, caps)
 
     try:
         first = specs_for_reps(1)
