@@ -224,9 +224,12 @@ def _trial_t0_unix_ns(trial_dir: Path) -> int | None:
         return None
 
 
-def enable(snaplen_bytes: int, max_mb: float, simulated: bool) -> list[str]:
-    """Turn captures on for every trial this process starts (`--pcap`); returns what is
-    wrong with the options instead (empty: enabled)."""
+def run_environment(
+    snaplen_bytes: int, max_mb: float, simulated: bool
+) -> tuple[dict[str, str], list[str]]:
+    """`--pcap`: the environment that turns captures on for every trial of the run (the
+    caller sets it for the run's duration only), and what is wrong with the options instead
+    (non-empty: nothing to set)."""
     settings = CaptureSettings(snaplen_bytes, max_mb)
     problems = settings.problems()
     if simulated:
@@ -234,9 +237,7 @@ def enable(snaplen_bytes: int, max_mb: float, simulated: bool) -> list[str]:
             "--pcap captures emulated trials; the simulator (--engine sim, --cross-validate) "
             "sends no packets"
         )
-    if not problems:
-        os.environ[PCAP_ENV] = settings.to_env()  # inherited by trial processes
-    return problems
+    return ({} if problems else {PCAP_ENV: settings.to_env()}), problems
 
 
 def start(ctx: TrialContext) -> Captures | None:

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from common.environment import scoped_environ
 from server.live_mpd import DEFAULT_LATENCY_S
 from testbed import capture, transports
 from testbed.env import kernel_caps
@@ -511,6 +512,43 @@ def _cross_validate(
     return status
 
 
+def _run_environment(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
+    """What the run's trial processes inherit (captures, scheduler traces), or what is wrong
+    with the options. Set only for the run: a caller's later runs start clean."""
+    env: dict[str, str] = {}
+    problems: list[str] = []
+    if args.pcap:
+        simulated = args.engine == "sim" or args.cross_validate
+        env, problems = capture.run_environment(args.pcap_snaplen, args.pcap_max_mb, simulated)
+    if args.sched_trace:
+        # Read by testbed/transports/user.py when it builds the mpproxy command lines.
+        env[transports.SCHED_TRACE_ENV] = "1"
+    return env, problems
+
+
+def _run(
+    args: argparse.Namespace, specs: list, run_dir: Path, repo: Path, argv: list[str] | None
+) -> int:
+    if args.interactive:
+        return _run_interactive(args, specs, run_dir, repo)
+    if args.cross_validate:
+        return _cross_validate(args, specs, run_dir, repo, argv)
+    sim = args.engine == "sim"
+    return run_plan(
+        specs,
+        run_dir,
+        engine=args.engine,
+        executor=args.executor,
+        jobs=_sim_jobs(args, argv) if sim else args.jobs,
+        timeout=args.timeout,
+        repo=repo,
+        argv=argv,
+        dry_run=args.dry_run,
+        slurm_opts=args.slurm_opt,
+        detach=args.detach,
+    )
+
+
 def _main(argv: list[str] | None, repo: Path) -> int:
     args = build_parser().parse_args(argv)
     status = _dispatch_other_modes(args, argv, repo)
@@ -529,33 +567,12 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     try:
         specs = default_specs(args, repo, caps)
         run_dir = matrix.run_dir_for(args.out, specs, repo)
-        simulated = args.engine == "sim" or args.cross_validate
-        if args.pcap and (
-            problems := capture.enable(args.pcap_snaplen, args.pcap_max_mb, simulated)
-        ):
+        run_env, problems = _run_environment(args)
+        if problems:
             print(f"run_trials.sh: {'; '.join(problems)}", file=sys.stderr)
             return 2
-        if args.interactive:
-            return _run_interactive(args, specs, run_dir, repo)
-        if args.sched_trace:
-            # Read by testbed/transports/user.py when it builds the mpproxy command lines.
-            os.environ[transports.SCHED_TRACE_ENV] = "1"
-        if args.cross_validate:
-            return _cross_validate(args, specs, run_dir, repo, argv)
-        sim = args.engine == "sim"
-        return run_plan(
-            specs,
-            run_dir,
-            engine=args.engine,
-            executor=args.executor,
-            jobs=_sim_jobs(args, argv) if sim else args.jobs,
-            timeout=args.timeout,
-            repo=repo,
-            argv=argv,
-            dry_run=args.dry_run,
-            slurm_opts=args.slurm_opt,
-            detach=args.detach,
-        )
+        with scoped_environ(run_env):
+            return _run(args, specs, run_dir, repo, argv)
     except UsageError as exc:
         print(f"run_trials.sh: {exc}", file=sys.stderr)
         return 2

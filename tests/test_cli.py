@@ -396,3 +396,18 @@ def test_transport_names_fall_back_to_kernel_lists():
     assert ccs == ["reno", "cubic"] and scheds is None
     with pytest.raises(transports.TransportUnavailable, match="unknown transport 'quic'"):
         transports.get("quic")
+
+
+def test_run_wide_settings_do_not_outlive_the_run(tmp_path, capsys):
+    """--pcap and --sched-trace reach trials through the environment, for that run only: a
+    later run in the same process (a test suite, a notebook) must not capture or trace."""
+    from testbed import capture, cli, transports
+
+    before = dict(os.environ)
+    argv = ["--scenario", "control", "--transport", "none", "--dry-run", "--out", str(tmp_path)]
+    assert cli.main([*argv, "--pcap", "--sched-trace"]) == 0
+    assert capture.PCAP_ENV not in os.environ and transports.SCHED_TRACE_ENV not in os.environ
+    assert dict(os.environ) == before
+    assert cli.main([*argv, "--pcap", "--pcap-snaplen", "10"]) == 2
+    assert "--pcap-snaplen 10" in capsys.readouterr().err
+    assert dict(os.environ) == before

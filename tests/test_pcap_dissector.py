@@ -7,6 +7,7 @@ of testbed/capture.py that need no namespace."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import struct
@@ -141,17 +142,17 @@ def test_a_datagram_cut_by_the_snap_length_is_not_malformed(tmp_path: Path) -> N
     assert row[3:] == ["", ""]
 
 
-def test_capture_settings_are_checked_and_reach_trials_through_the_environment(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv(capture.PCAP_ENV, raising=False)
-    assert capture.settings_from_env() is None
-    assert capture.enable(10, 5.0, simulated=False)[0].startswith("--pcap-snaplen 10")
-    assert "simulator" in capture.enable(128, 5.0, simulated=True)[0]
-    assert capture.enable(128, 0, simulated=False)[0].startswith("--pcap-max-mb 0")
-    assert capture.settings_from_env() is None  # nothing enabled by a refused call
-    assert capture.enable(256, 7.5, simulated=False) == []
-    assert capture.settings_from_env() == capture.CaptureSettings(256, 7.5)
+def test_capture_settings_are_checked_and_reach_trials_through_the_environment() -> None:
+    assert capture.settings_from_env({}) is None
+    env, problems = capture.run_environment(10, 5.0, simulated=False)
+    assert env == {} and problems[0].startswith("--pcap-snaplen 10")
+    assert "simulator" in capture.run_environment(128, 5.0, simulated=True)[1][0]
+    env, problems = capture.run_environment(128, 0, simulated=False)
+    assert env == {} and problems[0].startswith("--pcap-max-mb 0")
+    before = dict(os.environ)
+    env, problems = capture.run_environment(256, 7.5, simulated=False)
+    assert problems == [] and dict(os.environ) == before  # the caller scopes it to the run
+    assert capture.settings_from_env(env) == capture.CaptureSettings(256, 7.5)
 
 
 def test_capture_filter_argv_and_dumpcap_counts() -> None:
