@@ -94,6 +94,7 @@ class Page:
     extra_notes: list[str] = field(default_factory=list)
     emulated: str = ""  # the emulated cross-check section (subset, command, status/results)
     reps_note: str = ""
+    fingerprint: str = ""  # digest of the simulated part's inputs (fingerprint.py)
 
     def markdown(self, wall_s: float, command: str, cpu_s: float | None = None) -> str:
         lines = [f"# Reproduction: {self.title}", "", self.setup.strip(), ""]
@@ -104,6 +105,13 @@ class Page:
                 f"children): {cpu_s:.0f} s; {_scheduling_note()}"
             )
         lines += [f"Command: `{command}`  ", timing + ".", ""]
+        if self.fingerprint:
+            lines += [
+                f"Inputs of the simulated part: SHA-256 `{self.fingerprint[:16]}…` over the files "
+                f"listed in `{self.seed}.inputs.json` beside this page; a test fails when the "
+                "checkout no longer matches them (regenerate with the command above).",
+                "",
+            ]
         if self.reps_note:
             lines += [self.reps_note, ""]
         lines += [

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from testbed.reproduce import seed000, seed001, seed002, seed003, seed004
+from testbed.reproduce import fingerprint, seed000, seed001, seed002, seed003, seed004
 from testbed.reproduce.base import (
     SEED002_EMULATED_VIDEO_S,
     SEED002_VIDEO_S,
@@ -267,9 +267,11 @@ def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
             page.emulated = crosscheck_section(seed, runner, reps_of(seed, opts))
         page.commands = runner.commands
         wall, cpu = time.monotonic() - t0, cpu_s() - c0
-        text = page.markdown(wall, _command(seed, opts), cpu)
         docs = repo / "docs" / "reproductions"
         docs.mkdir(parents=True, exist_ok=True)
+        inputs = fingerprint.page_inputs(seed, getattr(PAPERS[seed], "FINGERPRINT_INPUTS", ()))
+        page.fingerprint = fingerprint.record(repo, docs, seed, inputs)
+        text = page.markdown(wall, _command(seed, opts), cpu)
         (docs / f"{seed}.md").write_text(text)
         (run_dir / f"{seed}.md").write_text(text)
         (run_dir / "timing.json").write_text(

@@ -31,6 +31,21 @@ from testbed.reproduce.seed002_matrix import (
 )
 
 DEFAULT_REPS = SEED002_DEFAULT_REPS
+# Beyond the simulator's sources (fingerprint.COMMON_INPUTS): the matrix this page runs goes
+# through the plan layer, the simulator engine, the scenario files, the content ladder and the
+# metrics that make summary.csv.
+FINGERPRINT_INPUTS = (
+    "netem-scenarios/A1*.toml",
+    "netem-scenarios/A2*.toml",
+    "netem-scenarios/B1*.toml",
+    "netem-scenarios/B2*.toml",
+    "server/content.py",
+    "testbed/engine_sim.py",
+    "testbed/plan.py",
+    "testbed/matrix.py",
+    "testbed/scenario.py",
+    "metrics/*.py",
+)
 
 
 def build(r: Runner) -> Page:
