@@ -13,12 +13,20 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = (
-    "reproduced",
-    "partly",
-    "not reproduced",
-    "not yet run",
-)
+from metrics.verdict import INCONCLUSIVE as INCONCLUSIVE  # re-exported for the pages
+from metrics.verdict import NOT_REPRODUCED as NOT_REPRODUCED
+from metrics.verdict import PARTLY as PARTLY
+from metrics.verdict import REPRODUCED as REPRODUCED
+from metrics.verdict import Verdict
+
+# The verdict words are metrics/verdict.py's (which decides them from samples, never from a
+# point estimate), plus "not yet run" for a claim whose experiment has not run.
+NOT_RUN = "not yet run"
+# A claim the paper makes (counted in README's table) or a check this testbed adds (model
+# checks, survival of an outage, live mode: shown on the page in their own table, not counted).
+PAPER_CLAIM, TESTBED_CHECK = "paper", "testbed"
+PAPER_TABLE_HEADER = "| claim | paper | this testbed | verdict |"
+TESTBED_TABLE_HEADER = "| check | rule | this testbed | verdict |"
 # Repetitions (seeds) per simulated point when --reps is not given.
 SEED002_VIDEO_S = 180  # the paper's playout time (Table I: 3 min)
 # The emulated subset's clip: 60 s, so that its trials fit one session (seed002_subset_text).
@@ -76,10 +84,19 @@ def run_engine(run_dir: Path) -> str:
 @dataclass
 class Claim:
     name: str
-    paper: str
+    paper: str  # what the paper says, and where (figure, table, section)
     ours: str
     verdict: str
     why: str = ""
+    kind: str = PAPER_CLAIM  # or TESTBED_CHECK
+
+    @classmethod
+    def decided(
+        cls, name: str, paper: str, verdict: Verdict, why: str = "", kind: str = PAPER_CLAIM
+    ) -> Claim:
+        """A claim whose verdict metrics/verdict.py decided: the page shows n, the estimate
+        and its interval (or "inconclusive") beside it."""
+        return cls(name, paper, verdict.text(), verdict.outcome, why, kind)
 
 
 @dataclass
@@ -114,14 +131,19 @@ class Page:
             ]
         if self.reps_note:
             lines += [self.reps_note, ""]
-        lines += [
-            "## Verdicts",
-            "",
-            "| claim | paper | this testbed | verdict |",
-            "|---|---|---|---|",
-        ]
+        lines += ["## Verdicts", "", PAPER_TABLE_HEADER, "|---|---|---|---|"]
         for c in self.claims:
-            lines.append(f"| {c.name} | {c.paper} | {c.ours} | **{c.verdict}** |")
+            if c.kind == PAPER_CLAIM:
+                lines.append(f"| {c.name} | {c.paper} | {c.ours} | **{c.verdict}** |")
+        checks = [c for c in self.claims if c.kind == TESTBED_CHECK]
+        if checks:
+            lines += [
+                "",
+                "## Checks this testbed adds (not paper claims; not counted in README)",
+                "",
+            ]
+            lines += [TESTBED_TABLE_HEADER, "|---|---|---|---|"]
+            lines += [f"| {c.name} | {c.paper} | {c.ours} | **{c.verdict}** |" for c in checks]
         lines += ["", "## Likely reasons for differences", ""]
         lines += [f"* **{c.name}**: {c.why}" for c in self.claims if c.why]
         if self.extra:

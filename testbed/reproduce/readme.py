@@ -6,13 +6,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from testbed.reproduce.base import NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED
+from testbed.reproduce.base import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_RUN,
+    PAPER_TABLE_HEADER,
+    PARTLY,
+    REPRODUCED,
+)
 
 # --- README's table of verdicts, generated from the pages ------------------------------------
 
 README_BEGIN = "<!-- reproductions table: generated from docs/reproductions/*.md by testbed/reproduce/readme.py (readme_table); do not edit by hand -->"
 README_END = "<!-- end of the reproductions table -->"
-VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN)
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 
 
 def _verdict_rows(text: str, header: str) -> list[str]:
@@ -36,7 +43,7 @@ def page_summary(text: str) -> dict[str, str]:
     """What README's table shows of one page: title, verdict counts, the emulated part, time."""
 
     title = text.splitlines()[0].removeprefix("# Reproduction: ")
-    main = _verdict_rows(text, "| claim | paper | this testbed | verdict |")
+    main = _verdict_rows(text, PAPER_TABLE_HEADER)  # paper claims only
     emulated = _verdict_rows(text, "| claim (emulated cells only) | emulated | verdict |")
     agreement = re.search(r"Agreement \(ours[^)]*\): (\d+ of \d+) cells", text)
     subset_time = re.search(
@@ -68,8 +75,8 @@ def readme_table(docs_dir: Path) -> str:
     rows = [
         README_BEGIN,
         "",
-        "| paper | page | reproduced | partly | not reproduced | not yet run | emulated part | wall / CPU time of the page's command |",
-        "|---|---|---|---|---|---|---|---|",
+        "| paper | page | reproduced | partly | not reproduced | inconclusive | not yet run | emulated part | wall / CPU time of the page's command |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for page in sorted(docs_dir.glob("seed*.md")):
         p = page_summary(page.read_text())

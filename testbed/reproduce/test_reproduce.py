@@ -21,7 +21,17 @@ from testbed.reproduce import (
 )
 from testbed.reproduce import readme as readme_table
 from testbed.reproduce import run as reproduce_run
-from testbed.reproduce.base import NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED, Claim, Options, Page
+from testbed.reproduce.base import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_RUN,
+    PARTLY,
+    REPRODUCED,
+    TESTBED_CHECK,
+    Claim,
+    Options,
+    Page,
+)
 from testbed.reproduce.seed002_matrix import seed002_claims
 from testbed.reproduce.seed003 import transition_s
 
@@ -576,16 +586,19 @@ def test_readme_links_every_page_and_its_table_is_the_pages_own() -> None:
 def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
     page = Page("seed007", "T", "setup")
     page.claims = [Claim("a", "p", "o", REPRODUCED), Claim("b", "p", "o", NOT_REPRODUCED),
-                   Claim("c", "p", "o", NOT_REPRODUCED), Claim("d", "p", "o", NOT_RUN)]  # fmt: skip
+                   Claim("c", "p", "o", NOT_REPRODUCED), Claim("d", "p", "o", NOT_RUN),
+                   Claim("e", "p", "o", INCONCLUSIVE),
+                   Claim("model check", "rule", "o", REPRODUCED, kind=TESTBED_CHECK)]  # fmt: skip
     page.emulated = (
         "so one trial costs 67.0 s start to start, and the subset's 72 trials one at a time take "
         "1 h 20 min (its 54 used here: 1 h 00 min).\n\n"
         "| claim (emulated cells only) | emulated | verdict |\n|---|---|---|\n| x | y | **partly** |"
     )
     (tmp_path / "seed007.md").write_text(page.markdown(61.0, "cmd", cpu_s=59.0))
+    assert "## Checks this testbed adds" in (tmp_path / "seed007.md").read_text()
     table = readme_table.readme_table(tmp_path)
-    assert (
-        "| T | [seed007](docs/reproductions/seed007.md) | 1 | 0 | 2 | 1 | claims on the emulated cells: 1 partly; 54 of the subset's 72 trials used, all 72 take 1 h 20 min one at a time (measured) | 61 s / 59 s |"
+    assert (  # the testbed's own check is on the page but not counted
+        "| T | [seed007](docs/reproductions/seed007.md) | 1 | 0 | 2 | 1 | 1 | claims on the emulated cells: 1 partly; 54 of the subset's 72 trials used, all 72 take 1 h 20 min one at a time (measured) | 61 s / 59 s |"
         in table
     )
 
