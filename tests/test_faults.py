@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from markers import LINKEMU, MPPROXY, needs_built, needs_root
 
 REPO = Path(__file__).resolve().parent.parent
 CLIP_S = 4
@@ -59,12 +60,8 @@ cc = "cubic"
 
 pytestmark = [
     pytest.mark.netns,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
-    pytest.mark.skipif(
-        not (REPO / "transport" / "target" / "release" / "mpproxy").is_file()
-        or not (REPO / "emulator" / "target" / "release" / "linkemu").is_file(),
-        reason="needs mpproxy and linkemu built (scripts/setup.sh)",
-    ),
+    needs_root,
+    needs_built(MPPROXY, LINKEMU),
     pytest.mark.timeout(300),
 ]
 

@@ -8,16 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from markers import LINKEMU, needs_built
 
 from testbed import fuzz_scenarios
 from testbed.scenario import ScenarioError, resolve_file
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.skipif(
-    not (REPO / "emulator" / "target" / "release" / "linkemu").is_file(),
-    reason="needs linkemu built (scripts/setup.sh)",
-)
+pytestmark = needs_built(LINKEMU)
 
 FOUND = {
     # delay x rate overflowed to infinity in the default queue (OverflowError)

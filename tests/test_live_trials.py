@@ -10,12 +10,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from markers import MPPROXY, needs_built, needs_root
 
 from server.live_mpd import DEFAULT_LATENCY_S
 
@@ -34,11 +34,8 @@ JOIN_TOLERANCE_S = 0.02
 pytestmark = [
     pytest.mark.netns,
     pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
-    pytest.mark.skipif(
-        not (REPO / "transport" / "target" / "release" / "mpproxy").is_file(),
-        reason="needs mpproxy (scripts/setup.sh)",
-    ),
+    needs_root,
+    needs_built(MPPROXY),
     pytest.mark.timeout(600),
 ]
 

@@ -25,6 +25,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from markers import MPPROXY, needs_built, needs_root
 
 from metrics import pcap as pcap_metrics
 from testbed import capture
@@ -37,11 +38,8 @@ TOLERANCE = 0.01
 
 pytestmark = [
     pytest.mark.netns,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
-    pytest.mark.skipif(
-        not (REPO / "transport" / "target" / "release" / "mpproxy").is_file(),
-        reason="needs mpproxy (scripts/setup.sh)",
-    ),
+    needs_root,
+    needs_built(MPPROXY),
     pytest.mark.skipif(
         shutil.which("tshark") is None or shutil.which("dumpcap") is None,
         reason="tshark and dumpcap are not installed (scripts/apt-packages.txt)",

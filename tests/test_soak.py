@@ -11,16 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from markers import LINKEMU, needs_built, needs_root
 
 REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = [
     pytest.mark.netns,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
-    pytest.mark.skipif(
-        not (REPO / "emulator" / "target" / "release" / "linkemu").is_file(),
-        reason="needs linkemu built (scripts/setup.sh)",
-    ),
+    needs_root,
+    needs_built(LINKEMU),
     pytest.mark.timeout(400),
 ]
 
