@@ -25,21 +25,20 @@ from testbed.spec import TrialSpec
 
 # ---- Defaults: the one place to change what `./run_trials.sh` runs. ----
 # With no matrix option at all (--scenario, --transport, --cc, --sched, --player) it runs
-# DEFAULT_MATRIX, a run built to answer one question within about 12 minutes on a 2-core
-# machine: on a lossy Wi-Fi beside LTE, does the congestion control change the video? The
-# seed-002 scenario B1 (Wi-Fi at the edge of coverage: about 10 % loss for the first minute,
-# so a short clip stays in the loss; A1's first loss ramp starts only at 30 s) with the
-# user-space transport's default scheduler (lrf), BBR (paces at its bandwidth estimate,
-# loss does not shrink its window) against CUBIC (halves its window at every loss event),
-# repeated DEFAULT_RUN["reps"] times with seeds 1, 2, ... so that each seed pairs the two
-# cells. Why these numbers: the report compares two cells on 4 metrics with Holm over the
-# 4 comparisons, so the first decision needs p < 0.05 / 4; the exact Wilcoxon signed-rank
-# test reaches that only with 8 or more pairs all in one direction, and 10 pairs also
-# tolerate the two smallest differences going the other way (README.md, "What
-# `./run_trials.sh` does with no options"). The 20 s clip keeps 21 trials near 11 minutes.
-# One control trial (no impairment) tells whether the machine could play video cleanly.
-# With some matrix options given, the others take the single defaults below; --reps and
-# --video-duration, when given, replace DEFAULT_RUN's (the control stays one trial).
+# DEFAULT_MATRIX, built to answer one question in about 11 minutes on a 2-core machine: on
+# a lossy Wi-Fi beside LTE, does the congestion control change the video? Seed-002 scenario
+# B1 (about 10 % Wi-Fi loss for the first minute, so a short clip stays in the loss), the
+# user transport's default scheduler lrf, BBR against CUBIC, DEFAULT_RUN["reps"] repetitions
+# with seeds 1, 2, ... (one seed pairs the two cells). Why 2 cells and 10 repetitions: the
+# report compares each pair of cells on 4 metrics with Holm over all comparisons, so its
+# first decision needs p <= 0.05 / 4, which the exact Wilcoxon test reaches only with 8 or
+# more pairs all in one direction (stats.min_pairs_to_decide); 10 pairs also decide when the
+# two smallest differences go the other way. 4 cells would need 10 repetitions each, 41
+# trials. The 20 s clip keeps the 21 trials near 11 minutes (README.md, "What
+# `./run_trials.sh` does with no options"). One control trial (no impairment) tells whether
+# the machine could play video cleanly. With some matrix options given, the others take the
+# single defaults below; --reps and --video-duration, when given, replace DEFAULT_RUN's (the
+# control stays one trial).
 DEFAULT_MATRIX = (
     {"scenario": ["B1"], "transport": ["user"], "cc": ["bbr", "cubic"], "sched": ["lrf"]},
     {"scenario": ["control"], "transport": ["user"], "cc": ["cubic"], "sched": ["lrf"], "reps": 1},
