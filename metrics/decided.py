@@ -26,6 +26,8 @@ BETTER_PHRASES = {
     "mean_bitrate_bps": "a higher mean bitrate",
     "startup_delay_ms": "a shorter start-up",
 }
+# "<a> and <b> differ in <name>" for decided metrics without a better direction.
+DIFFER_NAMES = {"retrans_pkts_wifi": "packets retransmitted on Wi-Fi"}
 GROUP_LABEL_COLUMNS = ["scenario", "player", "video_duration_s"]
 
 
@@ -54,10 +56,10 @@ def sentence(row: pd.Series) -> str:
                 f"{where}{row['better']} has {phrase} than {worse} (mean {mean_better:.3g} "
                 f"against {mean_worse:.3g}; paired {test}, n = {n}, p_Holm {_p(row['p_holm'])})."
             )
+        name = DIFFER_NAMES.get(metric, metric)
         return (
-            f"{where}{a} and {b} differ in {metric} (mean difference "
-            f"{row['mean_difference']:.3g}; paired {test}, n = {n}, "
-            f"p_Holm {_p(row['p_holm'])})."
+            f"{where}{a} and {b} differ in {name} (mean {row['mean_a']:.3g} against "
+            f"{row['mean_b']:.3g}; paired {test}, n = {n}, p_Holm {_p(row['p_holm'])})."
         )
     if row["equivalent"]:
         margin = EQUIVALENCE_MARGINS.get(metric, math.nan)
