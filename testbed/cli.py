@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
             "repetition.\nList options take comma-separated values; `all` expands to every "
             "valid value.\nWith none of --scenario/--transport/--cc/--sched/--player: the default "
             "matrix,\nB1 x user x {bbr,cubic} x lrf x dashjs, 20 s clips, 10 repetitions paired by "
-            "seed,\nplus one control trial (21 trials, about 12 minutes on 2 cores): its report "
+            "seed,\nplus one control trial (21 trials, about 11 minutes on 2 cores): its report "
             "says\nwhether the CC changed the video. --transport none runs the control transfer "
             "instead of video\n(a short transfer across each emulated path; measured rate and "
             "RTT printed)."

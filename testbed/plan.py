@@ -30,10 +30,10 @@ from testbed.spec import TrialSpec
 # B1 (about 10 % Wi-Fi loss for the first minute, so a short clip stays in the loss), the
 # user transport's default scheduler lrf, BBR against CUBIC, DEFAULT_RUN["reps"] repetitions
 # with seeds 1, 2, ... (one seed pairs the two cells). Why 2 cells and 10 repetitions: the
-# report compares each pair of cells on 4 metrics with Holm over all comparisons, so its
-# first decision needs p <= 0.05 / 4, which the exact Wilcoxon test reaches only with 8 or
+# report compares each pair of cells on 5 metrics with Holm over all comparisons, so its
+# first decision needs p <= 0.05 / 5, which the exact Wilcoxon test reaches only with 8 or
 # more pairs all in one direction (stats.min_pairs_to_decide); 10 pairs also decide when the
-# two smallest differences go the other way. 4 cells would need 10 repetitions each, 41
+# two smallest differences go the other way. 4 cells would need 11 repetitions each, 45
 # trials. The 20 s clip keeps the 21 trials near 11 minutes (README.md, "What
 # `./run_trials.sh` does with no options"). One control trial (no impairment) tells whether
 # the machine could play video cleanly. With some matrix options given, the others take the
