@@ -224,11 +224,11 @@ def test_no_options_mean_the_default_matrix_plus_a_control_trial():
     done = _cli("--dry-run")
     assert done.returncode == 0, done.stderr
     trials = [line.strip() for line in done.stdout.splitlines()[1:]]
-    # bbr against cubic on B1, 10 repetitions paired by seed, one control trial; repetition
+    # bbr against cubic on B1, 9 repetitions paired by seed, one control trial; repetition
     # by repetition so that pairs complete early.
     pairs = [
         [f"B1__user__{cc}__lrf__dashjs__v20__r{rep}__s{rep + 1}" for cc in ("bbr", "cubic")]
-        for rep in range(10)
+        for rep in range(9)
     ]
     control = "control__user__cubic__lrf__dashjs__v20__r0__s1"
     assert trials == [*pairs[0], control, *(t for pair in pairs[1:] for t in pair)]
