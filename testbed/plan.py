@@ -29,16 +29,16 @@ from testbed.spec import TrialSpec
 # a lossy Wi-Fi beside LTE, does the congestion control change the video? Seed-002 scenario
 # B1 (about 10 % Wi-Fi loss for the first minute, so a short clip stays in the loss), the
 # user transport's default scheduler lrf, BBR against CUBIC, DEFAULT_RUN["reps"] repetitions
-# with seeds 1, 2, ... (one seed pairs the two cells). Why 2 cells and 10 repetitions: the
+# with seeds 1, 2, ... (one seed pairs the two cells). Why 2 cells and 9 repetitions: the
 # report compares each pair of cells on 5 metrics with Holm over all comparisons, so its
 # first decision needs p <= 0.05 / 5, which the exact Wilcoxon test reaches only with 8 or
 # more pairs all in one direction (stats.min_pairs_to_decide); 9 pairs also decide when the
-# smallest difference goes the other way, or when one pair is lost to an invalid trial. 4 cells would need 11 repetitions each, 45
-# trials. The 20 s clip keeps the 19 trials near 10 minutes (README.md, "What
-# `./run_trials.sh` does with no options"). One control trial (no impairment) tells whether
-# the machine could play video cleanly. With some matrix options given, the others take the
-# single defaults below; --reps and --video-duration, when given, replace DEFAULT_RUN's (the
-# control stays one trial).
+# smallest difference goes the other way, or when one pair is lost to an invalid trial.
+# 4 cells would need 11 repetitions each, 45 trials. The 20 s clip keeps the 19 trials near
+# 10 minutes (README.md, "What `./run_trials.sh` does with no options"). One control trial
+# (no impairment) tells whether the machine could play video cleanly. With some matrix
+# options given, the others take the single defaults below; --reps and --video-duration,
+# when given, replace DEFAULT_RUN's (the control stays one trial).
 DEFAULT_MATRIX = (
     {"scenario": ["B1"], "transport": ["user"], "cc": ["bbr", "cubic"], "sched": ["lrf"]},
     {"scenario": ["control"], "transport": ["user"], "cc": ["cubic"], "sched": ["lrf"], "reps": 1},
