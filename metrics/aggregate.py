@@ -48,8 +48,14 @@ DEFAULT_METRICS = [
     "cpu_testbed_s",
     "loadavg_1m_max",
 ]
-# Metrics whose cells the report compares pairwise and ranks (metrics/stats.py).
-RANKED_METRICS = ["qoe_lin_per_segment", "stalls", "stall_total_ms", "dropped_frames_network"]
+# Metrics whose cells the report compares pairwise and ranks (metrics/stats.py): what the
+# viewer sees, and the Wi-Fi path's retransmissions, the transport's most direct reaction to
+# a lossy Wi-Fi (on B1, BBR retransmitted 3-10 times as many packets there as CUBIC in every
+# seed of the default run; README.md). A run without a Wi-Fi path has no such comparison.
+RANKED_METRICS = [
+    "qoe_lin_per_segment", "stalls", "stall_total_ms", "dropped_frames_network",
+    "retrans_pkts_wifi",
+]  # fmt: skip
 
 
 def counted(summary: pd.DataFrame) -> pd.DataFrame:

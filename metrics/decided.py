@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from metrics.stats import EQUIVALENCE_MARGINS
+from metrics.stats import ALPHA, EQUIVALENCE_MARGINS, min_pairs_to_decide
 
 # "<better> has <phrase> than <worse>"
 BETTER_PHRASES = {
@@ -26,6 +26,8 @@ BETTER_PHRASES = {
     "mean_bitrate_bps": "a higher mean bitrate",
     "startup_delay_ms": "a shorter start-up",
 }
+# "<a> and <b> differ in <name>" for decided metrics without a better direction.
+DIFFER_NAMES = {"retrans_pkts_wifi": "packets retransmitted on Wi-Fi"}
 GROUP_LABEL_COLUMNS = ["scenario", "player", "video_duration_s"]
 
 
@@ -47,14 +49,17 @@ def sentence(row: pd.Series) -> str:
         if row["better"]:
             worse = b if row["better"] == a else a
             phrase = BETTER_PHRASES.get(metric, f"a better {metric}")
+            mean_better, mean_worse = row["mean_a"], row["mean_b"]
+            if row["better"] != a:
+                mean_better, mean_worse = mean_worse, mean_better
             return (
-                f"{where}{row['better']} has {phrase} than {worse} (paired {test}, "
-                f"n = {n}, p_Holm {_p(row['p_holm'])})."
+                f"{where}{row['better']} has {phrase} than {worse} (mean {mean_better:.3g} "
+                f"against {mean_worse:.3g}; paired {test}, n = {n}, p_Holm {_p(row['p_holm'])})."
             )
+        name = DIFFER_NAMES.get(metric, metric)
         return (
-            f"{where}{a} and {b} differ in {metric} (mean difference "
-            f"{row['mean_difference']:.3g}; paired {test}, n = {n}, "
-            f"p_Holm {_p(row['p_holm'])})."
+            f"{where}{a} and {b} differ in {name} (mean {row['mean_a']:.3g} against "
+            f"{row['mean_b']:.3g}; paired {test}, n = {n}, p_Holm {_p(row['p_holm'])})."
         )
     if row["equivalent"]:
         margin = EQUIVALENCE_MARGINS.get(metric, math.nan)
@@ -79,3 +84,32 @@ def summary_lines(comparisons: pd.DataFrame) -> dict[str, list[str]]:
         kind = "decided" if row["decided"] else "equivalent" if row["equivalent"] else "not decided"
         out[kind].append(sentence(row))
     return out
+
+
+def reach_line(comparisons: pd.DataFrame) -> str | None:
+    """Why comparisons with too few pairs could not be decided at all, whatever their data
+    (None when every comparison had enough pairs): Holm over m comparisons needs p <=
+    0.05 / m first, which the exact paired tests reach only from stats.min_pairs_to_decide
+    pairs on."""
+    total = len(comparisons)
+    if total == 0:
+        return None
+    needed = min_pairs_to_decide(total)
+    short = comparisons[comparisons["n_pairs"] < needed]
+    if short.empty:
+        return None
+    why = (
+        f"with Holm over {total} comparison(s) the first needs p ≤ {ALPHA / total:.3g}, and "
+        f"the exact paired tests give that only with at least {needed} pairs of seeds that "
+        f"differ, all in one direction"
+    )
+    if len(short) == total:
+        most = int(comparisons["n_pairs"].max())
+        return (
+            f"Nothing in this run could be decided, whatever the data: {why}; its comparisons "
+            f"have at most {most} pair(s) (--reps {needed} or more, or --reps auto, could)."
+        )
+    return (
+        f"{len(short)} of {total} comparison(s) could not be decided, whatever the data: {why}, "
+        f"and they have fewer pairs."
+    )

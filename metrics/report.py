@@ -25,7 +25,7 @@ import pandas as pd
 
 from metrics import plots
 from metrics.aggregate import RANKED_METRICS, aggregate, compare_run, counted, rank_table
-from metrics.decided import summary_lines
+from metrics.decided import reach_line, summary_lines
 from metrics.qoe import LAMBDA_SWITCH, MU_STALL, MU_STARTUP, p1203_status
 from metrics.read import read_json, read_trial, trial_dirs
 from metrics.tables import (
@@ -638,6 +638,8 @@ def _decided_section(comparisons: pd.DataFrame, shown: int = 40) -> str:
         f"{_e(', '.join(RANKED_METRICS))}; every comparison is in "
         f"<code>{COMPARISONS_CSV}</code>.</p>"
     )
+    if reach := reach_line(comparisons):
+        parts.append(f"<p>{_e(reach)}</p>")
     for kind, found in lines.items():
         if not found:
             continue

@@ -313,6 +313,18 @@ def paired_p_values(metric: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return p_values
 
 
+def min_pairs_to_decide(comparisons: int, alpha: float = ALPHA) -> int:
+    """The fewest pairs with which any of `comparisons` Holm-corrected paired tests can be
+    decided: the first needs p <= alpha / comparisons, and the smallest two-sided p-value the
+    exact Wilcoxon signed-rank test (or the sign test) gives n pairs is 2 / 2**n (every pair
+    differs, all in one direction)."""
+    threshold = alpha / max(1, comparisons)
+    n = 1
+    while scipy.stats.wilcoxon(np.arange(1.0, n + 1), method="exact").pvalue > threshold:
+        n += 1
+    return n
+
+
 def holm(p_values: Iterable[float], alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
     """Holm-adjusted p-values and which are rejected (NaN p-values: never rejected)."""
     p = np.asarray(list(p_values), dtype=float)

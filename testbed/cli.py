@@ -22,6 +22,7 @@ from testbed.env import kernel_caps
 from testbed.plan import (
     ALL_PLAYERS,
     ALL_TRANSPORTS,
+    DEFAULT_RUN,
     DEFAULTS,
     PLAYER_NAMES,
     TRANSPORT_NAMES,
@@ -98,8 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Run a matrix of trials: scenario x transport x CC x scheduler x player x "
             "repetition.\nList options take comma-separated values; `all` expands to every "
             "valid value.\nWith none of --scenario/--transport/--cc/--sched/--player: the default "
-            "matrix,\nB1 x user x {bbr,cubic} x {lrf,rr} x dashjs plus one control trial "
-            "(5 trials,\nabout 10 minutes here). --transport none runs the control transfer "
+            "matrix,\nB1 x user x {bbr,cubic} x lrf x dashjs, 20 s clips, 9 repetitions paired by "
+            "seed,\nplus one control trial (19 trials, about 10 minutes on 2 cores): its report "
+            "says\nwhether the CC changed the video. --transport none runs the control transfer "
             "instead of video\n(a short transfer across each emulated path; measured rate and "
             "RTT printed)."
         ),
@@ -196,9 +198,10 @@ def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--video-duration",
         type=_positive_int,
-        default=d["video_duration_s"],
+        default=None,
         metavar="SECONDS",
-        help=f"length of the DASH clip in seconds (default: {d['video_duration_s']}; "
+        help=f"length of the DASH clip in seconds (default: {d['video_duration_s']}; the "
+        f"default matrix: {DEFAULT_RUN['video_duration']}; "
         "ignored with --player none)",
     )
     parser.add_argument(
@@ -271,9 +274,10 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reps",
         type=_reps,
-        default=d["reps"],
+        default=None,
         metavar="N|auto",
-        help=f"repetitions of every cell (default: {d['reps']}); auto = rounds of repetitions "
+        help=f"repetitions of every cell (default: {d['reps']}; the default matrix: "
+        f"{DEFAULT_RUN['reps']}, and 1 control trial); auto = rounds of repetitions "
         "(same seeds in every cell) until the paired comparisons of stalls, stall time and QoE "
         "are decided or equivalent, --max-reps or --time-budget (testbed/reps_auto.py)",
     )

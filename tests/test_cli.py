@@ -224,13 +224,28 @@ def test_no_options_mean_the_default_matrix_plus_a_control_trial():
     done = _cli("--dry-run")
     assert done.returncode == 0, done.stderr
     trials = [line.strip() for line in done.stdout.splitlines()[1:]]
-    assert trials == [
-        "B1__user__bbr__lrf__dashjs__v60__r0__s1",
-        "B1__user__bbr__rr__dashjs__v60__r0__s1",
-        "B1__user__cubic__lrf__dashjs__v60__r0__s1",
-        "B1__user__cubic__rr__dashjs__v60__r0__s1",
-        "control__user__cubic__lrf__dashjs__v60__r0__s1",
+    # bbr against cubic on B1, 9 repetitions paired by seed, one control trial; repetition
+    # by repetition so that pairs complete early.
+    pairs = [
+        [f"B1__user__{cc}__lrf__dashjs__v20__r{rep}__s{rep + 1}" for cc in ("bbr", "cubic")]
+        for rep in range(9)
     ]
+    control = "control__user__cubic__lrf__dashjs__v20__r0__s1"
+    assert trials == [*pairs[0], control, *(t for pair in pairs[1:] for t in pair)]
+
+
+def test_reps_and_clip_given_replace_the_default_runs_but_the_control_stays_one_trial():
+    done = _cli("--reps", "3", "--video-duration", "60", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    trials = [line.strip() for line in done.stdout.splitlines()[1:]]
+    assert len(trials) == 7 and all("__v60__" in t for t in trials)
+    assert [t for t in trials if t.startswith("control")] == [
+        "control__user__cubic__lrf__dashjs__v60__r0__s1"
+    ]
+    # A matrix option given: the general defaults (60 s, one repetition), not the default run's.
+    one = _cli("--scenario", "B1", "--dry-run")
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.splitlines()[1:] == ["  B1__user__cubic__lrf__dashjs__v60__r0__s1"]
 
 
 def test_player_defaults_to_dashjs_for_streaming_and_none_for_the_control_transfer():

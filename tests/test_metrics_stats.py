@@ -11,7 +11,7 @@ import scipy.stats
 
 from metrics import stats
 from metrics.aggregate import compare_run, rank_table
-from metrics.decided import summary_lines
+from metrics.decided import reach_line, summary_lines
 from metrics.reps_auto import assess, next_reps
 
 
@@ -110,7 +110,32 @@ def test_a_large_paired_effect_is_decided_and_ranked() -> None:
     ranks = rank_table(comparisons, summary).set_index("configuration")
     assert ranks.loc["bbr", "rank"] == 1 and ranks.loc["cubic", "rank"] == 2
     sentence = summary_lines(comparisons)["decided"][0]
-    assert sentence.startswith("B1: bbr has fewer stalls than cubic (paired Wilcoxon")
+    means = comparisons.iloc[0]
+    assert sentence.startswith(
+        f"B1: bbr has fewer stalls than cubic (mean {means['mean_a']:.3g} against "
+        f"{means['mean_b']:.3g}; paired Wilcoxon"
+    )
+    assert reach_line(comparisons) is None  # 20 pairs: enough for one comparison
+
+
+def test_min_pairs_to_decide_follows_the_exact_wilcoxon_floor_and_holm() -> None:
+    # 2 / 2**n <= 0.05 / m: n = 6 for one comparison (0.031), 8 for 4 (0.0078 <= 0.0125),
+    # 10 for 24 (0.00195 <= 0.00208), the old default run's 4 cells x 4 metrics.
+    assert [stats.min_pairs_to_decide(m) for m in (1, 4, 12, 24)] == [6, 8, 9, 10]
+    for m in (1, 4, 24):
+        n = stats.min_pairs_to_decide(m)
+        same_sign = np.arange(1.0, n + 1)
+        assert scipy.stats.wilcoxon(same_sign, method="exact").pvalue <= 0.05 / m
+        assert scipy.stats.wilcoxon(same_sign[:-1], method="exact").pvalue > 0.05 / m
+
+
+def test_a_run_too_short_to_decide_says_so_and_how_many_pairs_would() -> None:
+    # One repetition of two cells on three metrics: nothing can be decided (n = 1 < 7).
+    short = compare_run(run_rows(effect=6.0, seeds=1, rng=np.random.default_rng(5)),
+                        ["stalls", "stall_total_ms", "qoe_lin_per_segment"])  # fmt: skip
+    line = reach_line(short)
+    assert line is not None and line.startswith("Nothing in this run could be decided")
+    assert "Holm over 3 comparison(s)" in line and "--reps 7" in line
 
 
 def test_reps_auto_stops_when_settled_and_grows_otherwise() -> None:
