@@ -44,8 +44,8 @@
 //! HyStart lives there). An uncoupled algorithm is then `WindowCc<MyRule>` in the registry:
 //!
 //! ```
-//! use mptransport::cc::window::{Increase, WindowCc, WindowConfig, WindowRule, WindowView};
-//! use mptransport::cc::{AckEvent, SubflowCc};
+//! use mptransport_core::cc::window::{Increase, WindowCc, WindowConfig, WindowRule, WindowView};
+//! use mptransport_core::cc::{AckEvent, SubflowCc};
 //!
 //! /// Scalable TCP-like: +0.01 packet per acknowledged packet, ssthresh = 7/8 cwnd.
 //! struct Scalable;
@@ -53,7 +53,7 @@
 //!     fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked: u64) -> Increase {
 //!         Increase::Packets(0.01 * acked as f64 / w.mss_bytes as f64)
 //!     }
-//!     fn ssthresh(&mut self, w: &WindowView, _cause: mptransport::cc::window::Reduction) -> u64 {
+//!     fn ssthresh(&mut self, w: &WindowView, _cause: mptransport_core::cc::window::Reduction) -> u64 {
 //!         (w.cwnd_bytes * 7 / 8).max(2 * w.mss_bytes)
 //!     }
 //! }
