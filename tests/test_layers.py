@@ -301,8 +301,6 @@ CORE_FORBIDDEN_USES = re.compile(r"std::fs|std::net|libc::")
 RUST_FUNCTIONS_WAIVED: dict[str, str] = {
     "emulator/src/main.rs::run": "linkemu's NFQUEUE loop and its setup; not split yet",
     "emulator/src/scenario.rs::validate": "the scenario file's checks in file order; not split yet",
-    "transport/src/bin/mpsim.rs::main": "argument checks and the bulk report; not split yet",
-    "transport/src/bin/mpsim.rs::play": "the player mode's set-up and report; not split yet",
 }
 RUST_FN = re.compile(r"^(\s*)(pub(\([^)]*\))?\s+)?((const|async|unsafe)\s+)*fn\s+(\w+)")
 
