@@ -15,12 +15,27 @@ pytest_args=(--durations=30)
 [[ "${1:-}" == "--quick" ]] && pytest_args+=(-m "not slow")
 status=0
 run() { echo "== $*"; "$@" || status=1; }
+# The transport's core crate stays sans-IO (docs/TRANSPORT.md, "Layers"): no I/O or
+# command-line crate among its dependencies, no file, socket or libc call in its sources.
+core_is_sans_io() {
+  local deps
+  deps="$(cargo tree --locked -q -p mptransport-core -e normal --prefix none)" || return 1
+  if grep -E '^(libc|clap|serde_json|linkemu) ' <<<"$deps"; then
+    echo "transport/core (mptransport-core) must not depend on the crates above" >&2
+    return 1
+  fi
+  if grep -rnE 'std::fs|std::net|libc::' transport/core/src; then
+    echo "transport/core/src must not use std::fs, std::net or libc (I/O is the runtime's)" >&2
+    return 1
+  fi
+}
 # One Cargo workspace (Cargo.toml at the root: emulator/ and transport/).
 if [[ -f Cargo.toml ]]; then
   run cargo clippy --release --locked -q --workspace --all-targets -- -D warnings
   # rustfmt, as ruff format below: the workspace, then the fuzz crate it excludes.
   run cargo fmt --all --check
   run cargo fmt --check --manifest-path transport/fuzz/Cargo.toml
+  run core_is_sans_io
   run cargo test --release --locked -q --workspace
 elif [[ "${CI:-}" == true ]]; then
   echo "== Cargo.toml is missing: under CI every crate must build" >&2

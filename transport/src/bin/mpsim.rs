@@ -27,9 +27,10 @@ use std::time::{Duration, Instant as WallInstant};
 use clap::Parser;
 use mptransport::connection::Config;
 use mptransport::runtime::sched_trace::SchedTraceWriter;
+use mptransport::runtime::stats::StatsLog;
 use mptransport::sim::{
-    AppLimitedSpec, LinkCounters, LinkSpec, Pair, SimPath, TransferSpec, per_path, run_app_limited,
-    run_transfer_with,
+    AppLimitedResult, AppLimitedSpec, LinkCounters, LinkSpec, Pair, SimPath, TransferResult,
+    TransferSpec, per_path, run_app_limited, run_transfer_with,
 };
 use mptransport::{Bandwidth, cc, sched};
 
@@ -247,31 +248,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut cfg = Config {
-        cc: cli.cc.clone(),
-        sched: cli.sched.clone(),
-        seed: cli.seed,
-        ..Config::default()
-    };
-    if let Some(w) = cli.recv_window_bytes {
-        cfg.recv_window_bytes = Some(w);
-    }
-    for (flag, items, options) in [
-        ("--cc-opt", &cli.cc_opts, &mut cfg.cc_config.options),
-        (
-            "--sched-opt",
-            &cli.sched_opts,
-            &mut cfg.sched_config.options,
-        ),
-    ] {
-        for kv in items {
-            let Some((k, v)) = kv.split_once('=') else {
-                eprintln!("mpsim: {flag} '{kv}' is not key=value");
-                return ExitCode::from(2);
-            };
-            options.insert(k.into(), v.into());
+    let cfg = match config_from_cli(&cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
         }
-    }
+    };
     let mut trace = match cli
         .sched_trace
         .as_deref()
@@ -322,29 +305,7 @@ fn main() -> ExitCode {
         );
     }
     let mut trace_error: Option<std::io::Error> = None;
-    let mut broken = false;
-    let mut hook = |p: &mut Pair| {
-        if let Some((idx, at)) = broken_path
-            && !broken
-            && p.now.as_nanos() >= at.as_nanos() as u64
-        {
-            for down in [false, true] {
-                let mut dead = p.link_spec(idx, down);
-                dead.loss = 1.0;
-                p.set_link(idx, down, dead);
-            }
-            broken = true;
-        }
-        if let (Some(w), Some(s)) = (trace.as_mut(), p.server.as_mut()) {
-            s.enable_sched_trace();
-            let records = s.drain_sched_trace();
-            if !records.is_empty()
-                && let Err(e) = w.write(1, &s.path_names(), &records)
-            {
-                trace_error.get_or_insert(e);
-            }
-        }
-    };
+    let mut hook = step_hook(broken_path, &mut trace, &mut trace_error);
     let (r, app) = match cli.app_write_bytes {
         None => {
             let spec = TransferSpec {
@@ -369,28 +330,93 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some(w) = trace.as_mut() {
-        if let Some(s) = pair.server.as_mut() {
-            let records = s.drain_sched_trace();
-            if let Err(e) = w.write(1, &s.path_names(), &records) {
-                trace_error.get_or_insert(e);
-            }
-        }
-        if let Err(e) = w.flush() {
-            trace_error.get_or_insert(e);
-        }
+    drop(hook); // gives back `trace` and `trace_error`
+    if let Some(w) = trace.as_mut()
+        && let Err(e) = finish_trace(w, &mut pair)
+    {
+        trace_error.get_or_insert(e);
     }
     if let Some(e) = trace_error {
         eprintln!("mpsim: --sched-trace: {e}");
         return ExitCode::from(2);
     }
-    let per_path: serde_json::Map<String, serde_json::Value> =
-        per_path(pair.server.as_ref(), |x| {
-            serde_json::json!(x.counters.data_bytes_sent_total)
-        })
-        .into_iter()
-        .collect();
-    let (ok, mut out) = match (&r, &app) {
+    let (ok, mut out) = bulk_outcome_json(r.as_ref(), app.as_ref(), &cli);
+    let path_names: Vec<String> = match &scenario {
+        Some(s) => s.paths.keys().cloned().collect(),
+        None => paths.iter().map(|p| p.name.clone()).collect(),
+    };
+    let extra = serde_json::json!({
+        "scenario": scenario.as_ref().map(|s| s.name.clone()),
+        "cc": cli.cc, "sched": cli.sched, "bytes": cli.bytes, "seed": cli.seed,
+        "wall_s": wall.elapsed().as_secs_f64(),
+        "sched_trace_lines": trace.as_ref().map(|w| w.lines_written),
+        "path_broken": broken_path.map(|(i, at)| serde_json::json!({"path": paths[i].name, "at_s": at.as_secs_f64()})),
+    });
+    let counters = bulk_counters_json(&pair, &path_names);
+    if let (Some(o), serde_json::Value::Object(e), serde_json::Value::Object(c)) =
+        (out.as_object_mut(), extra, counters)
+    {
+        o.extend(e);
+        o.extend(c);
+        o.extend(shared_traffic_json(&pair, &path_names));
+    }
+    println!("{out}");
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Both ends' connection config: CC, scheduler and their `--cc-opt`/`--sched-opt` options
+/// (not validated here: building them does that), seed, receive window.
+fn config_from_cli(cli: &Cli) -> Result<Config, String> {
+    let mut cfg = Config {
+        cc: cli.cc.clone(),
+        sched: cli.sched.clone(),
+        seed: cli.seed,
+        ..Config::default()
+    };
+    if let Some(w) = cli.recv_window_bytes {
+        cfg.recv_window_bytes = Some(w);
+    }
+    for (flag, items, options) in [
+        ("--cc-opt", &cli.cc_opts, &mut cfg.cc_config.options),
+        (
+            "--sched-opt",
+            &cli.sched_opts,
+            &mut cfg.sched_config.options,
+        ),
+    ] {
+        for kv in items {
+            let Some((k, v)) = kv.split_once('=') else {
+                return Err(format!("{flag} '{kv}' is not key=value"));
+            };
+            options.insert(k.into(), v.into());
+        }
+    }
+    Ok(cfg)
+}
+
+/// The sender's last scheduler decisions written, and the trace flushed; the first error.
+fn finish_trace(w: &mut SchedTraceWriter, pair: &mut Pair) -> std::io::Result<()> {
+    let mut result = Ok(());
+    if let Some(s) = pair.server.as_mut() {
+        let records = s.drain_sched_trace();
+        result = w.write(1, &s.path_names(), &records);
+    }
+    let flushed = w.flush();
+    result.and(flushed)
+}
+
+/// Whether the bulk run succeeded (byte-exact and clean; every application write read) and
+/// its outcome fields: goodput and closes, or the application-limited delivery delays.
+fn bulk_outcome_json(
+    r: Option<&TransferResult>,
+    app: Option<&AppLimitedResult>,
+    cli: &Cli,
+) -> (bool, serde_json::Value) {
+    match (r, app) {
         (Some(r), _) => (
             r.is_byte_exact_and_clean(),
             serde_json::json!({
@@ -424,22 +450,12 @@ fn main() -> ExitCode {
             )
         }
         (None, None) => unreachable!("one mode runs"),
-    };
-    let path_names: Vec<String> = match &scenario {
-        Some(s) => s.paths.keys().cloned().collect(),
-        None => paths.iter().map(|p| p.name.clone()).collect(),
-    };
-    let links = links_json(&pair, &path_names, |c| {
-        serde_json::json!({
-            "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
-            "drops_random": c.drops_random, "drops_queue": c.drops_queue,
-            "drops_outage": c.drops_outage,
-            "expected_random_drops": (c.expected_random_drops * 10.0).round() / 10.0,
-        })
-    });
-    // The sender's loss-recovery counters per path (as the `subflow` stats lines carry them).
-    let sender_counters: serde_json::Map<String, serde_json::Value> = pair
-        .server
+    }
+}
+
+/// The sender's loss-recovery counters per path (as the `subflow` stats lines carry them).
+fn sender_counters_json(pair: &Pair) -> serde_json::Map<String, serde_json::Value> {
+    pair.server
         .as_ref()
         .map(|s| s.subflow_stats())
         .unwrap_or_default()
@@ -455,31 +471,68 @@ fn main() -> ExitCode {
                 }),
             )
         })
+        .collect()
+}
+
+/// What runs at every simulator step of a bulk run: `--break-path` takes its path down
+/// (loss 1 both ways) once its time has come, and the sender's scheduler decisions go to
+/// the `--sched-trace` file (the first write error is kept in `trace_error`).
+fn step_hook<'a>(
+    broken_path: Option<(usize, Duration)>,
+    trace: &'a mut Option<SchedTraceWriter>,
+    trace_error: &'a mut Option<std::io::Error>,
+) -> impl FnMut(&mut Pair) + 'a {
+    let mut broken = false;
+    move |p: &mut Pair| {
+        if let Some((idx, at)) = broken_path
+            && !broken
+            && p.now.as_nanos() >= at.as_nanos() as u64
+        {
+            for down in [false, true] {
+                let mut dead = p.link_spec(idx, down);
+                dead.loss = 1.0;
+                p.set_link(idx, down, dead);
+            }
+            broken = true;
+        }
+        if let (Some(w), Some(s)) = (trace.as_mut(), p.server.as_mut()) {
+            s.enable_sched_trace();
+            let records = s.drain_sched_trace();
+            if !records.is_empty()
+                && let Err(e) = w.write(1, &s.path_names(), &records)
+            {
+                trace_error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+/// The bulk report's counters: per link, the sender's per path (loss recovery, data bytes),
+/// reinjected and redundant bytes, scheduler waits, the receiver's out-of-order peak.
+fn bulk_counters_json(pair: &Pair, path_names: &[String]) -> serde_json::Value {
+    let per_path: serde_json::Map<String, serde_json::Value> =
+        per_path(pair.server.as_ref(), |x| {
+            serde_json::json!(x.counters.data_bytes_sent_total)
+        })
+        .into_iter()
         .collect();
-    let extra = serde_json::json!({
-        "scenario": scenario.as_ref().map(|s| s.name.clone()),
-        "sender_counters": sender_counters,
+    let links = links_json(pair, path_names, |c| {
+        serde_json::json!({
+            "pkts_in": c.pkts_in, "pkts_out": c.pkts_out,
+            "drops_random": c.drops_random, "drops_queue": c.drops_queue,
+            "drops_outage": c.drops_outage,
+            "expected_random_drops": (c.expected_random_drops * 10.0).round() / 10.0,
+        })
+    });
+    serde_json::json!({
+        "sender_counters": sender_counters_json(pair),
         "links": links,
-        "cc": cli.cc, "sched": cli.sched, "bytes": cli.bytes, "seed": cli.seed,
-        "wall_s": wall.elapsed().as_secs_f64(),
-        "sched_trace_lines": trace.as_ref().map(|w| w.lines_written),
         "data_bytes_sent_per_path": per_path,
         "reinjected_bytes": pair.server.as_ref().map(|s| s.counters().reinjected_bytes_total),
         "receiver_ofo_max_bytes": pair.client.counters().ofo_queue_max_bytes,
         "sched_waits": pair.server.as_ref().map(|s| s.counters().sched_waits_total),
         "redundant_bytes": pair.server.as_ref().map(|s| s.counters().redundant_bytes_total),
-        "path_broken": broken_path.map(|(i, at)| serde_json::json!({"path": paths[i].name, "at_s": at.as_secs_f64()})),
-    });
-    if let (Some(o), serde_json::Value::Object(e)) = (out.as_object_mut(), extra) {
-        o.extend(e);
-        o.extend(shared_traffic_json(&pair, &path_names));
-    }
-    println!("{out}");
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    })
 }
 
 /// A scenario's shared bottleneck links (counters) and cross traffic (per flow: payload
@@ -547,27 +600,14 @@ fn play(
     cli: &Cli,
     scenario: Option<String>,
 ) -> ExitCode {
-    use mptransport::runtime::stats::StatsLog;
     use mptransport::sim::player::{Ladder, PlayerSpec, run_player_observed};
-    for (name, value) in [
-        ("--player-page-start-s", cli.player_page_start_s),
-        ("--player-first-request-s", cli.player_first_request_s),
-    ] {
-        if !(value.is_finite() && (0.0..=600.0).contains(&value)) {
-            eprintln!("mpsim: {name} {value}: expected seconds from 0 to 600");
+    let page_requests = match player_page_requests(cli) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mpsim: {e}");
             return ExitCode::from(2);
         }
-    }
-    let mut page_requests = Vec::new();
-    for text in &cli.player_page_request {
-        match parse_page_request(text) {
-            Ok(r) => page_requests.push(r),
-            Err(e) => {
-                eprintln!("mpsim: --player-page-request {text}: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
+    };
     // The page's other connections (`CONN` ≥ 1 of --player-page-request), opened with the
     // player's; conn ids continue the main one's seeded id.
     let side_conns = page_requests.iter().map(|r| r.conn).max().unwrap_or(0);
@@ -584,19 +624,13 @@ fn play(
     };
     // Transport logs (transport-server.jsonl, transport-client.jsonl): opened first so that
     // the periodic stats lines are written as the run goes.
-    let mut logs = Vec::new();
-    if let Some(dir) = cli.transport_log_dir.as_deref() {
-        for (side, src) in [("server", "mpproxy-server"), ("client", "mpproxy-client")] {
-            let path = dir.join(format!("transport-{side}.jsonl"));
-            match StatsLog::open(Some(&path), src, 0) {
-                Ok(log) => logs.push((side, log)),
-                Err(e) => {
-                    eprintln!("mpsim: --transport-log-dir {}: {e}", path.display());
-                    return ExitCode::from(2);
-                }
-            }
+    let mut logs = match open_transport_logs(cli) {
+        Ok(logs) => logs,
+        Err(e) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
         }
-    }
+    };
     // `sides`: "server" for the periodic lines (the data sender's, which metrics' interval
     // tables read; the client's would double the log volume), both at the end.
     let snapshot = |logs: &mut Vec<(&str, StatsLog)>, pair: &Pair, sides: &[&str]| {
@@ -631,9 +665,68 @@ fn play(
             next_stats_ns = (p.now.as_nanos() / every_ns + 1) * every_ns;
         }
     });
+    let text = player_log_text(&events);
+    if let Some(out) = cli.player_out.as_deref()
+        && let Err(e) = std::fs::write(out, text)
+    {
+        eprintln!("mpsim: --player-out {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    snapshot(&mut logs, pair, &["server", "client"]);
+    log_side_connections(&mut logs, pair);
+    for (_, log) in logs.iter_mut() {
+        log.flush();
+    }
+    let summary = events.last().cloned().unwrap_or_default();
+    let out = play_report(pair, cli, scenario, wall.elapsed().as_secs_f64(), &summary);
+    println!("{out}");
+    if summary["ended"] == true {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// The player's start-up times checked and its `--player-page-request`s parsed; the error
+/// names the option.
+fn player_page_requests(cli: &Cli) -> Result<Vec<mptransport::sim::player::PageRequest>, String> {
+    for (name, value) in [
+        ("--player-page-start-s", cli.player_page_start_s),
+        ("--player-first-request-s", cli.player_first_request_s),
+    ] {
+        if !(value.is_finite() && (0.0..=600.0).contains(&value)) {
+            return Err(format!("{name} {value}: expected seconds from 0 to 600"));
+        }
+    }
+    cli.player_page_request
+        .iter()
+        .map(|text| {
+            parse_page_request(text).map_err(|e| format!("--player-page-request {text}: {e}"))
+        })
+        .collect()
+}
+
+/// `--transport-log-dir`: transport-server.jsonl and transport-client.jsonl, as (side, log);
+/// none without the option.
+fn open_transport_logs(cli: &Cli) -> Result<Vec<(&'static str, StatsLog)>, String> {
+    let mut logs = Vec::new();
+    if let Some(dir) = cli.transport_log_dir.as_deref() {
+        for (side, src) in [("server", "mpproxy-server"), ("client", "mpproxy-client")] {
+            let path = dir.join(format!("transport-{side}.jsonl"));
+            match StatsLog::open(Some(&path), src, 0) {
+                Ok(log) => logs.push((side, log)),
+                Err(e) => return Err(format!("--transport-log-dir {}: {e}", path.display())),
+            }
+        }
+    }
+    Ok(logs)
+}
+
+/// The `player.jsonl` text of the player's events. The per-trial summary is computed by
+/// metrics from the events; the log's last line is `end` (docs/schemas/player.v1.schema.json),
+/// the summary goes to stdout only.
+fn player_log_text(events: &[serde_json::Value]) -> String {
     let mut text = String::new();
-    // The per-trial summary is computed by metrics from the events; the log's last line is
-    // `end` (docs/schemas/player.v1.schema.json), the summary goes to stdout only.
     let mut lines: Vec<serde_json::Value> = events
         .iter()
         .filter(|e| e["event"] != "summary")
@@ -649,15 +742,12 @@ fn play(
         text.push_str(&e.to_string());
         text.push('\n');
     }
-    if let Some(out) = cli.player_out.as_deref()
-        && let Err(e) = std::fs::write(out, text)
-    {
-        eprintln!("mpsim: --player-out {}: {e}", out.display());
-        return ExitCode::from(2);
-    }
-    snapshot(&mut logs, pair, &["server", "client"]);
-    // The page's other connections: their end-of-run lines (conn 2, 3, ...), as mpproxy logs
-    // every connection of the trial.
+    text
+}
+
+/// The page's other connections: their end-of-run lines (conn 2, 3, ...), as mpproxy logs
+/// every connection of the trial.
+fn log_side_connections(logs: &mut [(&'static str, StatsLog)], pair: &Pair) {
     let now_ns = pair.now.as_nanos();
     for (side, log) in logs.iter_mut() {
         for (k, c) in pair.side.iter().enumerate() {
@@ -671,10 +761,17 @@ fn play(
             }
         }
     }
-    for (_, log) in logs.iter_mut() {
-        log.flush();
-    }
-    let summary = events.last().cloned().unwrap_or_default();
+}
+
+/// The player mode's stdout line: per-path transport counters of both sides, per-link
+/// counters, shared traffic and the player's summary event.
+fn play_report(
+    pair: &Pair,
+    cli: &Cli,
+    scenario: Option<String>,
+    wall_s: f64,
+    summary: &serde_json::Value,
+) -> serde_json::Value {
     let stats = |s: &mptransport::connection::Connection| {
         s.subflow_stats()
             .iter()
@@ -711,7 +808,7 @@ fn play(
     let out = serde_json::json!({
         "scenario": scenario, "cc": cli.cc, "sched": cli.sched, "seed": cli.seed,
         "virtual_s": pair.now.as_nanos() as f64 / 1e9,
-        "wall_s": wall.elapsed().as_secs_f64(),
+        "wall_s": wall_s,
         "server_paths": pair.server.as_ref().map(stats),
         "client_paths": stats(&pair.client),
         "links": links,
@@ -721,10 +818,5 @@ fn play(
     if let Some(o) = out.as_object_mut() {
         o.extend(shared_traffic_json(pair, &names));
     }
-    println!("{out}");
-    if summary["ended"] == true {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    out
 }

@@ -34,11 +34,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::abr::{AbrInput, BUFFER_TIME_DEFAULT_S, DashAbr, SegmentDone};
 use super::endpoint::earliest;
 use super::pair::Pair;
 use crate::connection::Connection;
 use crate::units::Instant;
+use session::Session;
+
+mod session;
 
 pub const REQUEST_BYTES: u64 = 400;
 pub const RESPONSE_HEADER_BYTES: u64 = 300;
@@ -448,400 +450,29 @@ pub fn run_player_observed(
     spec: &PlayerSpec,
     mut observe: impl FnMut(&Pair),
 ) -> Vec<Value> {
-    let mut ev: Vec<Value> = Vec::new();
-    let now_ns = |p: &Pair| p.now.as_nanos();
-    let segments =
-        ((spec.video_duration_s.min(ladder.duration_s)) / ladder.segment_s).ceil() as usize;
-    let segments = segments.min(ladder.reps[0].segment_bytes.len());
-    let content_s = segments as f64 * ladder.segment_s;
-    let page_start = Instant::ZERO + spec.page_start;
-    let first_request = Instant::ZERO + spec.first_request.max(spec.page_start);
-    let page_start_ns = page_start.as_nanos();
-    ev.push(
-        json!({"t_ns": page_start_ns, "event": "start", "player": "sim", "url": "sim://server/manifest.mpd",
-                   "mpd": ladder.mpd.display().to_string()}),
-    );
-    ev.push(
-        json!({"t_ns": first_request.as_nanos(), "event": "representations", "duration_s": content_s,
-        "reps": ladder.reps.iter().map(|r| json!({"rep_id": r.id, "bitrate_bps": r.bitrate_bps as u64,
-            "width": r.width, "height": r.height})).collect::<Vec<_>>()}),
-    );
-
-    let mut rep = ladder
-        .reps
-        .iter()
-        .rposition(|r| r.bitrate_bps <= INITIAL_BITRATE_BPS)
-        .unwrap_or(0);
-    let bitrates: Vec<f64> = ladder.reps.iter().map(|r| r.bitrate_bps).collect();
-    let mut abr = DashAbr::default();
-    // The start-up segment's bitrate, until the first media segment has been re-requested
-    // (or not) after it.
-    let mut startup_rep: Option<usize> = None;
-    let mut refetch_checked = false;
-    // The bitrate of the next media segment is decided (its init segment, BOLA's delay may
-    // come first).
-    let mut decided = false;
-    // The schedule controller's next look while the buffer is full, and BOLA's request
-    // delay (`delayLoadingTime`).
-    let mut next_schedule_check: Option<Instant> = None;
-    let mut request_not_before = Instant::ZERO;
-    let mut appended = 0u32;
-    let mut next_index = 0usize;
-    let mut init_done: Vec<bool> = vec![false; ladder.reps.len()];
-    let mut fetch: Option<Fetch> = None;
-    // The page's requests on this connection (`conn` 0); the next of them to send.
-    let own_page_requests: Vec<&PageRequest> =
-        spec.page_requests.iter().filter(|r| r.conn == 0).collect();
-    let mut next_page = 0usize;
-    // The page's side connections (`conn` k ≥ 1 is `pair.side[k - 1]`).
-    let side_count = spec.page_requests.iter().map(|r| r.conn).max().unwrap_or(0);
-    assert!(
-        side_count <= pair.side.len(),
-        "page requests on connection {side_count}, but the pair has {} side connections",
-        pair.side.len()
-    );
-    let mut side_loads: Vec<SideLoad> = (1..=side_count)
-        .map(|k| SideLoad {
-            to_send: spec
-                .page_requests
-                .iter()
-                .filter(|r| r.conn == k)
-                .cloned()
-                .collect(),
-            ..SideLoad::default()
-        })
-        .collect();
-    let mut server = HttpServer::default();
-    let zeros = vec![0u8; 64 * 1024];
-    let mut readbuf = vec![0u8; 256 * 1024];
-    // Playout: media time buffered (end of the last appended segment) and played.
-    let mut buffered_to_s = 0.0f64;
-    let mut played_s = 0.0f64;
-    let mut playing_since: Option<Instant> = None;
-    let mut started = false;
-    let mut stall_start: Option<Instant> = None;
-    let (mut stalls, mut stall_total_ms, mut stall_max_ms) = (0u64, 0.0f64, 0.0f64);
-    let mut startup_ms: Option<f64> = None;
-    let mut shown: Vec<(f64, usize)> = Vec::new(); // (media start s, rep) per segment
-    let mut switches = 0u64;
-    let mut last_shown_rep: Option<usize> = None;
-    let mut next_sample = page_start;
-    let mut reason = "ended";
-    let mut error: Option<String> = None;
-    let mut last_progress = Instant::ZERO;
-
-    loop {
+    let mut session = Session::new(pair, ladder, spec);
+    let (reason, error) = loop {
         let now = pair.now;
         observe(pair);
-        // Playback clock.
-        if let Some(since) = playing_since {
-            let p = played_s + (now - since).as_secs_f64();
-            if p >= buffered_to_s - 1e-9 {
-                // Ran dry at media time buffered_to_s.
-                let dry_at = since + Duration::from_secs_f64((buffered_to_s - played_s).max(0.0));
-                played_s = buffered_to_s;
-                playing_since = None;
-                if played_s + 1e-6 < content_s {
-                    stall_start = Some(dry_at);
-                    abr.buffer_empty();
-                }
-            }
+        session.advance_playhead(now);
+        let current_played = session.played_at(now);
+        session.show_and_sample(now, current_played);
+        if let Some(end) = session.end(pair, now, current_played) {
+            break end;
         }
-        let current_played = playing_since.map_or(played_s, |s| played_s + (now - s).as_secs_f64());
-        // On-screen quality switches.
-        if let Some(&(_, r)) = shown
-            .iter()
-            .rev()
-            .find(|(t, _)| *t <= current_played + 1e-9)
-            && last_shown_rep != Some(r)
-        {
-            if let Some(from) = last_shown_rep {
-                switches += 1;
-                let to = &ladder.reps[r];
-                ev.push(json!({"t_ns": now_ns(pair), "event": "quality_switch",
-                    "from_rep": ladder.reps[from].id, "to_rep": to.id, "bitrate_bps": to.bitrate_bps as u64,
-                    "width": to.width, "height": to.height, "media_time_s": current_played}));
-            }
-            last_shown_rep = Some(r);
-        }
-        if now >= next_sample && now >= page_start {
-            let r = last_shown_rep.unwrap_or(rep);
-            let total_frames = (current_played * 30.0) as u64;
-            ev.push(
-                json!({"t_ns": now_ns(pair), "event": "sample", "media_time_s": current_played,
-                "buffer_s": (buffered_to_s - current_played).max(0.0), "dropped_frames": 0,
-                "total_frames": total_frames, "rep_id": ladder.reps[r].id,
-                "bitrate_bps": ladder.reps[r].bitrate_bps as u64, "width": ladder.reps[r].width,
-                "height": ladder.reps[r].height, "playing": playing_since.is_some()}),
-            );
-            next_sample = now + SAMPLE_EVERY;
-        }
-        if current_played + 1e-6 >= content_s && next_index >= segments {
-            break;
-        }
-        if now.as_nanos() >= spec.timeout.as_nanos() as u64 {
-            reason = "timeout";
-            break;
-        }
-        if let Some(message) = watchdog(pair, fetch.as_ref(), last_progress) {
-            reason = "stuck";
-            ev.push(json!({"t_ns": now_ns(pair), "event": "error", "message": message}));
-            error = Some(message);
-            break;
-        }
-
-        // Server (nginx): read requests, queue and write responses.
-        if let Some(s) = pair.server.as_mut() {
-            server.serve(s, &zeros, &mut readbuf, || fetch.as_ref().map(|f| f.bytes));
-        }
-        // Client: receive the current response.
-        loop {
-            let n = pair.client.read(&mut readbuf);
-            if n == 0 {
-                break;
-            }
-            last_progress = now;
-            if let Some(f) = fetch.as_mut() {
-                f.first_byte_at.get_or_insert(now);
-                f.received += n as u64;
-            }
-        }
-        if fetch
-            .as_ref()
-            .is_some_and(|f| f.page && f.received >= f.bytes)
-        {
-            fetch = None;
-        }
-        if let Some(f) = fetch.as_ref()
-            && f.received >= f.bytes
-        {
-            let f = fetch.take().expect("checked");
-            let secs = (now - f.request_at).as_secs_f64().max(1e-6);
-            let payload = f.bytes - RESPONSE_HEADER_BYTES;
-            let bps = payload as f64 * 8.0 / secs;
-            let r = &ladder.reps[f.rep];
-            let (media_type, url, index) = match f.index {
-                None => ("init", format!("init-{}.m4s", r.id), Value::Null),
-                Some(i) => (
-                    "video",
-                    format!("chunk-{}-{:05}.m4s", r.id, i + 1),
-                    json!(i),
-                ),
-            };
-            ev.push(
-                json!({"t_ns": now_ns(pair), "event": "segment", "url": url, "rep_id": r.id,
-                "media_type": media_type, "bytes": payload, "request_t_ns": f.request_at.as_nanos(),
-                "first_byte_t_ns": f.first_byte_at.map(|t| t.as_nanos()), "end_t_ns": now_ns(pair),
-                "throughput_bps": bps, "segment_index": index}),
-            );
-            match f.index {
-                None => init_done[f.rep] = true,
-                Some(i) => {
-                    let start_s = i as f64 * ladder.segment_s;
-                    // dash.js's sample: first byte to last byte (Resource Timing), header
-                    // bytes included (transferSize).
-                    abr.segment_done(SegmentDone {
-                        start_s,
-                        duration_s: ladder.segment_s,
-                        rep: f.rep,
-                        request_s: f.request_at.as_nanos() as f64 / 1e9,
-                        finish_s: now.as_nanos() as f64 / 1e9,
-                        bytes: f.bytes,
-                        first_to_last_byte: f.first_byte_at.map_or(Duration::ZERO, |t| now - t),
-                        buffer_s: (buffered_to_s - current_played).max(0.0),
-                    });
-                    next_schedule_check = None;
-                    appended += 1;
-                    if start_s + 1e-9 >= buffered_to_s {
-                        shown.push((start_s, f.rep));
-                        buffered_to_s = (i + 1) as f64 * ladder.segment_s;
-                    } else if start_s > current_played + 1e-9 {
-                        // A replacement (after an up-switch) still ahead of the playhead: it is
-                        // the one shown.
-                        if let Some(entry) = shown
-                            .iter_mut()
-                            .rev()
-                            .find(|(t, _)| (*t - start_s).abs() < 1e-9)
-                        {
-                            entry.1 = f.rep;
-                        }
-                    }
-                    // Otherwise (the first segment re-requested after the start-up switch)
-                    // nothing changes on screen: playback began with the first copy.
-                    startup_rep.get_or_insert(f.rep);
-                    if !started {
-                        started = true;
-                        startup_ms = Some((now - page_start).as_secs_f64() * 1e3);
-                        ev.push(json!({"t_ns": now_ns(pair), "event": "startup",
-                                       "startup_delay_ms": startup_ms}));
-                    }
-                    if let Some(s0) = stall_start.take() {
-                        let ms = (now - s0).as_secs_f64() * 1e3;
-                        stalls += 1;
-                        stall_total_ms += ms;
-                        stall_max_ms = stall_max_ms.max(ms);
-                        ev.push(json!({"t_ns": now_ns(pair), "event": "stall",
-                            "start_t_ns": s0.as_nanos(), "end_t_ns": now_ns(pair), "duration_ms": ms,
-                            "media_time_s": played_s, "open": false}));
-                    }
-                    if playing_since.is_none() && played_s < buffered_to_s {
-                        playing_since = Some(now);
-                    }
-                }
-            }
-        }
-        // Next request, when the buffer has room.
-        let current_played = playing_since.map_or(played_s, |s| played_s + (now - s).as_secs_f64());
-        let buffer_s = buffered_to_s - current_played;
-        let top = ladder.reps.len() - 1;
-        let target = if rep == top {
-            BUFFER_AT_TOP_S
-        } else {
-            BUFFER_TIME_DEFAULT_S
-        };
-        let mut wake: Option<Instant> = None;
-        let waiting_for = first_request
-            .max(request_not_before)
-            .max(next_schedule_check.unwrap_or(Instant::ZERO));
-        let side_wake = step_side_loads(pair, &mut side_loads, &zeros, &mut readbuf);
-        if let Some(page) = own_page_requests.get(next_page) {
-            let at = Instant::ZERO + page.at;
-            if now < at {
-                wake = Some(at);
-            } else if fetch.is_none() {
-                let w = pair.client.write(&[b'G'; REQUEST_BYTES as usize]);
-                debug_assert_eq!(w as u64, REQUEST_BYTES);
-                last_progress = now;
-                next_page += 1;
-                fetch = Some(Fetch {
-                    page: true,
-                    rep,
-                    index: None,
-                    bytes: page.body_bytes + RESPONSE_HEADER_BYTES,
-                    received: 0,
-                    request_at: now,
-                    first_byte_at: None,
-                });
-            }
-        } else if now < waiting_for {
-            wake = Some(waiting_for);
-        } else if fetch.is_none() && next_index < segments {
-            next_schedule_check = None;
-            if buffer_s + ladder.segment_s < target || !started {
-                // ABR for the next media segment (dash.js keeps the bitrate when no rule
-                // asks), decided once: the init segment of a new bitrate is fetched and the
-                // media segment follows at that bitrate (ScheduleController's
-                // `_initFragmentNeeded` clears `shouldCheckPlaybackQuality`).
-                if started && !decided {
-                    decided = true;
-                    let input = AbrInput {
-                        buffer_s,
-                        current: rep,
-                        appended,
-                    };
-                    let now_s = now.as_nanos() as f64 / 1e9;
-                    let choice = abr.choose(&bitrates, ladder.segment_s, now_s, input);
-                    let previous = rep;
-                    if let Some(r) = choice.rep {
-                        rep = r;
-                    }
-                    if choice.delay_s > 0.0 {
-                        request_not_before = now + Duration::from_secs_f64(choice.delay_s);
-                    }
-                    if !refetch_checked && let Some(first) = startup_rep {
-                        refetch_checked = true;
-                        if rep > first {
-                            next_index = 0;
-                        }
-                    } else if rep > previous
-                        && let Some(j) = replace_from(
-                            &shown,
-                            &bitrates,
-                            ladder.segment_s,
-                            current_played,
-                            buffered_to_s,
-                            rep,
-                        )
-                    {
-                        next_index = next_index.min(j);
-                    }
-                }
-            }
-            if (buffer_s + ladder.segment_s < target || !started) && now >= request_not_before {
-                let (index, payload) = if init_done[rep] {
-                    let i = next_index;
-                    next_index += 1;
-                    decided = false;
-                    (Some(i), ladder.reps[rep].segment_bytes[i])
-                } else {
-                    (None, ladder.reps[rep].init_bytes)
-                };
-                let req = vec![b'G'; REQUEST_BYTES as usize];
-                let w = pair.client.write(&req);
-                debug_assert_eq!(w as u64, REQUEST_BYTES);
-                last_progress = now;
-                fetch = Some(Fetch {
-                    page: false,
-                    rep,
-                    index,
-                    bytes: payload + RESPONSE_HEADER_BYTES,
-                    received: 0,
-                    request_at: now,
-                    first_byte_at: None,
-                });
-            } else if now < request_not_before {
-                wake = Some(request_not_before);
-            } else {
-                let check = now + SCHEDULE_TIMEOUT;
-                next_schedule_check = Some(check);
-                wake = Some(check);
-            }
-        }
-        if let Some(since) = playing_since {
-            let dry = since + Duration::from_secs_f64((buffered_to_s - played_s).max(0.0));
-            wake = earliest(wake, Some(dry));
-        }
-        wake = earliest(wake, Some(next_sample));
-        wake = earliest(wake, side_wake);
+        session.exchange(pair, now);
+        session.finish_fetch(now, current_played);
+        let wake = earliest(session.request(pair, now), session.playout_wake());
         pair.app_wake_at = wake;
         if !pair.step() && pair.app_wake_at.is_none_or(|w| w <= pair.now) {
-            reason = "error";
-            ev.push(json!({"t_ns": now_ns(pair), "event": "error",
+            session
+                .ev
+                .push(json!({"t_ns": pair.now.as_nanos(), "event": "error",
                            "message": "simulation went idle before the video ended"}));
-            break;
+            break ("error", None);
         }
-        if pair.now < wake.unwrap_or(pair.now) && pair.app_wake_at.is_some() {
-            // step() stopped at the application timer or earlier; nothing else to do.
-        }
-    }
-    let now = pair.now;
-    if let Some(s0) = stall_start {
-        let ms = (now - s0).as_secs_f64() * 1e3;
-        ev.push(
-            json!({"t_ns": now_ns(pair), "event": "stall", "start_t_ns": s0.as_nanos(),
-            "end_t_ns": now_ns(pair), "duration_ms": ms, "media_time_s": played_s, "open": true}),
-        );
-    }
-    let played = playing_since.map_or(played_s, |s| played_s + (now - s).as_secs_f64());
-    let mean_bitrate = if shown.is_empty() {
-        0.0
-    } else {
-        shown
-            .iter()
-            .map(|(_, r)| ladder.reps[*r].bitrate_bps)
-            .sum::<f64>()
-            / shown.len() as f64
     };
-    ev.push(
-        json!({"t_ns": now_ns(pair), "event": "summary", "ended": reason == "ended",
-        "reason": reason, "startup_delay_ms": startup_ms, "stalls": stalls,
-        "stall_total_ms": stall_total_ms, "stall_max_ms": stall_max_ms, "dropped_frames": 0,
-        "total_frames": (played * 30.0) as u64, "mean_bitrate_bps": mean_bitrate,
-        "quality_switches": switches, "played_s": played.min(content_s),
-        "decode_stalls": 0, "decode_stall_total_ms": 0.0, "decode_overload_frames": 0,
-        "error": error}),
-    );
-    ev
+    session.finish(pair.now, reason, error)
 }
 
 #[cfg(test)]

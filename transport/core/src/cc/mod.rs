@@ -65,6 +65,7 @@ pub mod hmptcp;
 pub mod lia;
 pub mod mpcubic;
 pub mod olia;
+pub mod per_rtt;
 pub mod rate;
 pub mod registry;
 pub mod reno;

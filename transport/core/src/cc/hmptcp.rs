@@ -12,6 +12,7 @@
 //! ```
 //! ω_l defaults to 1/S and is set per path with `weight.<path>=ω` (see `cc/wmptcp.rs`).
 //! The stats record, per subflow, the increase per RTT in force and which half gave it.
+//! Runs on the family's machine (`cc/per_rtt.rs`) as EMPTCP and WMPTCP do.
 //!
 //! # Choices where the paper is silent
 //! * "Which half won" is decided per ACK; a tie counts as EMPTCP.
@@ -21,20 +22,14 @@
 //! A. Singhal, X. Wang, Z. Wang, H. Che, H. Jiang, "Hybrid Multipath Congestion Control"
 //! (eqs. 3-5). Page: `docs/algorithms/hmptcp.md`.
 
-use super::coupled::{is_member, view_of};
-use super::emptcp::{self, WindowRtt};
-use super::reno::{Reno, RenoRule};
-use super::window::{Increase, WindowConfig, WindowRule, WindowView, per_rtt_increase};
-use super::wmptcp::{self, PathWeights};
-use super::{
-    AckEvent, CcConfig, CcPhase, CcSnapshot, CongestionController, CongestionEvent, PerSubflowCc,
-    RegistryError, SubflowCc, SubflowCcView, SubflowSlots, delegate_to_subflow_cc,
-};
-use crate::units::{Bandwidth, Instant, SubflowId};
+use super::emptcp;
+use super::per_rtt::{PerRttCc, PerRttRule, WindowRtt};
+use super::{CcConfig, CongestionController, RegistryError};
 
-/// Which rule gave H-MPTCP's increase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which rule gave H-MPTCP's increase (EMPTCP until a congestion-avoidance increase says).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Half {
+    #[default]
     Emptcp,
     Wmptcp,
 }
@@ -59,184 +54,38 @@ pub fn increase_per_rtt(own: WindowRtt, all: &[WindowRtt], weight: f64) -> (f64,
     }
 }
 
+/// H-MPTCP as a rule of the family's machine (`cc/per_rtt.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HmptcpRule;
+
+impl PerRttRule for HmptcpRule {
+    type Choice = Half;
+    fn name(&self) -> &'static str {
+        "hmptcp"
+    }
+    fn increase_per_rtt(&self, own: WindowRtt, all: &[WindowRtt], weight: f64) -> (f64, Half) {
+        increase_per_rtt(own, all, weight)
+    }
+    fn extra(&self, half: Half, out: &mut Vec<(&'static str, f64)>) {
+        // 0 = EMPTCP's increase won, 1 = WMPTCP's.
+        out.push(("hmptcp_half", half.code()));
+    }
+}
+
+/// H-MPTCP's controller.
+pub type Hmptcp = PerRttCc<HmptcpRule>;
+
 /// Registry constructor of `hmptcp`.
 pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
-    Ok(Box::new(WeightedFamily::new(Family::Hybrid, cfg)?))
-}
-
-/// Which increase rule of the family runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// Semi-coupled: W_l/(τ_l Σ W_j/τ_j) per RTT.
-    Emptcp,
-    /// ω_l per RTT.
-    Wmptcp,
-    /// The larger of the two.
-    Hybrid,
-}
-
-impl Family {
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Emptcp => "emptcp",
-            Family::Wmptcp => "wmptcp",
-            Family::Hybrid => "hmptcp",
-        }
-    }
-}
-
-/// Per-subflow state: the base window machine with Reno's rule (slow start, the halving,
-/// RTO and idle restart), the path name and what the last congestion-avoidance ACK used (for
-/// the stats).
-struct Sub {
-    reno: Reno,
-    name: Option<String>,
-    last_dw_per_rtt: f64,
-    last_half: Half,
-    last_weight: f64,
-}
-
-/// EMPTCP, WMPTCP and H-MPTCP on the base window machine: slow start, fast recovery (the
-/// Reno halving), RTO and idle restart are the machine's; only the congestion-avoidance
-/// increase differs. Implemented directly (not through the generic coupled plumbing)
-/// because WMPTCP's weights are keyed on path names.
-pub struct WeightedFamily {
-    family: Family,
-    weights: PathWeights,
-    window_cfg: WindowConfig,
-    subs: SubflowSlots<Sub>,
-}
-
-/// The congestion-avoidance rule for one ACK: `dw_per_rtt` packets per window of ACKs.
-struct PerRttRule {
-    dw_per_rtt: f64,
-}
-
-impl WindowRule for PerRttRule {
-    fn increase(&mut self, w: &WindowView, _ack: &AckEvent, acked_bytes: u64) -> Increase {
-        per_rtt_increase(self.dw_per_rtt, w, acked_bytes)
-    }
-}
-
-impl WeightedFamily {
-    /// Validates the window machine's options and the weights (`weight`, `weight.<path>`).
-    pub fn new(family: Family, cfg: &CcConfig) -> Result<WeightedFamily, RegistryError> {
-        Ok(WeightedFamily {
-            family,
-            weights: PathWeights::from_cc_config(cfg)?,
-            window_cfg: WindowConfig::from_cc_config(cfg, cfg.mss_bytes)?,
-            subs: SubflowSlots::new(family.name()),
-        })
-    }
-
-    /// (W packets, τ seconds) of every member (established, with an RTT sample).
-    fn members(&self, views: &[SubflowCcView]) -> Vec<(SubflowId, WindowRtt)> {
-        self.subs
-            .iter()
-            .filter(|(id, _)| is_member(views, *id))
-            .map(|(id, s)| {
-                let window = &s.reno.window;
-                let mss = window.config().mss_bytes as f64;
-                let rtt = view_of(views, id).map_or(0.0, |v| v.srtt.as_secs_f64());
-                (
-                    id,
-                    WindowRtt {
-                        w_pkts: window.cwnd_bytes() as f64 / mss,
-                        rtt_s: rtt,
-                    },
-                )
-            })
-            .collect()
-    }
-
-    /// Increase per RTT (packets), the half that gave it, and the weight, for subflow `sf`.
-    fn increase_for(&self, sf: SubflowId, views: &[SubflowCcView]) -> (f64, Half, f64) {
-        let members = self.members(views);
-        let all: Vec<WindowRtt> = members.iter().map(|m| m.1).collect();
-        let weight = self
-            .weights
-            .weight(self.subs.get(sf).name.as_deref(), members.len().max(1));
-        let Some(own) = members.iter().find(|m| m.0 == sf).map(|m| m.1) else {
-            // Not a member yet (no RTT sample): Reno, as with one subflow.
-            return (1.0, Half::Emptcp, weight);
-        };
-        let (dw, half) = match self.family {
-            Family::Emptcp => (emptcp::increase_per_rtt(own, &all), Half::Emptcp),
-            Family::Wmptcp => (wmptcp::increase_per_rtt(weight), Half::Wmptcp),
-            Family::Hybrid => increase_per_rtt(own, &all, weight),
-        };
-        (dw, half, weight)
-    }
-}
-
-impl PerSubflowCc for WeightedFamily {
-    type Cc = Reno;
-    fn subflow_cc(&self, sf: SubflowId) -> &Reno {
-        &self.subs.get(sf).reno
-    }
-    fn subflow_cc_mut(&mut self, sf: SubflowId) -> &mut Reno {
-        &mut self.subs.get_mut(sf).reno
-    }
-}
-
-impl CongestionController for WeightedFamily {
-    fn name(&self) -> &'static str {
-        self.family.name()
-    }
-    fn add_subflow(&mut self, sf: SubflowId, _now: Instant, mss: u64) {
-        let window_cfg = WindowConfig {
-            mss_bytes: mss,
-            ..self.window_cfg
-        };
-        let sub = Sub {
-            reno: Reno::new(window_cfg, RenoRule),
-            name: None,
-            last_dw_per_rtt: 1.0,
-            last_half: Half::Emptcp,
-            last_weight: 1.0,
-        };
-        self.subs.insert(sf, sub);
-    }
-    fn set_subflow_name(&mut self, sf: SubflowId, name: &str) {
-        if let Some(s) = self.subs.find_mut(sf) {
-            s.name = Some(name.to_string());
-        }
-    }
-    fn remove_subflow(&mut self, sf: SubflowId) {
-        self.subs.remove(sf);
-    }
-    fn on_ack(&mut self, sf: SubflowId, ack: &AckEvent, views: &[SubflowCcView]) {
-        let (dw, half, weight) = self.increase_for(sf, views);
-        let s = self.subs.get_mut(sf);
-        s.last_weight = weight;
-        let before = s.reno.window.cwnd_bytes();
-        let in_ca = !s.reno.window.in_slow_start();
-        s.reno
-            .window
-            .on_ack(ack, &mut PerRttRule { dw_per_rtt: dw });
-        if in_ca && s.reno.window.cwnd_bytes() >= before {
-            s.last_dw_per_rtt = dw;
-            s.last_half = half;
-        }
-    }
-    fn snapshot(&self, sf: SubflowId) -> CcSnapshot {
-        let s = self.subs.get(sf);
-        let mut snap = s.reno.snapshot();
-        snap.extra.push(("dw_per_rtt_pkts", s.last_dw_per_rtt));
-        snap.extra.push(("weight", s.last_weight));
-        if self.family == Family::Hybrid {
-            // 0 = EMPTCP's increase won, 1 = WMPTCP's.
-            snap.extra.push(("hmptcp_half", s.last_half.code()));
-        }
-        snap
-    }
-    delegate_to_subflow_cc!();
+    Ok(Box::new(Hmptcp::new(HmptcpRule, cfg)?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::SubflowCcView;
     use crate::cc::coupled::testkit::{MSS, ack, force_ca, side_by_side_with_reno, view};
+    use crate::units::{Instant, SubflowId};
 
     /// Acks `n` single packets on subflow `sf`; returns the cwnd (packets) after each.
     fn ack_n(

@@ -22,12 +22,9 @@
 //! (eq. 1; the paper takes semi-coupled from Peng et al., "Multipath TCP: Analysis, Design,
 //! and Implementation", IEEE/ACM ToN 2016, as its EMPTCP). Page: `docs/algorithms/hmptcp.md`.
 
-/// One subflow's window (packets) and RTT (seconds), as the coupled rule sees it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WindowRtt {
-    pub w_pkts: f64,
-    pub rtt_s: f64,
-}
+pub use super::per_rtt::WindowRtt;
+use super::per_rtt::{PerRttCc, PerRttRule};
+use super::{CcConfig, CongestionController, RegistryError};
 
 /// The worked example of `docs/algorithms/hmptcp.md`: W = (20, 10) packets, τ = (50, 100) ms
 /// (unit tests of EMPTCP and H-MPTCP).
@@ -61,14 +58,26 @@ pub fn increase_per_rtt(own: WindowRtt, all: &[WindowRtt]) -> f64 {
     own.w_pkts / (own.rtt_s * total)
 }
 
-/// Registry constructor of `emptcp` (the controller is shared with H-MPTCP, `cc/hmptcp.rs`).
-pub fn build(
-    cfg: &super::CcConfig,
-) -> Result<Box<dyn super::CongestionController>, super::RegistryError> {
-    Ok(Box::new(super::hmptcp::WeightedFamily::new(
-        super::hmptcp::Family::Emptcp,
-        cfg,
-    )?))
+/// EMPTCP as a rule of the family's machine (`cc/per_rtt.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmptcpRule;
+
+impl PerRttRule for EmptcpRule {
+    type Choice = ();
+    fn name(&self) -> &'static str {
+        "emptcp"
+    }
+    fn increase_per_rtt(&self, own: WindowRtt, all: &[WindowRtt], _weight: f64) -> (f64, ()) {
+        (increase_per_rtt(own, all), ())
+    }
+}
+
+/// EMPTCP's controller.
+pub type Emptcp = PerRttCc<EmptcpRule>;
+
+/// Registry constructor of `emptcp`.
+pub fn build(cfg: &CcConfig) -> Result<Box<dyn CongestionController>, RegistryError> {
+    Ok(Box::new(Emptcp::new(EmptcpRule, cfg)?))
 }
 
 #[cfg(test)]
