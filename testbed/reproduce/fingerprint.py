@@ -25,6 +25,8 @@ COMMON_INPUTS = (
     "Cargo.lock",
     "Cargo.toml",
     "transport/Cargo.toml",
+    "transport/core/Cargo.toml",
+    "transport/core/src/**/*.rs",
     "transport/src/**/*.rs",
     "transport/tests/**/*.rs",
     "emulator/Cargo.toml",
