@@ -205,7 +205,7 @@ def test_the_emulated_cross_check_calls_the_benchmark_harness_as_it_is() -> None
     params = list(inspect.signature(bulk.run_user).parameters)
     assert params[:8] == ["topo", "workdir", "t0", "cc", "sched", "paths", "nbytes", "tag"]
     wifi, lte = crosscheck.CROSSCHECKS["seed001"][1][0].bench_links()
-    assert "queue = { bytes = 625000 }" in wifi
+    assert "queue = { bytes = 1250000 }" in wifi
     assert 'loss = { model = "bernoulli", p = 1e-05 }' in lte
 
 
