@@ -129,7 +129,11 @@ struct Cli {
     duration_s: Option<f64>,
     /// With --duration-s: the start-up interval goodput_bps leaves out, seconds (below
     /// --duration-s).
-    #[arg(long = "measure-from-s", default_value_t = 0.0, requires = "duration_s")]
+    #[arg(
+        long = "measure-from-s",
+        default_value_t = 0.0,
+        requires = "duration_s"
+    )]
     measure_from_s: f64,
     /// With --duration-s: also report each path's acknowledged rate per bin of this many
     /// seconds (acked_bps_per_bin_per_path), for traffic that moves between paths.
@@ -274,16 +278,12 @@ fn main() -> ExitCode {
         Some(d) if d.is_finite() && d > 0.0 && d <= 3600.0 => {
             let m = cli.measure_from_s;
             if !(m.is_finite() && m >= 0.0 && m < d) {
-                eprintln!(
-                    "mpsim: --measure-from-s {m}: need 0 ≤ seconds < --duration-s ({d})"
-                );
+                eprintln!("mpsim: --measure-from-s {m}: need 0 ≤ seconds < --duration-s ({d})");
                 return ExitCode::from(2);
             }
             let bin = match cli.bin_s {
                 None => None,
-                Some(b) if b.is_finite() && b >= 0.01 && b <= d => {
-                    Some(Duration::from_secs_f64(b))
-                }
+                Some(b) if b.is_finite() && b >= 0.01 && b <= d => Some(Duration::from_secs_f64(b)),
                 Some(b) => {
                     eprintln!("mpsim: --bin-s {b}: need 0.01 ≤ seconds ≤ --duration-s ({d})");
                     return ExitCode::from(2);
@@ -474,8 +474,10 @@ fn main() -> ExitCode {
                 .acked_bytes_per_bin_per_path
                 .iter()
                 .map(|(name, bins)| {
-                    let bps: Vec<f64> =
-                        bins.iter().map(|b| (*b as f64 * 8.0 / bin_s).round()).collect();
+                    let bps: Vec<f64> = bins
+                        .iter()
+                        .map(|b| (*b as f64 * 8.0 / bin_s).round())
+                        .collect();
                     (name.clone(), serde_json::json!(bps))
                 })
                 .collect();

@@ -19,7 +19,7 @@ pub use app_limited::{AppLimitedResult, AppLimitedSpec, run_app_limited};
 pub use emulated_link::{Link, LinkCounters, LinkSpec};
 pub use endpoint::per_path;
 pub use net::{BulkPump, FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared_bottleneck};
-pub use timed::{TimedResult, TimedSpec, run_timed};
 pub use pair::{
     DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,
 };
+pub use timed::{TimedResult, TimedSpec, run_timed};

@@ -53,7 +53,11 @@ fn acked_per_path(pair: &Pair) -> Vec<(String, u64)> {
 }
 
 /// Runs the timed transfer on `pair`; `hook` runs before every step (traces, link changes).
-pub fn run_timed(pair: &mut Pair, spec: &TimedSpec, mut hook: impl FnMut(&mut Pair)) -> TimedResult {
+pub fn run_timed(
+    pair: &mut Pair,
+    spec: &TimedSpec,
+    mut hook: impl FnMut(&mut Pair),
+) -> TimedResult {
     assert!(
         spec.measure_from < spec.duration,
         "TimedSpec: measure_from {:?} must be below duration {:?}",
@@ -103,11 +107,15 @@ pub fn run_timed(pair: &mut Pair, spec: &TimedSpec, mut hook: impl FnMut(&mut Pa
     if spec.bin.is_some() {
         at_bins.push(acked_per_path(pair)); // the run's end closes the last bin
     }
-    let (read_before, acked_before) = at_measure.unwrap_or_else(|| (read_total, acked_per_path(pair)));
+    let (read_before, acked_before) =
+        at_measure.unwrap_or_else(|| (read_total, acked_per_path(pair)));
     let acked_measured = acked_per_path(pair)
         .into_iter()
         .map(|(name, after)| {
-            let before = acked_before.iter().find(|(n, _)| *n == name).map_or(0, |x| x.1);
+            let before = acked_before
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(0, |x| x.1);
             (name, after - before)
         })
         .collect();
