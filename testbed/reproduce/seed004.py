@@ -259,7 +259,10 @@ states (which scheme is ahead, where the traffic goes), not its absolute figures
             combine([away, back, even]),
             f"{FIG10_S} s runs; rule: the share lower during the cross traffic than before it and higher after it than during "
             "(95 % intervals of the paired differences), and in the last 5 s inside 0.5 ± 0.1 (90 % interval, 'the same traffic': ours); combined. "
-            "The paper's LIA and MPCubic curves (LIA slow to move back, MPCubic's RTO) are not run here",
+            "HBDP keeps both links full here (path 2 at its 20 Mbit/s throughout, see Figures), so its 'transfer' is path 1 "
+            "giving up what the cross traffic takes, not path 2 taking more; with the links full every seed gives the same "
+            "shares, so the intervals have no width. The paper's LIA and MPCubic curves (LIA slow to move back, MPCubic's RTO) "
+            "are not run here",
         )
     )
 
