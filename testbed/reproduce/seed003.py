@@ -4,33 +4,50 @@ figures."""
 
 from __future__ import annotations
 
+import math
+import statistics
+
+from metrics.verdict import Verdict, check_band, check_direction, combine
 from testbed.reproduce.base import (
     NOT_REPRODUCED,
-    PARTLY,
     REPRODUCED,
+    TESTBED_CHECK,
     Claim,
     Page,
     Runner,
-    median,
-    passfail,
     values,
 )
 from testbed.reproduce.crosscheck import crosscheck_section
 
-DEFAULT_REPS = 3
+# Seeds of every simulated point (cases 1 and 2, pricing, case 3), `--reps` changes it.
+DEFAULT_REPS = 10
+# Simulated seconds of a case-1/2 or pricing run (rates over the last three quarters).
+RATES_RUN_S = 20
+# The paper's theoretical rates (x11, x12, x2), Mbit/s.
+PAPER = {
+    (1, "emptcp"): (1024.0, 0.0, 1024.0),
+    (1, "wmptcp"): (1024.0, 341.0, 683.0),
+    (1, "hmptcp"): (1024.0, 341.0, 683.0),
+    (2, "emptcp"): (8.0, 508.0, 516.0),
+    (2, "hmptcp"): (8.0, 508.0, 516.0),
+    (2, "wmptcp"): (8.0, 341.0, 683.0),
+}
+BEST_SINGLE_PATH = {1: 1024.0, 2: 512.0}
 
 # --- seed 003 --------------------------------------------------------------------------------
 
 
-def _rates_line(v: dict) -> str:
-    opts = "" if v.get("opts") in ("[]", None) else f" {v['opts']}"
-    return f"{v['cc']}{opts}: x11 {v['x11']:.1f}, x12 {v['x12']:.1f}, x2 {v['x2']:.1f} (x1 {v['x11'] + v['x12']:.1f})"
+def _band10(samples: list[float], want: float, c2: float = 1024.0) -> Verdict:
+    """The paper's rate within 10 % (a rate the paper puts at 0: within 10 % of C2)."""
+    tol = 0.10 * want if want > 0 else 0.10 * c2
+    return check_band(samples, max(0.0, want - tol), want + tol)
 
 
-def _medians_line(v: dict) -> str:
+def _mean_line(label: str, runs: list[dict]) -> str:
+    m = {k: statistics.mean(v[k] for v in runs) for k in ("x11", "x12", "x2")}
     return (
-        f"case {v['case']} {v['cc']}: x11 {v['x11']:.1f}, x12 {v['x12']:.1f}, x2 {v['x2']:.1f} "
-        f"(x1 {v['x11'] + v['x12']:.1f}; medians of seeds {', '.join(map(str, v['seeds']))})"
+        f"{label}: x11 {m['x11']:.1f}, x12 {m['x12']:.1f}, x2 {m['x2']:.1f} "
+        f"(x1 {m['x11'] + m['x12']:.1f}; means over {len(runs)} seeds)"
     )
 
 
@@ -55,37 +72,74 @@ def transition_s(v: dict) -> float:
     return float("nan")
 
 
+def _sweep(r: Runner, case: int, ccs: str, seeds: str, opts: str = "") -> list[dict]:
+    """One `sweep` run of seed003_rates.rs: every (cc, seed) of `case`, with the 0-1 ms ACK
+    jitter, RATES_RUN_S simulated seconds each; its per-run figures."""
+    env = {
+        "SEED003_SWEEP_CASES": str(case),
+        "SEED003_SWEEP_CCS": ccs,
+        "SEED003_SWEEP_SEEDS": seeds,
+        "SEED003_SWEEP_JITTER_MS": "1",
+        "SEED003_SWEEP_SECS": str(RATES_RUN_S),
+    }
+    if opts:
+        env["SEED003_SWEEP_OPTS"] = opts
+    _, figures = r.cargo_test("seed003_rates", "sweep", ignored=True, env=env)
+    return values(figures, "seed003_rates")
+
+
+def _by_cc(runs: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for v in sorted(runs, key=lambda v: v["seed"]):
+        out.setdefault(v["cc"], []).append(v)
+    return out
+
+
+def _x1(runs: list[dict]) -> list[float]:
+    return [v["x11"] + v["x12"] for v in runs]
+
+
 def build(r: Runner) -> Page:
     reps = r.opts.reps_or(DEFAULT_REPS)
+    seeds = ",".join(str(s) for s in range(1, reps + 1))
     page = Page(
         "seed003",
         "H-MPTCP rate allocation and pricing (seed 003)",
-        """The paper's two-source topology (S1: one Reno flow x2 sharing link C2 with the
+        f"""The paper's two-source topology (S1: one Reno flow x2 sharing link C2 with the
 MPTCP subflow x12; the MPTCP subflow x11 alone on C1), in the simulator
 (`transport/tests/seed003_rates.rs` for cases 1, 2 and the pricing weight,
 `transport/tests/seed003_case3.rs` for case 3), rates in the paper's units (Mbit/s; the
-simulation runs every rate divided by 16). The tests assert the paper's case-2 rates under
-EMPTCP and H-MPTCP within 10 % and the case-1 and case-3 properties; the 10 % bar for the
-other rates (case 1, case 2 under WMPTCP) is kept as ignored tests, run here and reported as
-they come out. The figures are the tests' JSON output.""",
+simulation runs every rate divided by 16). Cases 1 and 2 and the pricing runs last
+{RATES_RUN_S} s each, rates measured over their last three quarters; case 3 runs the paper's
+20 s. Every ACK link adds a random 0–1 ms, so that the seeds differ (without it the drop-tail
+queue's phase decides who loses and every seed is the same run). The figures are the tests'
+JSON output; every verdict comes from the per-seed values (metrics/verdict.py).""",
     )
     page.reps_note = (
-        f"Repetitions: cases 1 and 2 are medians over seeds 1-5 and the pricing run over seeds "
-        f"1-3 (the tests' own; a 0-1 ms ACK jitter makes the seeds differ); case 3 runs "
-        f"{reps} seed(s) (`--reps`, seeds 7, 8, ...), its transition times are the median."
+        f"Repetitions: {reps} seeds (1–{reps}) for every point: cases 1 and 2 per CC, the pricing "
+        "pair (paired by seed with case 1's H-MPTCP runs) and case 3 per CC."
     )
     page.open_params = [
         ("RTT", "20 ms on every path (10 ms one way)", "paper does not give it"),
-        ("queues", "drop-tail, one BDP", "paper does not give them"),
+        (
+            "queues",
+            "drop-tail, one BDP",
+            "paper does not give them; the docs' sensitivity table (docs/algorithms/hmptcp.md, `SEED003_QUEUE_BDP=3`) has 3 BDP",
+        ),
         (
             "loss synchrony",
             "drop-tail queues (losses not forced synchronous)",
-            "341/683 split assumes synchronised losses; independent losses give ≈424",
+            "the paper's theoretical rates assume synchronised losses; the model check below gives them under that assumption, and independent losses give x12 ≈ 424 instead of 341 (WMPTCP)",
         ),
         (
             "ACK timing",
-            "0-1 ms random on every ACK link (cases 1, 2, pricing)",
+            "0-1 ms random on every ACK link",
             "without it the drop-tail phase decides which flow loses and seeds do not differ",
+        ),
+        (
+            "run length (cases 1, 2, pricing)",
+            f"{RATES_RUN_S} s, rates over the last {RATES_RUN_S * 3 // 4} s",
+            "the paper shows 10 s of each case and says every flow reaches its stable rate quickly",
         ),
         ("metered-path weight", "x12 weight 0.1 vs default 0.5", "paper: a price, no number"),
         (
@@ -99,99 +153,152 @@ they come out. The figures are the tests' JSON output.""",
             "the paper reads it off Fig. 5; 250 ms bins",
         ),
     ]
-    # Cases 1 and 2: medians over seeds 1-5 with a 0-1 ms ACK jitter (see the test file).
-    ok2, f2 = r.cargo_test("seed003_rates", "case2_emptcp_and_hmptcp")
+    case1 = _by_cc(_sweep(r, 1, "emptcp,lia,balia,wmptcp,hmptcp", seeds))
+    case2 = _by_cc(_sweep(r, 2, "emptcp,wmptcp,hmptcp", seeds))
+    priced = _by_cc(_sweep(r, 1, "hmptcp", seeds, "weight.x12=0.1")).get("hmptcp", [])
+
+    # Case 1 as the paper states it (Fig. 3f): EMPTCP, LIA and BALIA close to the best single
+    # path (1024); WMPTCP and H-MPTCP above it.
+    parts = []
+    lines = []
+    for cc in ("emptcp", "lia", "balia"):
+        v = check_band(_x1(case1.get(cc, [])), 0.9 * 1024, 1.1 * 1024)
+        parts.append(v)
+        lines.append(f"{cc} x1 within 10 % of 1024: {v.text()}")
+    for cc in ("wmptcp", "hmptcp"):
+        x1 = _x1(case1.get(cc, []))
+        v = check_direction(x1, [1024.0] * len(x1), "higher", paired=True)
+        parts.append(v)
+        lines.append(f"{cc} x1 − 1024: {v.text()}")
     page.claims.append(
         Claim(
-            "Case 2 (C1=8, C2=1024): EMPTCP/H-MPTCP rates within 10 %",
-            "x11=8, x12=508, x2=516 (EMPTCP = H-MPTCP)",
-            "<br>".join(_medians_line(v) for v in values(f2, "seed003_medians"))
-            + f"<br>all three rates within 10 %: {passfail(ok2)}",
-            REPRODUCED if ok2 else NOT_REPRODUCED,
-            "tolerance 10 % is the issue's; synchronised and independent losses give the same "
-            "rates here (x1 = x2 either way), which is why this point reproduces",
+            "Case 1 (C1 = C2 = 1024): EMPTCP, LIA and BALIA stay close to the best single path; WMPTCP and H-MPTCP exceed it",
+            "Fig. 3f: EMPTCP, LIA, BALIA 'just achieve close to' 1024 Mbit/s; WMPTCP/H-MPTCP 'higher ... than the best single flow rate' (theory 1365)",
+            "<br>".join([*(_mean_line(cc, rs) for cc, rs in case1.items()), *lines]),
+            combine(parts),
+            "rule: EMPTCP/LIA/BALIA x1 inside 1024 ± 10 % (90 % interval; 'close to' read as ±10 %), "
+            "WMPTCP/H-MPTCP x1 above 1024 (95 % interval of x1 − 1024); combined. EMPTCP, LIA and "
+            "BALIA exceed 1024 here because the simulator's drop-tail queue loses at a common "
+            "per-packet rate: with independent losses x12 keeps a share of C2 (EMPTCP x12 ≈ 300), "
+            "where the paper's synchronised losses give it 0 (the model check below)",
         )
     )
-    okw2, fw2 = r.cargo_test("seed003_rates", "case2_wmptcp_gives", ignored=True)
-    page.claims.append(
-        Claim(
-            "Case 2: WMPTCP rates within 10 %",
-            "x11=8, x12=341, x2=683",
-            "<br>".join(_medians_line(v) for v in values(fw2, "seed003_medians"))
-            + f"<br>within 10 %: {passfail(okw2)}",
-            REPRODUCED if okw2 else NOT_REPRODUCED,
-            "341/683 is the split of synchronised losses (ω : 1); the simulator's drop-tail "
-            "queue loses at an equal per-packet rate, which gives √ω : 1 (x12 ≈ 424). Ignored "
-            "test with the 10 % bar",
-        )
-    )
-    okh, fh = r.cargo_test("seed003_rates", "case2_hmptcp_does_at_least")
-    page.claims.append(
-        Claim(
-            "Case 2: H-MPTCP does at least as well as the better of EMPTCP and WMPTCP",
-            "H-MPTCP = EMPTCP in case 2",
-            "<br>".join(_medians_line(v) for v in values(fh, "seed003_medians"))
-            + f"<br>H-MPTCP's x1 ≥ 0.9 × the better half's: {passfail(okh)}",
-            REPRODUCED if okh else NOT_REPRODUCED,
-            "0.9 is this testbed's tolerance. A single jitter-free run measured 0.876 (the "
-            "drop-tail phase); the medians over 5 seeds with jitter do not show it",
-        )
-    )
-    ok1, f1 = r.cargo_test("seed003_rates", "case1_every_variant")
-    page.claims.append(
-        Claim(
-            "Case 1 (C1=C2=1024): every variant beats the best single path; x11 ≈ 1024",
-            "x11 = 1024; x1 = 1024 (EMPTCP, the best single path) and ≈ 1365 (WMPTCP = H-MPTCP)",
-            "<br>".join(_medians_line(v) for v in values(f1, "seed003_medians"))
-            + f"<br>assertions (x11 within 10 % of 1024, x1 > 1024, H-MPTCP x1 ≥ 0.9 × "
-            f"the better half's): {passfail(ok1)}",
-            REPRODUCED if ok1 else NOT_REPRODUCED,
-            "the paper's conclusions for case 1, not its rates (next row)",
-        )
-    )
-    okr1, _ = r.cargo_test("seed003_rates", "case1_gives", ignored=True)
+    rate_parts = [
+        (cc, name, _band10([v[name] for v in case1.get(cc, [])], PAPER[(1, cc)][i]))
+        for cc in ("emptcp", "wmptcp", "hmptcp")
+        for i, name in enumerate(("x11", "x12", "x2"))
+    ]
     page.claims.append(
         Claim(
             "Case 1: the rates within 10 %",
-            "EMPTCP x12=0, x2=1024; WMPTCP and H-MPTCP x12=341, x2=683",
-            f"medians as in the row above; within 10 % (0 within 10 % of C2): {passfail(okr1)}",
-            REPRODUCED if okr1 else NOT_REPRODUCED,
-            "the paper's values are those of synchronised losses; independent losses give "
-            "EMPTCP x12=341/x2=683 and WMPTCP x12≈424/x2≈600, which is where the simulator "
-            "sits. Ignored test with the 10 % bar",
+            "EMPTCP x11 = 1024, x12 = 0, x2 = 1024; WMPTCP and H-MPTCP x12 = 341, x2 = 683 (Section V)",
+            "<br>".join(f"{cc} {name}: {v.text()}" for cc, name, v in rate_parts),
+            combine(v for _, _, v in rate_parts),
+            "rule: each rate's 90 % interval inside the paper's value ± 10 % (0: within 10 % of C2); combined. "
+            "The paper's values are those of synchronised losses (model check below)",
         )
     )
-    okm, fm = r.cargo_test("seed003_rates", "under_synchronised_losses")
+    c2_parts = {
+        cc: [
+            _band10([v[n] for v in case2.get(cc, [])], PAPER[(2, cc)][i])
+            for i, n in enumerate(("x11", "x12", "x2"))
+        ]
+        for cc in ("emptcp", "hmptcp", "wmptcp")
+    }
     page.claims.append(
         Claim(
-            "The paper's theoretical rates follow from its equations under synchronised losses",
-            "cases 1 and 2, all three CCs (the values above)",
-            "the implemented increase rules in a fluid model where every flow on a link "
-            f"halves at each overflow give them within 10 %: {passfail(okm)}",
-            REPRODUCED if okm else NOT_REPRODUCED,
-            "a model check, not the simulator: it shows the gap is the loss model, not the rules",
+            "Case 2 (C1 = 8, C2 = 1024): EMPTCP and H-MPTCP rates within 10 %",
+            "x11 = 8, x12 = 508, x2 = 516 (EMPTCP = H-MPTCP; Fig. 4)",
+            "<br>".join(
+                [_mean_line(cc, case2.get(cc, [])) for cc in ("emptcp", "hmptcp")]
+                + [
+                    f"{cc} {n}: {v.text()}"
+                    for cc in ("emptcp", "hmptcp")
+                    for n, v in zip(("x11", "x12", "x2"), c2_parts[cc], strict=True)
+                ]
+            ),
+            combine(c2_parts["emptcp"] + c2_parts["hmptcp"]),
+            "rule: each rate's 90 % interval inside the paper's value ± 10 %; combined. Synchronised and "
+            "independent losses give the same rates here (x1 = x2 either way)",
         )
     )
-    # Medians over seeds 1-3 with a 0-1 ms ACK jitter (see the test's comment).
-    okw, fw = r.cargo_test("seed003_rates", "a_path_weight")
-    runs = values(fw, "seed003_rates")
-    light = [v["x12"] for v in runs if "weight" in str(v.get("opts"))]
-    default = [v["x12"] for v in runs if "weight" not in str(v.get("opts"))]
-    shifted = bool(light and default) and median(light) < 0.9 * median(default)
+    page.claims.append(
+        Claim(
+            "Case 2: WMPTCP rates within 10 %",
+            "x11 = 8, x12 = 341, x2 = 683 (Fig. 4)",
+            "<br>".join(
+                [_mean_line("wmptcp", case2.get("wmptcp", []))]
+                + [
+                    f"{n}: {v.text()}"
+                    for n, v in zip(("x11", "x12", "x2"), c2_parts["wmptcp"], strict=True)
+                ]
+            ),
+            combine(c2_parts["wmptcp"]),
+            "341/683 is the split of synchronised losses (ω : 1); the simulator's drop-tail queue "
+            "loses at an equal per-packet rate, which gives √ω : 1 (x12 ≈ 424)",
+        )
+    )
+    for case, runs in ((1, case1), (2, case2)):
+        h, e, w = (_x1(runs.get(cc, [])) for cc in ("hmptcp", "emptcp", "wmptcp"))
+        ratio = [hx / max(ex, wx) for hx, ex, wx in zip(h, e, w, strict=False)]
+        page.claims.append(
+            Claim.decided(
+                f"Case {case}: H-MPTCP does as well as the better of EMPTCP and WMPTCP",
+                "Section V: H-MPTCP 'always achieves higher flow rate from EMPTCP and WMPTCP' ("
+                + ("= WMPTCP in case 1, Fig. 3e)" if case == 1 else "= EMPTCP in case 2, Fig. 4e)"),
+                check_band(ratio, 0.9, 1.1),
+                "per seed, H-MPTCP's x1 over the larger of EMPTCP's and WMPTCP's x1 at the same seed; "
+                "rule (ours): the ratio's 90 % interval inside 0.9–1.1",
+            )
+        )
+    # Pricing: the claim is H-MPTCP's (its weight), so it runs on `hmptcp`, paired by seed with
+    # case 1's default-weight H-MPTCP runs.
+    default = case1.get("hmptcp", [])
+    n = min(len(default), len(priced))
+    v12 = check_direction(
+        [v["x12"] for v in priced[:n]], [v["x12"] for v in default[:n]], "lower", paired=True
+    )
+    v2 = check_direction(
+        [v["x2"] for v in priced[:n]], [v["x2"] for v in default[:n]], "higher", paired=True
+    )
     page.claims.append(
         Claim(
             "Pricing incentive: a low H-MPTCP weight on the metered path shifts traffic off it",
-            "traffic moves off the priced path to the free one",
-            "<br>".join(_rates_line(v) for v in runs)
-            + f"<br>x12 < 0.9× default and x2 gains: {passfail(okw)}",
-            REPRODUCED if okw else (PARTLY if shifted else NOT_REPRODUCED),
-            "the paper gives no price → weight mapping; 0.1 is our choice. The ACK links add a "
-            "random 0-1 ms and the figures are medians over 3 seeds: without any jitter the "
-            "drop-tail phase decides who loses on C2 and the weight's effect vanishes behind it "
-            "(x12 422 vs 424)",
+            "Sections I, III: H-MPTCP's weight lets a user prefer the free path over the priced one (WMPTCP's price awareness, kept in H-MPTCP)",
+            "<br>".join(
+                [
+                    _mean_line("hmptcp weight.x12=0.1", priced),
+                    _mean_line("hmptcp default weight 0.5", default),
+                    f"x12 (weight 0.1 − default): {v12.text()}",
+                    f"x2 (weight 0.1 − default): {v2.text()}",
+                ]
+            ),
+            combine([v12, v2]),
+            "case 1 (C1 = C2 = 1024), paired by seed; rule: x12 lower and x2 higher with the low "
+            "weight (95 % intervals of the paired differences). Under H-MPTCP the increase is the "
+            "larger of EMPTCP's and ω, so a low ω only bites where EMPTCP's own increase on x12 is "
+            "below ω; the paper gives no price → weight mapping (0.1 is ours)",
         )
     )
-    seeds = ",".join(str(7 + i) for i in range(reps))
+    # The model check: deterministic (no seeds), so no interval; its rule is a fixed 10 %.
+    okm, fm = r.cargo_test("seed003_rates", "under_synchronised_losses")
+    model = values(fm, "seed003_model")
+    page.claims.append(
+        Claim(
+            "The paper's theoretical rates follow from its equations under synchronised losses",
+            "a fluid model of the implemented increase rules where every flow on a link halves at each overflow: every rate of cases 1 and 2 within 10 % of the paper's (0: within 10 % of C2)",
+            "<br>".join(
+                f"case {v['case']} {v['cc']}: x11 {v['x11']:.1f}, x12 {v['x12']:.1f}, x2 {v['x2']:.1f} (paper {', '.join(f'{x:g}' for x in v['paper'])})"
+                for v in model
+            )
+            or "the model test produced no figures",
+            REPRODUCED if okm and model else NOT_REPRODUCED,
+            "a deterministic model (no random draws, so no seeds and no interval): the verdict is the "
+            "test's own 10 % assertion. It shows the gap between the simulator and the paper's "
+            "values is the loss model, not the increase rules",
+            kind=TESTBED_CHECK,
+        )
+    )
     ok3, f3 = r.cargo_test("seed003_case3", ignored=True, env={"SEED003_CASE3_SEEDS": seeds})
     page.claims += seed003_case3_claims(values(f3, "seed003_case3"), ok3)
     page.emulated = crosscheck_section("seed003", r, reps)
@@ -199,80 +306,123 @@ they come out. The figures are the tests' JSON output.""",
 
 
 def seed003_case3_claims(runs: list[dict], ok: bool) -> list[Claim]:
+    """Case 3's claims from the per-seed 250 ms bins of seed003_case3.rs (`ok`: the test's own
+    assertions passed, shown beside the verdicts)."""
     if not runs:
         return [
             Claim(
                 "Case 3 (x11's link 1024 → 8 → 1024 Mbit/s at 6 s and 13 s)",
-                "transition times EMPTCP 2 s, LIA/BALIA 3 s",
-                f"test produced no figures (test {passfail(ok)})",
+                "transition times EMPTCP 2 s, LIA/BALIA 3 s (Fig. 5)",
+                f"the test produced no figures (its assertions {'passed' if ok else 'failed'})",
                 NOT_REPRODUCED,
             )
         ]
     by_cc: dict[str, list[dict]] = {}
-    for v in runs:
+    for v in sorted(runs, key=lambda v: v["seed"]):
         by_cc.setdefault(v["cc"], []).append(v)
-    t = {cc: median([transition_s(v) for v in vs]) for cc, vs in by_cc.items()}
+    n_seeds = min(len(vs) for vs in by_cc.values())
 
-    def phase(cc: str, i: int, a: float, b: float) -> float:
-        key = ("x11", "x12", "x2")[i]
-        return median([_bin_mean(v[key], v["bin_s"], a, b) for v in by_cc.get(cc, [])])
+    def phase(cc: str, key: str, a: float, b: float) -> list[float]:
+        return [_bin_mean(v[key], v["bin_s"], a, b) for v in by_cc.get(cc, [])]
 
-    # A "transition" is only meaningful where x12 moves: less than 10 % between its 3-6 s and
-    # 10-13 s means counts as no shift.
-    moved = {
-        cc: abs(phase(cc, 1, 10, 13) - phase(cc, 1, 3, 6)) > 0.1 * phase(cc, 1, 3, 6)
-        for cc in by_cc
-    }
-    shown = "; ".join(
-        f"{cc} {t[cc]:.2f} s" if moved[cc] else f"{cc} no shift (x12 moves < 10 %)" for cc in by_cc
-    )
-    faster = bool(moved.get("emptcp")) and all(
-        moved.get(cc) and t.get("emptcp", float("nan")) < t.get(cc, float("nan"))
-        for cc in ("lia", "balia")
-    )
+    def trans(cc: str) -> list[float]:
+        return [transition_s(v) for v in by_cc.get(cc, [])]
+
+    def mean(xs: list[float]) -> float:
+        finite = [x for x in xs if math.isfinite(x)]
+        return statistics.mean(finite) if finite else float("nan")
+
     rates = "<br>".join(
-        f"{cc}: x11/x12/x2 over 3-6 s {phase(cc, 0, 3, 6):.0f}/{phase(cc, 1, 3, 6):.0f}/{phase(cc, 2, 3, 6):.0f}, over 10-13 s {phase(cc, 0, 10, 13):.0f}/{phase(cc, 1, 10, 13):.0f}/{phase(cc, 2, 10, 13):.0f}, over 17-20 s {phase(cc, 0, 17, 20):.0f}/{phase(cc, 1, 17, 20):.0f}/{phase(cc, 2, 17, 20):.0f}"
+        f"{cc}: x11/x12/x2 over 3-6 s {mean(phase(cc, 'x11', 3, 6)):.0f}/{mean(phase(cc, 'x12', 3, 6)):.0f}/{mean(phase(cc, 'x2', 3, 6)):.0f}, "
+        f"over 10-13 s {mean(phase(cc, 'x11', 10, 13)):.0f}/{mean(phase(cc, 'x12', 10, 13)):.0f}/{mean(phase(cc, 'x2', 10, 13)):.0f}, "
+        f"over 17-20 s {mean(phase(cc, 'x11', 17, 20)):.0f}/{mean(phase(cc, 'x12', 17, 20)):.0f}/{mean(phase(cc, 'x2', 17, 20)):.0f}"
         for cc in by_cc
     )
-    w_before, w_during = phase("wmptcp", 1, 3, 6), phase("wmptcp", 1, 10, 13)
-    rising = [
-        cc
-        for cc in ("emptcp", "lia", "balia")
-        if phase(cc, 1, 10, 13) > phase(cc, 1, 3, 6) and phase(cc, 2, 10, 13) < phase(cc, 2, 3, 6)
+    # x11 follows its link down (7-13 s within 10 % of 8), for every CC; H-MPTCP's x1 over the
+    # better half's over 10-13 s.
+    x11_parts = {cc: check_band(phase(cc, "x11", 7, 13), 7.2, 8.8) for cc in by_cc}
+    h_x1 = [
+        a + b
+        for a, b in zip(phase("hmptcp", "x11", 10, 13), phase("hmptcp", "x12", 10, 13), strict=True)
     ]
-    h_vs_e = abs(t.get("hmptcp", float("nan")) - t.get("emptcp", float("nan")))
+    better = [
+        max(a1 + a2, b1 + b2)
+        for a1, a2, b1, b2 in zip(
+            phase("emptcp", "x11", 10, 13), phase("emptcp", "x12", 10, 13),
+            phase("wmptcp", "x11", 10, 13), phase("wmptcp", "x12", 10, 13), strict=True,
+        )
+    ]  # fmt: skip
+    h_ratio = check_band([h / b for h, b in zip(h_x1, better, strict=False) if b > 0], 0.9, 1.1)
+    t = {cc: trans(cc) for cc in by_cc}
+    shown = "; ".join(
+        f"{cc} mean {mean(t[cc]):.2f} s ({sum(math.isfinite(x) for x in t[cc])} of {len(t[cc])} seeds reach it)"
+        for cc in by_cc
+    )
+    faster = {
+        cc: check_direction(t.get("emptcp", []), t.get(cc, []), "lower", paired=True)
+        for cc in ("lia", "balia")
+    }
+    similar = check_band(t.get("hmptcp", []), -0.5, 0.5, b=t.get("emptcp", []), paired=True)
+    w12 = [
+        d / b - 1
+        for b, d in zip(phase("wmptcp", "x12", 3, 6), phase("wmptcp", "x12", 10, 13), strict=True)
+        if b > 0
+    ]
+    w_flat = check_band(w12, -0.1, 0.1)
+    shifts = {
+        cc: (
+            check_direction(
+                phase(cc, "x12", 10, 13), phase(cc, "x12", 3, 6), "higher", paired=True
+            ),
+            check_direction(phase(cc, "x2", 10, 13), phase(cc, "x2", 3, 6), "lower", paired=True),
+        )
+        for cc in ("emptcp", "lia", "balia")
+    }
+    why_seeds = f"{n_seeds} seeds, paired by seed across CCs (each seed draws the same ACK jitter for every CC); "
     return [
         Claim(
             "Case 3: x11 drops to the new capacity at once; H-MPTCP does as well as the better of EMPTCP and WMPTCP (Fig. 5)",
             "x11 falls to 8 Mbit/s at about the same time in every protocol; H-MPTCP picks the higher of its halves",
             rates
-            + f"<br>assertions (x11 ≤ 8.8 from 7 s; H-MPTCP x1 ≥ 0.9 × the better half over 10-13 s): {passfail(ok)}",
-            REPRODUCED if ok else NOT_REPRODUCED,
-            "rates are medians over the seeds; the assertion thresholds are ours",
+            + "<br>"
+            + "<br>".join(f"{cc} x11 over 7-13 s: {v.text()}" for cc, v in x11_parts.items())
+            + f"<br>H-MPTCP x1 / better half's x1 over 10-13 s: {h_ratio.text()}",
+            combine([*x11_parts.values(), h_ratio]),
+            why_seeds
+            + "rule (ours): x11's mean over 7-13 s inside 8 ± 10 % for every CC, and H-MPTCP's x1 "
+            "over the better half's inside 0.9–1.1 (90 % intervals); combined. Rates: means over the seeds",
         ),
         Claim(
             "Case 3: EMPTCP reaches x12's new balanced rate faster than LIA and BALIA",
-            "EMPTCP ≈ 2 s (6 → 8 s), LIA and BALIA ≈ 3 s (6 → 9 s)",
-            f"transition time of x12: {shown}",
-            REPRODUCED if faster else NOT_REPRODUCED,
-            "rule: reproduced if EMPTCP's transition is shorter than both LIA's and BALIA's, each of them shifting x12 by more than 10 % (transition as defined under the open parameters). x12 swings by ±20 % over seconds in every variant here (Reno-like sawtooth at 1/16 scale), which blurs any transition; the paper's curves are smoother",
+            "EMPTCP ≈ 2 s (6 → 8 s), LIA and BALIA ≈ 3 s (6 → 9 s) (Fig. 5a-c)",
+            f"transition time of x12: {shown}<br>"
+            + "<br>".join(f"EMPTCP − {cc.upper()}: {v.text()}" for cc, v in faster.items()),
+            combine(faster.values()),
+            why_seeds
+            + "transition as defined under the open parameters (a seed whose x12 never comes "
+            "within 10 % of its new rate drops out of the pairs); rule: EMPTCP's transition shorter than "
+            "LIA's and than BALIA's (95 % interval of the paired difference); combined. x12 swings "
+            "by ±20 % over seconds in every variant here (Reno-like sawtooth at 1/16 scale), which blurs any transition",
         ),
-        Claim(
+        Claim.decided(
             "Case 3: H-MPTCP's transition is similar to EMPTCP's",
             "'similar as that in EMPTCP' (Fig. 5d)",
-            f"H-MPTCP and EMPTCP differ by {h_vs_e:.2f} s",
-            REPRODUCED if h_vs_e <= 0.5 else PARTLY if h_vs_e <= 1.0 else NOT_REPRODUCED,
-            "rule (ours): within 0.5 s reproduced, 1 s partly",
+            similar,
+            why_seeds
+            + "rule (ours): the 90 % interval of H-MPTCP's minus EMPTCP's transition time inside ±0.5 s",
         ),
         Claim(
             "Case 3: WMPTCP's x12 does not change; under EMPTCP, LIA and BALIA x12 rises and x2 falls",
-            "WMPTCP x12 unchanged (weight fixed); x12 up, x2 down for the coupled ones",
-            f"WMPTCP x12 {w_before:.0f} → {w_during:.0f}; x12 up and x2 down for: {', '.join(rising) or 'none'} (of emptcp, lia, balia)",
-            REPRODUCED
-            if abs(w_during - w_before) <= 0.1 * w_before and len(rising) == 3
-            else PARTLY
-            if len(rising) >= 2 or abs(w_during - w_before) <= 0.1 * w_before
-            else NOT_REPRODUCED,
-            "rule (ours): WMPTCP's x12 within 10 % across the drop and all three coupled variants shifting = reproduced; one of the two = partly",
+            "WMPTCP x12 unchanged (weight fixed); x12 up, x2 down for the coupled ones (Fig. 5)",
+            f"WMPTCP x12 (10-13 s over 3-6 s, − 1): {w_flat.text()}<br>"
+            + "<br>".join(
+                f"{cc}: x12 10-13 s − 3-6 s {a.text()}; x2 {b.text()}"
+                for cc, (a, b) in shifts.items()
+            ),
+            combine([w_flat, *(p for pair in shifts.values() for p in pair)]),
+            why_seeds
+            + "rule (ours): WMPTCP's relative change of x12 inside ±10 % (90 % interval); x12 "
+            "higher and x2 lower over 10-13 s than over 3-6 s for each coupled CC (95 % intervals of the paired "
+            "differences); combined",
         ),
     ]

@@ -33,7 +33,7 @@ from testbed.reproduce.base import (
     Page,
 )
 from testbed.reproduce.seed002_matrix import seed002_claims
-from testbed.reproduce.seed003 import transition_s
+from testbed.reproduce.seed003 import seed003_case3_claims, transition_s
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -198,6 +198,38 @@ def test_transition_time_is_when_x12_first_settles_near_its_new_rate() -> None:
     assert transition_s(v) == pytest.approx(1.5)
 
 
+def _case3_run(cc: str, seed: int, settle_s: float) -> dict:
+    """A synthetic case-3 run: x11 at 1000 then 8 during 6-13 s; x12 from 300 to 500 within
+    `settle_s` of the drop (WMPTCP's stays at 400); x2 the rest of C2."""
+    bin_s, x11, x12, x2 = 0.25, [], [], []
+    for i in range(80):
+        t = i * bin_s
+        x11.append(8.0 if 6 <= t < 13 else 1000.0)
+        if cc == "wmptcp":
+            b = 400.0
+        else:
+            b = 300.0 if t < 6 or t >= 13 else min(500.0, 300.0 + 200.0 * (t - 6) / settle_s)
+        x12.append(b + seed)  # the seeds differ a little
+        x2.append(1024.0 - b)
+    return {"cc": cc, "seed": seed, "bin_s": bin_s, "drop_at_s": 6.0, "back_at_s": 13.0,
+            "x11": x11, "x12": x12, "x2": x2}  # fmt: skip
+
+
+def test_case3_verdicts_come_from_the_seeds() -> None:
+    settle = {"emptcp": 1.0, "hmptcp": 1.0, "lia": 3.0, "balia": 3.0, "wmptcp": 1.0}
+    runs = [_case3_run(cc, s, settle[cc] + 0.1 * s) for cc in settle for s in range(1, 11)]
+    claims = {c.name.split(":")[1].strip()[:20]: c for c in seed003_case3_claims(runs, True)}
+    assert [c.verdict for c in claims.values()] == [REPRODUCED] * 4, [
+        c.ours for c in claims.values()
+    ]
+    assert "n = 10" in claims["EMPTCP reaches x12's"].ours
+    # LIA as fast as EMPTCP: the direction is no longer decided.
+    settle["lia"] = 1.0
+    runs = [_case3_run(cc, s, settle[cc] + 0.1 * s) for cc in settle for s in range(1, 11)]
+    faster = [c for c in seed003_case3_claims(runs, True) if "faster" in c.name][0]
+    assert faster.verdict == PARTLY, faster.ours
+
+
 def test_the_emulated_cross_check_calls_the_benchmark_harness_as_it_is() -> None:
     import inspect
 
@@ -205,7 +237,7 @@ def test_the_emulated_cross_check_calls_the_benchmark_harness_as_it_is() -> None
     params = list(inspect.signature(bulk.run_user).parameters)
     assert params[:8] == ["topo", "workdir", "t0", "cc", "sched", "paths", "nbytes", "tag"]
     wifi, lte = crosscheck.CROSSCHECKS["seed001"][1][0].bench_links()
-    assert "queue = { bytes = 625000 }" in wifi
+    assert "queue = { bytes = 1250000 }" in wifi
     assert 'loss = { model = "bernoulli", p = 1e-05 }' in lte
 
 

@@ -59,6 +59,8 @@ struct Setup {
     ack_jitter: Duration,
     /// The receiver acknowledges every `ack_every` packets (Linux delayed ACKs: 2).
     ack_every: u32,
+    /// Simulated seconds; rates are measured over the last three quarters.
+    run_s: u64,
 }
 
 impl Setup {
@@ -68,6 +70,7 @@ impl Setup {
             queue_bdp: queue_bdp(),
             ack_jitter: Duration::ZERO,
             ack_every: 2,
+            run_s: 80,
         }
     }
     /// As `plain`, with the 0–1 ms ACK jitter of the coupled-CC fairness tests.
@@ -120,8 +123,8 @@ fn run_case_with(
     net.add_flow(conf("reno", &[]), conf("reno", &[]), &[r2]);
     let r = run_rates(
         &mut net,
-        Duration::from_secs(80),
-        Duration::from_secs(20),
+        Duration::from_secs(setup.run_s),
+        Duration::from_secs(setup.run_s / 4),
         |_, _| {},
     );
     let x = [
@@ -148,7 +151,7 @@ fn run_case_with(
         "seed003_rates",
         &serde_json::json!({"cc": cc, "opts": format!("{opts:?}"), "c1": c1_paper, "c2": c2_paper,
             "queue_bdp": q, "ack_jitter_ms": ack_jitter.as_secs_f64() * 1e3,
-            "ack_every": setup.ack_every, "seed": seed, "x11": x[0], "x12": x[1], "x2": x[2],
+            "ack_every": setup.ack_every, "run_s": setup.run_s, "seed": seed, "x11": x[0], "x12": x[1], "x2": x[2],
             "lost_x11": lost[0], "lost_x12": lost[1], "lost_x2": lost[2]}),
     );
     // ω the sender's CC used on each path (stats extra `weight`).
@@ -365,7 +368,10 @@ fn a_path_weight_reaches_the_sending_side() {
 /// Measurement sweep, not a check (prints and emits `seed003_rates` figures):
 /// `SEED003_SWEEP_SEEDS=1,2,3` (default 7), `SEED003_SWEEP_CCS` (default
 /// emptcp,wmptcp,hmptcp), `SEED003_SWEEP_CASES` (default 1,2), `SEED003_SWEEP_JITTER_MS`
-/// (ACK jitter, default 0), `SEED003_SWEEP_ACK_EVERY` (default 2), `SEED003_QUEUE_BDP`.
+/// (ACK jitter, default 0), `SEED003_SWEEP_ACK_EVERY` (default 2), `SEED003_QUEUE_BDP`,
+/// `SEED003_SWEEP_SECS` (simulated seconds, default 80; rates over the last three quarters),
+/// `SEED003_SWEEP_OPTS` (CC options key=value, comma-separated, e.g. `weight.x12=0.1`).
+/// `./run_trials.sh --reproduce seed003` reads its figures (testbed/reproduce/seed003.py).
 #[test]
 #[ignore = "measurement sweep for docs/algorithms/hmptcp.md; run on demand"]
 fn sweep() {
@@ -387,12 +393,18 @@ fn sweep() {
         queue_bdp: queue_bdp(),
         ack_jitter: Duration::from_secs_f64(num("SEED003_SWEEP_JITTER_MS", 0.0) / 1e3),
         ack_every: num("SEED003_SWEEP_ACK_EVERY", 2.0) as u32,
+        run_s: num("SEED003_SWEEP_SECS", 80.0) as u64,
     };
+    let opts_text = list("SEED003_SWEEP_OPTS", "");
+    let opts: Vec<(&str, &str)> = opts_text
+        .iter()
+        .map(|kv| kv.split_once('=').expect("SEED003_SWEEP_OPTS: key=value"))
+        .collect();
     for case in list("SEED003_SWEEP_CASES", "1,2") {
         let c1 = if case == "1" { 1024.0 } else { 8.0 };
         for cc in list("SEED003_SWEEP_CCS", "emptcp,wmptcp,hmptcp") {
             for seed in list("SEED003_SWEEP_SEEDS", "7") {
-                run_case_with(&cc, &[], c1, 1024.0, setup, seed.parse().expect("seed"));
+                run_case_with(&cc, &opts, c1, 1024.0, setup, seed.parse().expect("seed"));
             }
         }
     }
@@ -475,6 +487,11 @@ fn under_synchronised_losses_the_rules_give_the_papers_rates() {
         for cc in ["emptcp", "wmptcp", "hmptcp"] {
             let x = synchronised_loss_model(cc, c1, 1024.0, 200.0);
             let want = paper(cc, case);
+            mptransport::report::emit(
+                "seed003_model",
+                &serde_json::json!({"cc": cc, "case": case, "x11": x[0], "x12": x[1], "x2": x[2],
+                    "paper": want}),
+            );
             println!(
                 "seed003 model (synchronised losses) case {case} {cc}: x11 {:.1} x12 {:.1} x2 {:.1}; paper {want:?}",
                 x[0], x[1], x[2]

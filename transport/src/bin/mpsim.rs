@@ -16,8 +16,12 @@
 //! The output then also has per-link counters (`links`), including the random drops expected
 //! from the loss probability in force at each arrival, and `bottlenecks` / `cross_traffic`.
 //!
-//! A path is name:rate_mbit_s:one_way_delay_ms:loss[:queue_bytes] (same both directions;
-//! queue default one BDP of the round trip). Prints one JSON object: goodput, virtual and
+//! `--duration-s 60 --measure-from-s 10` runs a time-based bulk transfer instead (iperf-style:
+//! goodput over 10-60 s, start-up excluded); `--loss-direction down` drops at random on the
+//! data direction only.
+//!
+//! A path is name:rate_mbit_s:one_way_delay_ms:loss[:queue_bytes] (same both directions
+//! unless --loss-direction down; queue default one BDP of the round trip). Prints one JSON object: goodput, virtual and
 //! wall duration, SHA-256 check, clean close, per-path bytes. Exit 0 if byte-exact and clean,
 //! 1 if not, 2 on bad arguments.
 
@@ -29,8 +33,9 @@ use mptransport::connection::Config;
 use mptransport::runtime::sched_trace::SchedTraceWriter;
 use mptransport::runtime::stats::StatsLog;
 use mptransport::sim::{
-    AppLimitedResult, AppLimitedSpec, LinkCounters, LinkSpec, Pair, SimPath, TransferResult,
-    TransferSpec, per_path, run_app_limited, run_transfer_with,
+    AppLimitedResult, AppLimitedSpec, LinkCounters, LinkSpec, Pair, SimPath, TimedResult,
+    TimedSpec, TransferResult, TransferSpec, per_path, run_app_limited, run_timed,
+    run_transfer_with,
 };
 use mptransport::{Bandwidth, cc, sched};
 
@@ -119,6 +124,27 @@ struct Cli {
     /// Break a path mid-run: name:at_s (total outage of that path, both directions).
     #[arg(long = "break-path")]
     break_path: Option<String>,
+    /// Time-based bulk transfer (iperf-style) instead of --bytes: the server sends for this
+    /// many seconds of virtual time; goodput_bps counts what the client read from
+    /// --measure-from-s on (start-up excluded), goodput_whole_bps the whole run.
+    #[arg(long = "duration-s", conflicts_with_all = ["app_write_bytes", "player_mpd"])]
+    duration_s: Option<f64>,
+    /// With --duration-s: the start-up interval goodput_bps leaves out, seconds (below
+    /// --duration-s).
+    #[arg(
+        long = "measure-from-s",
+        default_value_t = 0.0,
+        requires = "duration_s"
+    )]
+    measure_from_s: f64,
+    /// With --duration-s: also report each path's acknowledged rate per bin of this many
+    /// seconds (acked_bps_per_bin_per_path), for traffic that moves between paths.
+    #[arg(long = "bin-s", requires = "duration_s")]
+    bin_s: Option<f64>,
+    /// With --path: which directions of each path drop packets at random: `both` (data and
+    /// ACKs) or `down` (the server -> client data direction only, as netem on one interface).
+    #[arg(long = "loss-direction", default_value = "both", value_parser = ["both", "down"])]
+    loss_direction: String,
 }
 
 /// `AT_S:BODY_BYTES[:CONN]` of --player-page-request.
@@ -145,7 +171,7 @@ fn parse_page_request(s: &str) -> Result<mptransport::sim::player::PageRequest, 
     })
 }
 
-fn parse_path(s: &str) -> Result<SimPath, String> {
+fn parse_path(s: &str, loss_down_only: bool) -> Result<SimPath, String> {
     let parts: Vec<&str> = s.split(':').collect();
     let err = || format!("--path '{s}' is not name:rate_mbit_s:delay_ms:loss[:queue_bytes]");
     if !(4..=5).contains(&parts.len()) || parts[0].is_empty() {
@@ -167,9 +193,14 @@ fn parse_path(s: &str) -> Result<SimPath, String> {
     if let Some(q) = parts.get(4) {
         spec.queue_limit_bytes = q.parse().map_err(|_| err())?;
     }
+    let up = if loss_down_only {
+        LinkSpec { loss: 0.0, ..spec }
+    } else {
+        spec
+    };
     Ok(SimPath {
         name: parts[0].to_string(),
-        up: spec,
+        up,
         down: spec,
     })
 }
@@ -240,7 +271,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let paths: Result<Vec<_>, _> = cli.paths.iter().map(|p| parse_path(p)).collect();
+    if scenario.is_some() && cli.loss_direction != "both" {
+        eprintln!("mpsim: --loss-direction applies to --path links; a scenario sets its own loss");
+        return ExitCode::from(2);
+    }
+    let timed = match timed_spec_from_cli(&cli) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let loss_down_only = cli.loss_direction == "down";
+    let paths: Result<Vec<_>, _> = cli
+        .paths
+        .iter()
+        .map(|p| parse_path(p, loss_down_only))
+        .collect();
     let paths = match paths {
         Ok(p) => p,
         Err(e) => {
@@ -306,7 +353,9 @@ fn main() -> ExitCode {
     }
     let mut trace_error: Option<std::io::Error> = None;
     let mut hook = step_hook(broken_path, &mut trace, &mut trace_error);
+    let timed_result = timed.map(|spec| run_timed(&mut pair, &spec, &mut hook));
     let (r, app) = match cli.app_write_bytes {
+        _ if timed_result.is_some() => (None, None),
         None => {
             let spec = TransferSpec {
                 request_bytes: cli.request_bytes,
@@ -340,7 +389,7 @@ fn main() -> ExitCode {
         eprintln!("mpsim: --sched-trace: {e}");
         return ExitCode::from(2);
     }
-    let (ok, mut out) = bulk_outcome_json(r.as_ref(), app.as_ref(), &cli);
+    let (ok, mut out) = bulk_outcome_json(r.as_ref(), app.as_ref(), timed_result.as_ref(), &cli);
     let path_names: Vec<String> = match &scenario {
         Some(s) => s.paths.keys().cloned().collect(),
         None => paths.iter().map(|p| p.name.clone()).collect(),
@@ -366,6 +415,37 @@ fn main() -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// `--duration-s` / `--measure-from-s` / `--bin-s`: the time-based run, if any, or what is
+/// wrong with them.
+fn timed_spec_from_cli(cli: &Cli) -> Result<Option<TimedSpec>, String> {
+    let Some(d) = cli.duration_s else {
+        return Ok(None);
+    };
+    if !(d.is_finite() && d > 0.0 && d <= 3600.0) {
+        return Err(format!("--duration-s {d}: need seconds in (0, 3600]"));
+    }
+    let m = cli.measure_from_s;
+    if !(m.is_finite() && m >= 0.0 && m < d) {
+        return Err(format!(
+            "--measure-from-s {m}: need 0 ≤ seconds < --duration-s ({d})"
+        ));
+    }
+    let bin = match cli.bin_s {
+        None => None,
+        Some(b) if b.is_finite() && (0.01..=d).contains(&b) => Some(Duration::from_secs_f64(b)),
+        Some(b) => {
+            return Err(format!(
+                "--bin-s {b}: need 0.01 ≤ seconds ≤ --duration-s ({d})"
+            ));
+        }
+    };
+    Ok(Some(TimedSpec {
+        duration: Duration::from_secs_f64(d),
+        measure_from: Duration::from_secs_f64(m),
+        bin,
+    }))
 }
 
 /// Both ends' connection config: CC, scheduler and their `--cc-opt`/`--sched-opt` options
@@ -409,15 +489,55 @@ fn finish_trace(w: &mut SchedTraceWriter, pair: &mut Pair) -> std::io::Result<()
     result.and(flushed)
 }
 
+/// A time-based run's outcome fields (`--duration-s`): goodput after --measure-from-s, the
+/// whole run's, and each path's acknowledged rate (the measured interval and, with --bin-s,
+/// per bin).
+fn timed_outcome_json(t: &TimedResult, cli: &Cli) -> serde_json::Value {
+    let measured: serde_json::Map<String, serde_json::Value> = t
+        .acked_bytes_measured_per_path
+        .iter()
+        .map(|(name, b)| {
+            let bps = *b as f64 * 8.0 / t.measured_s.max(1e-9);
+            (name.clone(), serde_json::json!(bps.round()))
+        })
+        .collect();
+    let whole_s = cli.duration_s.unwrap_or(1.0);
+    let bin_s = cli.bin_s.unwrap_or(1.0);
+    let per_bin: serde_json::Map<String, serde_json::Value> = t
+        .acked_bytes_per_bin_per_path
+        .iter()
+        .map(|(name, bins)| {
+            let bps: Vec<f64> = bins
+                .iter()
+                .map(|b| (*b as f64 * 8.0 / bin_s).round())
+                .collect();
+            (name.clone(), serde_json::json!(bps))
+        })
+        .collect();
+    serde_json::json!({
+        "duration_s": cli.duration_s,
+        "measure_from_s": cli.measure_from_s,
+        "goodput_bps": t.goodput_bps().round(),
+        "goodput_whole_bps": (t.bytes_read_total as f64 * 8.0 / whole_s).round(),
+        "acked_bps_measured_per_path": measured,
+        "bin_s": cli.bin_s,
+        "acked_bps_per_bin_per_path": per_bin,
+        "bytes_read": t.bytes_read_total,
+        "outcome": format!("{:?}", t.outcome),
+    })
+}
+
 /// Whether the bulk run succeeded (byte-exact and clean; every application write read) and
 /// its outcome fields: goodput and closes, or the application-limited delivery delays.
 fn bulk_outcome_json(
     r: Option<&TransferResult>,
     app: Option<&AppLimitedResult>,
+    timed: Option<&TimedResult>,
     cli: &Cli,
 ) -> (bool, serde_json::Value) {
-    match (r, app) {
-        (Some(r), _) => (
+    match (r, app, timed) {
+        (_, _, Some(t)) => (t.ran_to_the_end(), timed_outcome_json(t, cli)),
+        (Some(r), _, None) => (
             r.is_byte_exact_and_clean(),
             serde_json::json!({
                 "byte_exact_and_clean": r.is_byte_exact_and_clean(),
@@ -428,7 +548,7 @@ fn bulk_outcome_json(
                 "server_close": format!("{:?}", r.server_close),
             }),
         ),
-        (None, Some(a)) => {
+        (None, Some(a), None) => {
             let mut ms: Vec<f64> = a.delays.iter().map(|d| d.as_secs_f64() * 1e3).collect();
             ms.sort_by(|x, y| x.total_cmp(y));
             let pct = |q: f64| {
@@ -449,7 +569,7 @@ fn bulk_outcome_json(
                 }),
             )
         }
-        (None, None) => unreachable!("one mode runs"),
+        _ => unreachable!("one mode runs"),
     }
 }
 

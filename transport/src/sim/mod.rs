@@ -13,6 +13,7 @@ mod endpoint;
 pub mod net;
 pub mod pair;
 pub mod player;
+pub mod timed;
 
 pub use app_limited::{AppLimitedResult, AppLimitedSpec, run_app_limited};
 pub use emulated_link::{Link, LinkCounters, LinkSpec};
@@ -21,3 +22,4 @@ pub use net::{BulkPump, FlowId, FlowResult, LinkId, Net, Route, run_bulk, shared
 pub use pair::{
     DriveError, Pair, SimPath, TransferResult, TransferSpec, run_transfer, run_transfer_with,
 };
+pub use timed::{TimedResult, TimedSpec, run_timed};
