@@ -437,10 +437,26 @@ fn arp_average_out_of_order_queue_over_the_rtt_of_the_second_path() {
     }
 }
 
+/// Window key of the default receive buffer: autotuned as Linux DRS (`recv_window_bytes:
+/// None`), not a fixed size.
+const AUTOTUNED: u64 = 0;
+
+/// "autotuned" or the fixed window in KiB, for the printed tables.
+fn window_label(window: u64) -> String {
+    if window == AUTOTUNED {
+        "autotuned".into()
+    } else {
+        format!("{} KiB", window >> 10)
+    }
+}
+
 /// The sender writes 1 MB every second, `writes` times; returns each write's delivery
 /// delay in seconds. `recv_window_bytes`: what the receiver offers (BLEST's rule is about
-/// that window). `jitter_seed`: None = the deterministic pair (`Pair::new`, seed 5); Some(k)
-/// = [`jittered_pair`] with seed k.
+/// that window), [`AUTOTUNED`] for the default buffer. `jitter_seed`: None = the
+/// deterministic pair (`Pair::new`, seed 5); Some(k) = [`jittered_pair`] with seed k.
+/// `sched_name` may carry '+'-separated flags after a '/': `paper` (ECF with RFC 6298's
+/// δ, `delta=paper`, the default until the kernel's δ replaced it) and `no-penalty`
+/// (`rcv_buf_penalty=off`); e.g. "ecf/paper+no-penalty".
 fn app_limited(
     cc: &str,
     sched_name: &str,
@@ -449,21 +465,19 @@ fn app_limited(
     recv_window_bytes: u64,
     jitter_seed: Option<u64>,
 ) -> Vec<f64> {
-    // "ecf/no-penalty": ECF with `rcv_buf_penalty=off`.
-    let (name, option) = sched_name.split_once('/').unwrap_or((sched_name, ""));
+    let (name, flags) = sched_name.split_once('/').unwrap_or((sched_name, ""));
     let mut c = Config {
-        recv_window_bytes: Some(recv_window_bytes),
+        recv_window_bytes: (recv_window_bytes != AUTOTUNED).then_some(recv_window_bytes),
         ..cfg(cc, name)
     };
-    // The sweep this helper reproduces (docs/algorithms/blest.md) ran ECF with RFC 6298's δ,
-    // the default then; the kernel's δ (now the default) is measured in docs/TRANSPORT.md.
-    if name == "ecf" {
+    for flag in flags.split('+').filter(|f| !f.is_empty()) {
+        let (key, value) = match flag {
+            "paper" => ("delta", "paper"),
+            "no-penalty" => ("rcv_buf_penalty", "off"),
+            other => panic!("unknown scheduler flag {other:?} in {sched_name:?}"),
+        };
         let opts = &mut c.sched_config.options;
-        opts.insert("delta".into(), "paper".into());
-    }
-    if option == "no-penalty" {
-        let opts = &mut c.sched_config.options;
-        opts.insert("rcv_buf_penalty".into(), "off".into());
+        opts.insert(key.into(), value.into());
     }
     let mut pair = match jitter_seed {
         None => Pair::new(c.clone(), c, paths, 5),
@@ -878,8 +892,13 @@ fn arp_meets_the_issue_bar_on_the_overall_maximum_and_time() {
 
 type P95Table = std::collections::BTreeMap<(u64, &'static str, &'static str), Vec<f64>>;
 
-const APP_SCHEDULERS: [&str; 4] = ["lrf", "blest", "ecf", "ecf/no-penalty"];
-const APP_WINDOWS: [u64; 3] = [16 << 20, 512 << 10, 256 << 10];
+/// The sweep's schedulers: every one at its defaults (ECF with the kernel's δ), ECF without
+/// the receive-buffer penalty, and ECF with RFC 6298's δ (the sweep's ECF before the kernel's
+/// δ became the default).
+const APP_SCHEDULERS: [&str; 5] = ["lrf", "blest", "ecf", "ecf/no-penalty", "ecf/paper"];
+/// The default (autotuned) buffer, the fixed 16 MiB that was the default until autotuning,
+/// and two fixed windows that bind.
+const APP_WINDOWS: [u64; 4] = [AUTOTUNED, 16 << 20, 512 << 10, 256 << 10];
 
 /// 10 Mbit/s each, RTT 10 ms vs 100 ms: per seed 1..=`n_seeds`, the p95 of the per-write
 /// delivery delay over `writes` writes of 1 MB, one a second.
@@ -923,15 +942,18 @@ fn app_limited_over_seeds(
     }
     for (w, cc) in groups {
         let mut line = format!(
-            "window {} KiB, {cc}, p95 of {writes} writes (ms), median [min–max] over \
+            "window {}, {cc}, p95 of {writes} writes (ms), median [min–max] over \
              {n_seeds} seeds: lrf {}",
-            w >> 10,
+            window_label(w),
             show_spread(&t[&(w, cc, "lrf")], 1e3, 0)
         );
-        for s in &APP_SCHEDULERS[1..] {
-            let Some(v) = t.get(&(w, cc, *s)) else {
-                continue;
-            };
+        let others: Vec<&'static str> = t
+            .keys()
+            .filter(|k| k.0 == w && k.1 == cc && k.2 != "lrf")
+            .map(|k| k.2)
+            .collect();
+        for s in others {
+            let v = &t[&(w, cc, s)];
             let r = against_lrf(&t, w, cc, s);
             let below = r.iter().filter(|x| **x < 1.0).count();
             line += &format!(
@@ -963,19 +985,19 @@ fn app_limited_over_seeds_sweep() {
         env_or("SCHED_SEEDS", APP_SWEEP_SEEDS),
         env_or("SCHED_WRITES", APP_SWEEP_WRITES),
     );
-    assert_eq!(t.len(), 24);
+    assert_eq!(t.len(), APP_WINDOWS.len() * 2 * APP_SCHEDULERS.len());
 }
 
 /// Cells where the sweep (seeds 1–10, 300 writes) put the scheduler's p95 below lrf's in every
 /// seed; worst per-seed ratio in the comment.
 const CUTS_IN_EVERY_SEED: [(u64, &str, &str); 7] = [
-    (16 << 20, "cubic", "ecf"),             // 0.990
-    (16 << 20, "bbr", "ecf"),               // 0.910
-    (512 << 10, "cubic", "blest"),          // 0.953
-    (512 << 10, "cubic", "ecf/no-penalty"), // 0.964
-    (256 << 10, "cubic", "blest"),          // 0.843
-    (256 << 10, "cubic", "ecf/no-penalty"), // 0.877
-    (256 << 10, "bbr", "ecf"),              // 0.971
+    (16 << 20, "cubic", "ecf/paper"),                // 0.990
+    (16 << 20, "bbr", "ecf/paper"),                  // 0.910
+    (512 << 10, "cubic", "blest"),                   // 0.953
+    (512 << 10, "cubic", "ecf/paper+no-penalty"),    // 0.964
+    (256 << 10, "cubic", "blest"),                   // 0.843
+    (256 << 10, "cubic", "ecf/paper+no-penalty"),    // 0.877
+    (256 << 10, "bbr", "ecf/paper"),                 // 0.971
 ];
 
 /// Cells where it was above lrf's in every seed; best per-seed ratio in the comment. BLEST
@@ -983,8 +1005,8 @@ const CUTS_IN_EVERY_SEED: [(u64, &str, &str); 7] = [
 /// ssthresh (docs/algorithms/blest.md, "Correction"); with Linux's ssthresh seeds 1–3 give
 /// 0.958–0.969 at 512 KiB, and those cells are no longer asserted until the sweep is re-run.
 const SLOWER_IN_EVERY_SEED: [(u64, &str, &str); 2] = [
-    (512 << 10, "cubic", "ecf"), // 1.126: the kernel's cwnd penalisation
-    (256 << 10, "cubic", "ecf"), // 1.101
+    (512 << 10, "cubic", "ecf/paper"), // 1.126: the kernel's cwnd penalisation
+    (256 << 10, "cubic", "ecf/paper"), // 1.101
 ];
 
 /// Seeds 1–3 of the sweep (the first three of its ten; about 35 s of CPU) on the cells whose
@@ -1016,7 +1038,7 @@ fn blest_and_ecf_tail_delay_over_seeds_keeps_the_sign_of_the_sweep() {
 #[test]
 #[ignore = "BLEST at the default window: 1.000× lrf with cubic (3/10 seeds below), 0.988× with bbr (6/10); see docs/algorithms/blest.md"]
 fn blest_and_ecf_meet_the_issue_bar_at_the_default_window() {
-    let w = 16 << 20;
+    let w = AUTOTUNED;
     let cells = [
         (w, "cubic", "blest"),
         (w, "cubic", "ecf"),
