@@ -25,7 +25,7 @@ use mptransport::sched::{self, SchedConfig, Scheduler, Selection, SendKind, Snap
 use mptransport::sim::{
     AppLimitedSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
 };
-use sim_harness::{bdp_path, cfg, observe};
+use sim_harness::{bdp_path, cfg, cfg_autotuned, observe};
 
 const NEW_SCHEDULERS: [&str; 5] = ["arp", "blest", "ecf", "default-oot", "default-upstream"];
 
@@ -120,12 +120,15 @@ struct Outcome {
     last_path_n_entries: u64,
 }
 
+/// A bulk transfer of `bytes`. The fixed 16 MiB window (`cfg`): docs/algorithms/arp.md's
+/// out-of-order-queue figures and the bounds asserted on them were measured with it.
 fn transfer(cc: &str, sched_name: &str, paths: &[SimPath], bytes: u64) -> Outcome {
     let pair = Pair::new(cfg(cc, sched_name), cfg(cc, sched_name), paths, 3);
     transfer_on(pair, cc, sched_name, paths.len(), bytes, 11)
 }
 
-/// `transfer` over [`jittered_pair`] with seed `seed` (links and data).
+/// `transfer` over [`jittered_pair`] with seed `seed` (links and data); the fixed window, as
+/// `transfer`.
 fn transfer_jittered(
     cc: &str,
     sched_name: &str,
@@ -513,7 +516,9 @@ fn every_scheduler_survives_a_path_break_byte_exact() {
             .iter()
             .chain(["lrf", "rr", "redundant"].iter())
         {
-            let mut pair = Pair::new(cfg(cc, name), cfg(cc, name), &paths, 7);
+            // The default (autotuned) receive buffer: no figure is calibrated here, and the
+            // buffer the product runs is the one that must survive the break.
+            let mut pair = Pair::new(cfg_autotuned(cc, name), cfg_autotuned(cc, name), &paths, 7);
             let spec = TransferSpec {
                 response_bytes: 50_000_000,
                 seed: 13,
@@ -991,13 +996,13 @@ fn app_limited_over_seeds_sweep() {
 /// Cells where the sweep (seeds 1–10, 300 writes) put the scheduler's p95 below lrf's in every
 /// seed; worst per-seed ratio in the comment.
 const CUTS_IN_EVERY_SEED: [(u64, &str, &str); 7] = [
-    (16 << 20, "cubic", "ecf/paper"),                // 0.990
-    (16 << 20, "bbr", "ecf/paper"),                  // 0.910
-    (512 << 10, "cubic", "blest"),                   // 0.953
-    (512 << 10, "cubic", "ecf/paper+no-penalty"),    // 0.964
-    (256 << 10, "cubic", "blest"),                   // 0.843
-    (256 << 10, "cubic", "ecf/paper+no-penalty"),    // 0.877
-    (256 << 10, "bbr", "ecf/paper"),                 // 0.971
+    (16 << 20, "cubic", "ecf/paper"),             // 0.990
+    (16 << 20, "bbr", "ecf/paper"),               // 0.910
+    (512 << 10, "cubic", "blest"),                // 0.953
+    (512 << 10, "cubic", "ecf/paper+no-penalty"), // 0.964
+    (256 << 10, "cubic", "blest"),                // 0.843
+    (256 << 10, "cubic", "ecf/paper+no-penalty"), // 0.877
+    (256 << 10, "bbr", "ecf/paper"),              // 0.971
 ];
 
 /// Cells where it was above lrf's in every seed; best per-seed ratio in the comment. BLEST
