@@ -646,7 +646,11 @@ mod math_tests {
         // ŵ_cubic/RTT_0 = S.
         let p = dd / (0.2 * 50.0 * 50.0);
         let w_cubic = (0.0019 / p.powi(3)).powf(0.25);
-        assert!(close(w_cubic / 0.1, 2500.0, 1e-6 * 2500.0), "{}", w_cubic / 0.1);
+        assert!(
+            close(w_cubic / 0.1, 2500.0, 1e-6 * 2500.0),
+            "{}",
+            w_cubic / 0.1
+        );
     }
 
     #[test]
