@@ -20,7 +20,7 @@ use mptransport::connection::Config;
 use mptransport::sched::{self, ConnView, PathView, SchedConfig, Selection, SendKind, Snapshot};
 use mptransport::sim::{Pair, SimPath, TransferSpec, run_transfer};
 use mptransport::units::PathMask;
-use sim_harness::{bdp_path, cfg};
+use sim_harness::{bdp_path, cfg_each_window};
 
 /// xorshift64 for reproducible random snapshots.
 struct Xorshift(u64);
@@ -118,10 +118,12 @@ fn sim_path(name: &str, mbps: f64, one_way_ms: u64) -> SimPath {
     bdp_path(name, mbps, one_way_ms, 0.0)
 }
 
-/// Response goodput (Mbit/s) and data bytes sent per path for a 4 MB response, the server
-/// accepting at most `send_buffer_bytes` not yet data-acked.
-fn run(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) -> (f64, Vec<u64>) {
-    let cfg = cfg(cc, sched_name);
+/// Response goodput (Mbit/s) and data bytes sent per path for a 4 MB response with `cfg`
+/// (its CC, scheduler and receive window), the server accepting at most `send_buffer_bytes`
+/// not yet data-acked.
+fn run(cfg: &Config, paths: &[SimPath], send_buffer_bytes: u64) -> (f64, Vec<u64>) {
+    let (cc, sched_name) = (cfg.cc.as_str(), cfg.sched.as_str());
+    let cfg = cfg.clone();
     let server_cfg = Config {
         send_buffer_bytes,
         ..cfg.clone()
@@ -146,15 +148,24 @@ fn run(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) ->
 }
 
 /// Share of the response data bytes sent on each path (see [`run`]).
-fn shares(cc: &str, sched_name: &str, paths: &[SimPath], send_buffer_bytes: u64) -> Vec<f64> {
-    let (goodput_mbps, bytes) = run(cc, sched_name, paths, send_buffer_bytes);
+fn shares(cfg: &Config, paths: &[SimPath], send_buffer_bytes: u64) -> Vec<f64> {
+    let (goodput_mbps, bytes) = run(cfg, paths, send_buffer_bytes);
     let total: u64 = bytes.iter().sum();
     let out: Vec<f64> = bytes.iter().map(|b| *b as f64 / total as f64).collect();
     println!(
-        "{cc:>6} × {sched_name:<7} goodput {goodput_mbps:6.2} Mbit/s  shares {:?}",
+        "{:>6} × {:<7} ({}) goodput {goodput_mbps:6.2} Mbit/s  shares {:?}",
+        cfg.cc,
+        cfg.sched,
+        window_of(cfg),
         out.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>()
     );
     out
+}
+
+/// The receive window of `cfg`, for messages.
+fn window_of(cfg: &Config) -> String {
+    cfg.recv_window_bytes
+        .map_or("autotuned".into(), |b| format!("{} KiB", b >> 10))
 }
 
 #[test]
@@ -167,14 +178,19 @@ fn lpc_moves_traffic_to_the_path_with_more_free_window() {
     // longer RTT, so the premise does not hold for it.
     let paths = [sim_path("wifi", 20.0, 10), sim_path("lte", 20.0, 40)];
     for cc in ["reno", "bbr"] {
-        let lrf = shares(cc, "lrf", &paths, 256 << 10);
-        let lpc = shares(cc, "lpc", &paths, 256 << 10);
-        assert!(
-            lpc[1] > lrf[1] + 0.2,
-            "{cc}: LTE share LPC {:.3} vs LRF {:.3}",
-            lpc[1],
-            lrf[1]
-        );
+        for ((window, lrf_cfg), (_, lpc_cfg)) in cfg_each_window(cc, "lrf")
+            .into_iter()
+            .zip(cfg_each_window(cc, "lpc"))
+        {
+            let lrf = shares(&lrf_cfg, &paths, 256 << 10);
+            let lpc = shares(&lpc_cfg, &paths, 256 << 10);
+            assert!(
+                lpc[1] > lrf[1] + 0.2,
+                "{cc}, {window}: LTE share LPC {:.3} vs LRF {:.3}",
+                lpc[1],
+                lrf[1]
+            );
+        }
     }
 }
 
@@ -184,38 +200,58 @@ fn tp_sty_stays_on_wifi_where_gr_sty_switches() {
     // it when it is full, while GR-STY moves to LTE each time.
     let paths = [sim_path("wifi", 20.0, 10), sim_path("lte", 10.0, 40)];
     for cc in ["reno", "cubic", "bbr"] {
-        let gr = shares(cc, "gr-sty", &paths, 16 << 20);
-        let tp = shares(cc, "tp-sty", &paths, 16 << 20);
-        assert!(tp[0] > 0.9, "{cc}: TP-STY Wi-Fi share {:.3}", tp[0]);
-        assert!(
-            gr[1] > tp[1] + 0.1,
-            "{cc}: LTE share GR {:.3} vs TP {:.3}",
-            gr[1],
-            tp[1]
-        );
+        for ((window, gr_cfg), (_, tp_cfg)) in cfg_each_window(cc, "gr-sty")
+            .into_iter()
+            .zip(cfg_each_window(cc, "tp-sty"))
+        {
+            let gr = shares(&gr_cfg, &paths, 16 << 20);
+            let tp = shares(&tp_cfg, &paths, 16 << 20);
+            assert!(
+                tp[0] > 0.9,
+                "{cc}, {window}: TP-STY Wi-Fi share {:.3}",
+                tp[0]
+            );
+            assert!(
+                gr[1] > tp[1] + 0.1,
+                "{cc}, {window}: LTE share GR {:.3} vs TP {:.3}",
+                gr[1],
+                tp[1]
+            );
+        }
     }
 }
 
 #[test]
 fn redundant_sends_everything_everywhere_at_the_best_paths_pace() {
     for cc in ["cubic", "bbr"] {
-        // Two equal paths: both carry (nearly) every byte of the 4 MB response.
-        let equal = [sim_path("wifi", 20.0, 20), sim_path("lte", 20.0, 20)];
-        let (goodput, bytes) = run(cc, "redundant", &equal, 16 << 20);
-        println!("{cc:>6} × redundant equal paths: {goodput:.2} Mbit/s, sent {bytes:?}");
-        for b in &bytes {
-            assert!(*b as f64 > 0.95 * 4e6, "{cc}: a path sent only {b} B");
+        for ((window, red), (_, lrf)) in cfg_each_window(cc, "redundant")
+            .into_iter()
+            .zip(cfg_each_window(cc, "lrf"))
+        {
+            // Two equal paths: both carry (nearly) every byte of the 4 MB response.
+            let equal = [sim_path("wifi", 20.0, 20), sim_path("lte", 20.0, 20)];
+            let (goodput, bytes) = run(&red, &equal, 16 << 20);
+            println!(
+                "{cc:>6} × redundant equal paths ({window}): {goodput:.2} Mbit/s, sent {bytes:?}"
+            );
+            for b in &bytes {
+                assert!(
+                    *b as f64 > 0.95 * 4e6,
+                    "{cc}, {window}: a path sent only {b} B"
+                );
+            }
+            // LTE 4× slower: goodput stays near Wi-Fi's alone (LRF on Wi-Fi only as reference).
+            let unequal = [sim_path("wifi", 20.0, 20), sim_path("lte", 5.0, 20)];
+            let (goodput, bytes) = run(&red, &unequal, 16 << 20);
+            let (wifi_only, _) = run(&lrf, &unequal[..1], 16 << 20);
+            println!(
+                "{cc:>6} × redundant 20+5 ({window}): {goodput:.2} Mbit/s (Wi-Fi alone \
+                 {wifi_only:.2}), sent {bytes:?}"
+            );
+            assert!(
+                goodput > 0.9 * wifi_only,
+                "{cc}, {window}: {goodput:.2} vs Wi-Fi alone {wifi_only:.2}"
+            );
         }
-        // LTE 4× slower: goodput stays near Wi-Fi's alone (LRF on Wi-Fi only as reference).
-        let unequal = [sim_path("wifi", 20.0, 20), sim_path("lte", 5.0, 20)];
-        let (goodput, bytes) = run(cc, "redundant", &unequal, 16 << 20);
-        let (wifi_only, _) = run(cc, "lrf", &unequal[..1], 16 << 20);
-        println!(
-            "{cc:>6} × redundant 20+5: {goodput:.2} Mbit/s (Wi-Fi alone {wifi_only:.2}), sent {bytes:?}"
-        );
-        assert!(
-            goodput > 0.9 * wifi_only,
-            "{cc}: {goodput:.2} vs Wi-Fi alone {wifi_only:.2}"
-        );
     }
 }

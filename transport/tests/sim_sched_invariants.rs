@@ -13,7 +13,7 @@ use mptransport::Instant;
 use mptransport::connection::{Config, ConnCounters};
 use mptransport::sched::{self, SchedConfig, Scheduler, Selection, SendKind, Snapshot};
 use mptransport::sim::{Pair, SimPath, TransferResult, TransferSpec, run_transfer};
-use sim_harness::{bdp_path, cfg, observe};
+use sim_harness::{bdp_path, cfg, cfg_each_window, observe};
 
 /// Largest datagram (the default `max_datagram_bytes`): one chunk's wire bytes at most.
 const MAX_DATAGRAM: u64 = 1472;
@@ -99,34 +99,31 @@ fn min_rtt_family_never_picks_a_cwnd_full_subflow() {
             .into_iter()
             .filter(|c| mptransport::cc::names().contains(c))
         {
-            let checks = Checks::default();
-            let inner = sched::build(name, &SchedConfig::default()).unwrap();
-            client_sends(
-                cfg(cc, name),
-                &paths,
-                checked(inner, checks.clone()),
-                5_000_000,
-            );
-            assert!(
-                checks.picks.load(Ordering::Relaxed) > 10,
-                "{name}/{cc}: too few decisions"
-            );
-            assert_eq!(
-                checks.violations.load(Ordering::Relaxed),
-                0,
-                "{name}/{cc} picked a cwnd-full subflow"
-            );
-            let read_back = checks.byte_checks.load(Ordering::Relaxed);
-            assert!(
-                read_back * 2 > checks.picks.load(Ordering::Relaxed),
-                "{name}/{cc}: only {read_back} decisions could be read back"
-            );
-            assert_eq!(
-                checks.overshoots.load(Ordering::Relaxed),
-                0,
-                "{name}/{cc}: a chunk was assigned beyond the free window"
-            );
-            runs += 1;
+            for (window, cfg) in cfg_each_window(cc, name) {
+                let checks = Checks::default();
+                let inner = sched::build(name, &SchedConfig::default()).unwrap();
+                client_sends(cfg, &paths, checked(inner, checks.clone()), 5_000_000);
+                assert!(
+                    checks.picks.load(Ordering::Relaxed) > 10,
+                    "{name}/{cc}, {window}: too few decisions"
+                );
+                assert_eq!(
+                    checks.violations.load(Ordering::Relaxed),
+                    0,
+                    "{name}/{cc}, {window}: picked a cwnd-full subflow"
+                );
+                let read_back = checks.byte_checks.load(Ordering::Relaxed);
+                assert!(
+                    read_back * 2 > checks.picks.load(Ordering::Relaxed),
+                    "{name}/{cc}, {window}: only {read_back} decisions could be read back"
+                );
+                assert_eq!(
+                    checks.overshoots.load(Ordering::Relaxed),
+                    0,
+                    "{name}/{cc}, {window}: a chunk was assigned beyond the free window"
+                );
+                runs += 1;
+            }
         }
     }
     assert!(runs >= 2, "lrf must be registered");

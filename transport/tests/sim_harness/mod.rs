@@ -34,17 +34,39 @@ pub fn bdp_path(name: &str, mbps: f64, one_way_ms: u64, loss: f64) -> SimPath {
     )
 }
 
+/// The fixed receive window the figures of these tests (and the algorithm pages that quote
+/// them) were measured with, before the autotuned kernel-like buffer became the default.
+pub const FIXED_RECV_WINDOW_BYTES: u64 = 16 << 20;
+
 /// The default connection config with congestion control `cc` and scheduler `sched`, and a
-/// fixed 16 MiB receive window: the window these tests' figures (and the algorithm pages
-/// that quote them) were measured with, before the autotuned kernel-like buffer became the
-/// default. `tests/recv_buffer_hol.rs` tests the autotuned one (`recv_window_bytes: None`).
+/// fixed 16 MiB receive window ([`FIXED_RECV_WINDOW_BYTES`]). Use it where a figure or bound
+/// was calibrated on that window, and say so; behaviour that must hold whatever the window
+/// runs under [`cfg_each_window`]. `tests/recv_buffer_hol.rs` tests the autotuned buffer
+/// against the fixed one.
 pub fn cfg(cc: &str, sched: &str) -> Config {
+    Config {
+        recv_window_bytes: Some(FIXED_RECV_WINDOW_BYTES),
+        ..cfg_autotuned(cc, sched)
+    }
+}
+
+/// The product's default config: the receive buffer autotuned as Linux DRS does
+/// (`recv_window_bytes: None`; `tcp_rmem` 4096 / 131072 / 6291456).
+pub fn cfg_autotuned(cc: &str, sched: &str) -> Config {
     Config {
         cc: cc.into(),
         sched: sched.into(),
-        recv_window_bytes: Some(16 << 20),
         ..Config::default()
     }
+}
+
+/// The config under each receive window a behaviour test must hold with: the default
+/// (autotuned) buffer first, then the fixed 16 MiB; with a label for messages.
+pub fn cfg_each_window(cc: &str, sched: &str) -> [(&'static str, Config); 2] {
+    [
+        ("autotuned window", cfg_autotuned(cc, sched)),
+        ("16 MiB window", cfg(cc, sched)),
+    ]
 }
 
 /// A scheduler that runs `after_select` after each decision the connection asks `inner` for

@@ -87,7 +87,9 @@ pub fn kernel_ai_md(w: &[u64], srtt_us: &[u64], mss: u64, i: usize) -> AiMd {
     };
     let mut max_rate = 0u128;
     let mut sum_rate = 0u128;
-    for k in 0..w.len() {
+    // The kernel's order: newest subflow first (`mptcp_add_sock` heads the connection list),
+    // `>=`. Only the maximum's value is kept, so a tie cannot change ai or md.
+    for k in (0..w.len()).rev() {
         let x = rate_of(k);
         sum_rate += x;
         if x >= max_rate {
@@ -322,6 +324,33 @@ mod tests {
     use crate::cc::coupled::testkit::{
         MSS, ack, coupled_with_subflows, one_packet_lost, side_by_side_with_reno, view,
     };
+
+    #[test]
+    fn equal_rates_tie_at_the_maximum() {
+        // MSS 1000 B; 20 packets at 40 ms and 10 packets at 20 ms: x = 1000·w·8·10⁶/(8·srtt_µs)
+        // = 500 000 B/s each, the kernel's argmax ties (value kept either way). α = 1, Σx = 10⁶,
+        // no scaling (5·10⁵ ≤ 2²⁵): ai = ⌊⌊10·10¹²/10⁶⌋·w/(4·5·10⁵ + 5·10⁵)⌋ = 80 and 40
+        // (the paper's 1/0.0125 = 80 acknowledged packets per +1 at w = 20), md = ⌊w/2⌋.
+        let (w, r) = ([20, 10], [40_000, 20_000]);
+        assert_eq!(
+            kernel_ai_md(&w, &r, 1000, 0),
+            AiMd {
+                ai: 80,
+                md: 10,
+                alpha: 1
+            }
+        );
+        assert_eq!(
+            kernel_ai_md(&w, &r, 1000, 1),
+            AiMd {
+                ai: 40,
+                md: 5,
+                alpha: 1
+            }
+        );
+        let paper = increase_per_packet(&[20.0, 10.0], &[0.040, 0.020], 0);
+        assert!((1.0 / paper - 80.0).abs() < 1e-9, "{paper}");
+    }
 
     #[test]
     fn paper_increase_and_decrease_match_the_worked_example() {

@@ -20,15 +20,20 @@
 //!   CUBIC friendliness, K_r = C(4−β)RTT_r³/(4β), S = Σ_k ŵ_k/RTT_k:
 //!     printed (eq. 19):  δ_r = ŵ_r² · max_k K_k^{1/4} / (ρ_r α_r β S^{4/3})
 //!     re-derived:        δ_r = ŵ_r² · K_r^{1/3} / (ρ_r α_r β (RTT_r·S)^{4/3})
+//!     re-derived with the decrease applied (β·ŵ per loss in eq. 15):
+//!                        δ_r = β · ŵ_r² · K_r^{1/3} / (ρ_r α_r (RTT_r·S)^{4/3})
 //!   loss:             w ← (1 − β)·w
 //! ```
 //!
 //! # Choices where the paper is silent or inconsistent
 //! * Eq. 14 reduces to ρ_r = Th_r / mean(Th) (ρ_max and ρ_min are Th_max/Th_avg and
 //!   Th_min/Th_avg, and the line through them is Th_r/Th_avg).
-//! * Eq. 19 as printed is not what eqs. 5, 16 and 17 give; option `delta_form=printed|derived`
-//!   (default `derived`: the printed form mixes a max over paths of a ¼ power into a per-path
-//!   term and is not dimensionally consistent).
+//! * Eq. 19 as printed is not what eqs. 5, 16 and 17 give; option
+//!   `delta_form=printed|derived|decrease` (default `derived`: the printed form mixes a max
+//!   over paths of a ¼ power into a per-path term and is not dimensionally consistent).
+//!   Eq. 15 balances the increase against a decrease of ŵ/β per loss, while the scheme cuts
+//!   β·ŵ (Fig. 2: W_m → W_m(1 − β)); `derived` keeps eqs. 15–16 as printed, `decrease`
+//!   re-derives with β·ŵ, which multiplies δ by β² (1/25 at β = 0.2).
 //! * Not given, proposed here (options): `diff_min`=2 pkts, `alpha_max`=4, `alpha_min`=0.5,
 //!   `fhat_min`=0.8, `fhat_max`=1.25, `beta`=0.2 (CUBIC's original constant, also used for the
 //!   window cut), `cubic_c`=0.4; p_r = packets lost / packets sent over the last 10 round trips
@@ -92,6 +97,9 @@ pub enum DeltaForm {
     Printed,
     /// Re-derived from eqs. 5, 16 and 17.
     Derived,
+    /// Re-derived from eqs. 5 and 17 with eq. 15 balancing the decrease the scheme applies
+    /// (β·ŵ per loss) instead of the printed ŵ/β: `Derived` × β².
+    Decrease,
 }
 
 /// How the fairness index F̂ scales the α thresholds.
@@ -209,6 +217,10 @@ pub fn delta(
             w_r * w_r * cubic_k(c, beta, rtt_r).powf(1.0 / 3.0)
                 / (denom_common * (rtt_r * sum).powf(4.0 / 3.0))
         }
+        DeltaForm::Decrease => {
+            beta * w_r * w_r * cubic_k(c, beta, rtt_r).powf(1.0 / 3.0)
+                / (rho_r * alpha_r * (rtt_r * sum).powf(4.0 / 3.0))
+        }
     }
 }
 
@@ -277,7 +289,8 @@ impl HbdpParams {
             delta_form: match cfg.options.get("delta_form").map(|s| s.as_str()) {
                 None | Some("derived") => DeltaForm::Derived,
                 Some("printed") => DeltaForm::Printed,
-                Some(_) => return Err(bad("delta_form", "printed|derived")),
+                Some("decrease") => DeltaForm::Decrease,
+                Some(_) => return Err(bad("delta_form", "printed|derived|decrease")),
             },
             fhat_rule: match cfg.options.get("fhat_rule").map(|s| s.as_str()) {
                 None | Some("inverse") => FhatRule::Inverse,
@@ -615,6 +628,28 @@ mod math_tests {
             close(w_cubic / 0.2005, sum, 1e-6 * sum),
             "{} vs {sum}",
             w_cubic / 0.2005
+        );
+    }
+
+    #[test]
+    fn decrease_form_balances_the_cut_the_scheme_applies() {
+        // ŵ = (50, 100) packets, RTT = (0.1, 0.05) s, ρ = α = 1, β = 0.2, C = 0.4:
+        // S = 500 + 2000 = 2500 /s, K_0 = 0.4·3.8·0.1³/0.8 = 0.0019, K_0^⅓ = 0.123856,
+        // (RTT_0·S)^{4/3} = 250^{4/3} = 1574.90; derived δ_0 = 50²·0.123856/(0.2·1574.90)
+        // = 0.98305 and with the decrease β·ŵ: 0.2·50²·0.123856/1574.90 = 0.039322 (× β²).
+        let paths = [(50.0, 0.1), (100.0, 0.05)];
+        let d = delta(DeltaForm::Derived, 0, &paths, 1.0, 1.0, 0.2, 0.4);
+        let dd = delta(DeltaForm::Decrease, 0, &paths, 1.0, 1.0, 0.2, 0.4);
+        assert!(close(d, 0.98305, 1e-4), "{d}");
+        assert!(close(dd, 0.039322, 1e-5), "{dd}");
+        // With it, eq. 15 balanced against β·ŵ (p = δρα/(βŵ²)) and eq. 17 give
+        // ŵ_cubic/RTT_0 = S.
+        let p = dd / (0.2 * 50.0 * 50.0);
+        let w_cubic = (0.0019 / p.powi(3)).powf(0.25);
+        assert!(
+            close(w_cubic / 0.1, 2500.0, 1e-6 * 2500.0),
+            "{}",
+            w_cubic / 0.1
         );
     }
 

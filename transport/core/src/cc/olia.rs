@@ -65,22 +65,32 @@ pub struct OliaInput {
 }
 
 /// Set membership and ε of every member (`mptcp_get_epsilon`). `n_established` = |R|.
-/// Returns (ε, in M, in B) per input.
+/// `inputs` are in establishment order. Returns (ε, in M, in B) per input.
+///
+/// The best-path test is the kernel's integer one: l_i·r_b² ≥ l_b·r_i² with l the u32
+/// inter-loss distance and r = `srtt_us` (SRTT in µs × 8), both products in u64, which
+/// wrap. They wrap once l·r² ≥ 2⁶⁴, e.g. 28.8 MB without a loss on one subflow against
+/// another at 100 ms SRTT; the sets then differ from the exact ones, and so here. The
+/// kernel walks the subflows newest first (`mptcp_add_sock` heads the connection list)
+/// and keeps the later of equals (`>=`), so that is the order here too.
 pub fn epsilons(inputs: &[OliaInput], n_established: u64) -> Vec<(Epsilon, bool, bool)> {
     let max_cwnd = inputs.iter().map(|x| x.cwnd_pkts).max().unwrap_or(0);
-    // Best path: largest l/r², ties to the later one (kernel `>=`); compared as
-    // l_i·r_b² ≥ l_b·r_i² in exact integers.
-    let (mut best_int, mut best_rtt2) = (0u128, 1u128);
-    for x in inputs {
-        let rtt2 = x.srtt_us as u128 * x.srtt_us as u128;
-        if x.interloss_bytes as u128 * best_rtt2 >= best_int * rtt2 {
-            best_int = x.interloss_bytes as u128;
+    // (tmp_int, tmp_rtt) as the kernel holds them.
+    let kernel_int_rtt2 = |x: &OliaInput| -> (u64, u64) {
+        let rtt = x.srtt_us.wrapping_mul(8);
+        (x.interloss_bytes as u32 as u64, rtt.wrapping_mul(rtt))
+    };
+    let (mut best_int, mut best_rtt2) = (0u64, 1u64);
+    for x in inputs.iter().rev() {
+        let (int, rtt2) = kernel_int_rtt2(x);
+        if int.wrapping_mul(best_rtt2) >= best_int.wrapping_mul(rtt2) {
+            best_int = int;
             best_rtt2 = rtt2;
         }
     }
     let in_b = |x: &OliaInput| {
-        let rtt2 = x.srtt_us as u128 * x.srtt_us as u128;
-        x.interloss_bytes as u128 * best_rtt2 == best_int * rtt2
+        let (int, rtt2) = kernel_int_rtt2(x);
+        int.wrapping_mul(best_rtt2) == best_int.wrapping_mul(rtt2)
     };
     let m_count = inputs.iter().filter(|x| x.cwnd_pkts == max_cwnd).count() as u64;
     let b_not_m = inputs
@@ -381,6 +391,68 @@ mod tests {
         let k1 = kernel_counter_increment(&inp, 1, 20, e[1].0) as f64 / 1024.0;
         assert!((k0 - a).abs() < 2e-3, "{k0}");
         assert!((k1 - b).abs() < 2e-3, "{k1}");
+    }
+
+    #[test]
+    fn an_exact_best_path_tie_puts_both_in_b() {
+        // l/r² equal: 400 B at 10 ms and 1600 B at 20 ms; the large window (30) is a third
+        // subflow, so B∖M = both tied ones: ε = +1/(3·2) each, −1/(3·1) on M.
+        let inp = [
+            OliaInput {
+                cwnd_pkts: 10,
+                srtt_us: 10_000,
+                interloss_bytes: 400,
+            },
+            OliaInput {
+                cwnd_pkts: 12,
+                srtt_us: 20_000,
+                interloss_bytes: 1600,
+            },
+            OliaInput {
+                cwnd_pkts: 30,
+                srtt_us: 50_000,
+                interloss_bytes: 100,
+            },
+        ];
+        let e = epsilons(&inp, 3);
+        assert_eq!(e[0], (Epsilon { num: 1, den: 6 }, false, true));
+        assert_eq!(e[1], (Epsilon { num: 1, den: 6 }, false, true));
+        assert_eq!(e[2], (Epsilon { num: -1, den: 3 }, true, false));
+    }
+
+    #[test]
+    fn best_path_products_wrap_in_u64_as_the_kernel_s() {
+        // Oldest subflow: LTE, SRTT 100 ms (srtt_us 800 000), 1 MB since its last loss,
+        // 10 packets. Newest: Wi-Fi, SRTT 20 ms (srtt_us 160 000), 28 823 038 B without a
+        // loss, 40 packets (M). Exactly, Wi-Fi has the larger l/r² and is in M: every ε = 0.
+        // The kernel visits Wi-Fi first (best), then LTE:
+        //   l_lte·r_wifi² = 10⁶ · 160 000² = 2.56·10¹⁶
+        //   l_wifi·r_lte² = 28 823 038 · 800 000² = 18 446 744 320 000 000 000
+        //                 = 2⁶⁴ + 246 290 448 384  → wraps to 246 290 448 384
+        // 2.56·10¹⁶ ≥ 2.46·10¹¹, so LTE becomes the best path: B = {LTE}, B∖M = {LTE},
+        // ε_lte = +1/(2·1), ε_wifi = −1/(2·1).
+        let inp = [
+            OliaInput {
+                cwnd_pkts: 10,
+                srtt_us: 100_000,
+                interloss_bytes: 1_000_000,
+            },
+            OliaInput {
+                cwnd_pkts: 40,
+                srtt_us: 20_000,
+                interloss_bytes: 28_823_038,
+            },
+        ];
+        let e = epsilons(&inp, 2);
+        assert_eq!(e[0], (Epsilon { num: 1, den: 2 }, false, true));
+        assert_eq!(e[1], (Epsilon { num: -1, den: 2 }, true, false));
+        // One byte less and nothing wraps (28 823 037 · 800 000² < 2⁶⁴): Wi-Fi is the best
+        // path and in M, so every ε is 0.
+        let mut exact = inp;
+        exact[1].interloss_bytes = 28_823_037;
+        for (eps, _, _) in epsilons(&exact, 2) {
+            assert_eq!(eps, Epsilon::ZERO);
+        }
     }
 
     #[test]
