@@ -21,7 +21,7 @@ from server.live_mpd import DEFAULT_LATENCY_S, latency_below_floor
 from testbed import pathsets, transports
 from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
-from testbed.spec import TrialSpec
+from testbed.spec import DEFAULT_LADDER_NAME, MIN_RECV_WINDOW_BYTES, TrialSpec
 
 # ---- Defaults: the one place to change what `./run_trials.sh` runs. ----
 # With no matrix option at all (--scenario, --transport, --cc, --sched, --player) it runs
@@ -69,6 +69,8 @@ REQUEST_DEFAULTS = {
     "video_duration": DEFAULTS["video_duration_s"],
     "video_mode": "vod",
     "live_latency_s": DEFAULT_LATENCY_S,
+    "ladder": DEFAULT_LADDER_NAME,
+    "recv_window_bytes": None,
     "reps": DEFAULTS["reps"],
     "seed": DEFAULTS["seed"],
     "interactive": False,
@@ -145,6 +147,8 @@ class Plan:
     live_latency_s: float = DEFAULT_LATENCY_S
     cc_opts: tuple[str, ...] = ()
     sched_opts: tuple[str, ...] = ()
+    ladder: str = DEFAULT_LADDER_NAME
+    recv_window_bytes: int | None = None
 
 
 def _validate_scenarios(args: argparse.Namespace, repo: Path) -> list[str]:
@@ -216,6 +220,40 @@ def _validate_options(
     return cc_opts, sched_opts
 
 
+def _validate_ladder(args: argparse.Namespace, players: list[str | None]) -> str:
+    """--ladder: a name of server.content.LADDERS, and only where a player plays it."""
+    from server.content import LADDERS
+
+    ladder = getattr(args, "ladder", DEFAULT_LADDER_NAME) or DEFAULT_LADDER_NAME
+    if ladder not in LADDERS:
+        raise UsageError(f"--ladder {ladder}: unknown; valid: {', '.join(LADDERS)}")
+    if ladder != DEFAULT_LADDER_NAME and not any(players):
+        raise UsageError(f"--ladder {ladder}: no player plays video in this matrix; leave it out")
+    return ladder
+
+
+def _validate_recv_window(args: argparse.Namespace, transport_names: list[str]) -> int | None:
+    """--recv-window-bytes: None (auto) or at least MIN_RECV_WINDOW_BYTES, and only for the
+    transports whose receive window this testbed sets (registry: algorithm_options)."""
+    window = getattr(args, "recv_window_bytes", None)
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, int) or window < MIN_RECV_WINDOW_BYTES:
+        raise UsageError(
+            f"--recv-window-bytes {window}: must be an integer number of bytes >= "
+            f"{MIN_RECV_WINDOW_BYTES} (the transport's smallest window), or auto (autotuned, the "
+            "default)"
+        )
+    refusing = [t for t in transport_names if not TRANSPORTS[t].algorithm_options]
+    if refusing:
+        takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
+        raise UsageError(
+            f"--recv-window-bytes {window}: transport {','.join(refusing)} takes none (it sets "
+            f"the receive window of the testbed's own transport: --transport {','.join(takes)})"
+        )
+    return window
+
+
 def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
     """Checks every option against the scenarios, the registry and what each transport
     supports; UsageError (exit 2) on anything invalid. Creates nothing."""
@@ -246,8 +284,11 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
             _per_transport("sched", args.sched, t, scheds, entry.default_sched),
         )
     cc_opts, sched_opts = _validate_options(args, cells, repo)
+    ladder = _validate_ladder(args, players)
+    window = _validate_recv_window(args, transport_names)
     return Plan(scenarios, players, cells, args.video_duration, args.reps, args.seed,
-                args.video_mode, args.live_latency_s, cc_opts, sched_opts)  # fmt: skip
+                args.video_mode, args.live_latency_s, cc_opts, sched_opts, ladder,
+                window)  # fmt: skip
 
 
 def expand(plan: Plan) -> list[TrialSpec]:
@@ -276,6 +317,8 @@ def expand(plan: Plan) -> list[TrialSpec]:
                                     live_latency_s=plan.live_latency_s,
                                     cc_opts=plan.cc_opts,
                                     sched_opts=plan.sched_opts,
+                                    ladder=plan.ladder if player else DEFAULT_LADDER_NAME,
+                                    recv_window_bytes=plan.recv_window_bytes,
                                 )
                             )
     return specs
