@@ -395,12 +395,15 @@ def run_plan(
     dry_run: bool = False,
     slurm_opts: tuple[str, ...] | list[str] = (),
     detach: bool = False,
+    report: bool = True,
 ) -> int:
     """Runs validated specs into `run_dir` and returns the run's exit status (0 all ok, 1
     some failed, 2 could not start). `engine` sim: the simulator, `jobs` at a time (None:
     one per core). emulate: real time, locally `jobs` side by side (None: as many as the CPUs
     can isolate) or as a Slurm job array (`executor` slurm). `dry_run` prints the trials and
-    where they would go. `argv` is recorded in the run's run.json. UsageError when the
+    where they would go. `argv` is recorded in the run's run.json. `report=False` leaves out
+    the simulated run's HTML report (a caller that reads the trials itself: its comparisons
+    of every pair of cells cost more CPU than a large matrix's trials). UsageError when the
     machine cannot run them (CPUs, root)."""
     if engine == "sim":
         # Simulated trials are single processes: one per core, no CPU isolation plan.
@@ -410,7 +413,7 @@ def run_plan(
         if dry_run:
             _print_plan("simulated trials", specs, run_dir, jobs)
             return 0
-        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
+        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv, report=report)
     from testbed import matrix
 
     jobs = local_jobs(jobs, specs) if executor == "local" else 1  # Slurm places the trials

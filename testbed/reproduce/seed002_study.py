@@ -184,7 +184,8 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
     try:
         specs = plan.specs_for(options, repo, kernel_caps())
         return plan.run_plan(specs, matrix.run_dir_for(m.out, specs, repo), engine=m.engine,
-                             jobs=None, repo=repo, argv=m.argv(), dry_run=m.dry_run)  # fmt: skip
+                             jobs=None, repo=repo, argv=m.argv(), dry_run=m.dry_run,
+                             report=False)  # fmt: skip
     except plan.UsageError as exc:
         print(f"seed002 study: {exc}", file=sys.stderr)
         return 2
