@@ -103,12 +103,13 @@ def test_reps_reaches_every_simulated_part() -> None:
         if not reproduce_run.fixed_seed(s)
     } == {5}
     assert (
-        reproduce_run.reps_of("seed002", Options()) == 10
+        reproduce_run.reps_of("seed002", Options()) == 8
         and reproduce_run.reps_of("seed000", opts) == 1
     )
     args = seed002_matrix.seed002_matrix(opts, Path("/tmp/x"), emulated=False).argv()
     assert args[args.index("--reps") + 1] == "5"
     assert args[args.index("--engine") + 1] == "sim"
+    assert args[args.index("--sched") + 1] == "default-oot,tp-sty"  # the page's own run
     emu = seed002_matrix.seed002_matrix(opts, Path("/tmp/x"), emulated=True).argv()
     assert "--engine" not in emu
     assert emu[emu.index("--cc") + 1] == "bbr,cubic,lia,compound"
