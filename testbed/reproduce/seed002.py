@@ -56,6 +56,7 @@ FINGERPRINT_INPUTS = (
     "netem-scenarios/seed002-families/*-main.toml",
     "server/content.py",
     "testbed/engine_sim.py",
+    "testbed/transports/user.py",
     "testbed/plan.py",
     "testbed/spec.py",
     "testbed/matrix.py",
@@ -132,9 +133,7 @@ def _sim_main(r: Runner):
 
 
 def build(r: Runner) -> Page:
-    opts = r.opts
     runs, settings, sources = _sim_main(r)
-    reps = opts.reps_or(SEED002_DEFAULT_REPS)
     page = Page(
         "seed002",
         "Video over MPTCP: CC × scheduler × scenario (seed 002)",
