@@ -103,7 +103,7 @@ def test_reps_reaches_every_simulated_part() -> None:
         if not reproduce_run.fixed_seed(s)
     } == {5}
     assert (
-        reproduce_run.reps_of("seed002", Options()) == 8
+        reproduce_run.reps_of("seed002", Options()) == 6
         and reproduce_run.reps_of("seed000", opts) == 1
     )
     args = seed002_matrix.seed002_matrix(opts, Path("/tmp/x"), emulated=False).argv()
