@@ -140,9 +140,9 @@ def test_trials_map_to_their_settings() -> None:
     assert setting_of(f"{FAMILIES}/A1-lte-trace-att.toml", "720p-top-only", "nan") == "S6"
     assert setting_of("netem-scenarios/A1.toml", "720p", "auto") is None
     assert len(SETTINGS) == 18
+    repo = Path(__file__).resolve().parents[2]
     for s in SETTINGS:  # every setting's files exist
-        assert all((reproduce_run.REPO_ROOT if hasattr(reproduce_run, "REPO_ROOT") else Path(__file__).resolve().parents[2]).joinpath(f).is_file()
-                   for f in s.scenario_files()), s.sid  # fmt: skip
+        assert all((repo / f).is_file() for f in s.scenario_files()), s.sid
 
 
 def test_study_commands_name_every_option_of_the_setting() -> None:
