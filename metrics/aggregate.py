@@ -16,12 +16,13 @@ import numpy as np
 import pandas as pd
 
 from metrics.stats import cell_labels, decided_ranks, intervals_batch, paired_table
-from metrics.tables import KNOWN_PATHS, OPTION_COLUMNS, PER_PATH_METRICS
+from metrics.tables import KNOWN_PATHS, OPTION_COLUMNS, PER_PATH_METRICS, SETUP_DEFAULTS
 
 # One configuration (cell of the matrix); the algorithm options ("" for none) keep cells that
 # differ only in a --cc-opt/--sched-opt apart.
 GROUP_COLUMNS = [
     "scenario", "transport", "cc", "sched", "player", "video_duration_s", *OPTION_COLUMNS,
+    *SETUP_DEFAULTS,
 ]  # fmt: skip
 DEFAULT_METRICS = [
     "stalls",
@@ -106,12 +107,16 @@ def with_option_columns(summary: pd.DataFrame) -> pd.DataFrame:
         if column not in summary.columns:
             summary[column] = ""
         summary[column] = summary[column].fillna("")
+    for column, default in SETUP_DEFAULTS.items():  # --ladder, --recv-window-bytes
+        if column not in summary.columns:
+            summary[column] = default
+        summary[column] = summary[column].fillna(default).astype(str)
     return summary
 
 
 # Cells compared with each other: one scenario (with its player and clip length) at a time.
 WITHIN_COLUMNS = ["scenario", "player", "video_duration_s"]
-CELL_COLUMNS = ["transport", "cc", "sched", "cc_opts", "sched_opts"]
+CELL_COLUMNS = ["transport", "cc", "sched", "cc_opts", "sched_opts", *SETUP_DEFAULTS]
 
 
 def compare_run(summary: pd.DataFrame, metrics: Iterable[str] = RANKED_METRICS) -> pd.DataFrame:

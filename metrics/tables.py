@@ -45,7 +45,13 @@ SPEC_COLUMNS = [
     "seed",
     "cc_opts",
     "sched_opts",
+    "ladder",
+    "recv_window_bytes",
 ]
+# run_trials.sh --ladder and --recv-window-bytes, with their defaults written out (specs
+# written before the options existed played the default ladder with an autotuned window), so
+# that cells differing only in them stay apart in every table and figure.
+SETUP_DEFAULTS = {"ladder": "720p", "recv_window_bytes": "auto"}
 # run_trials.sh --cc-opt/--sched-opt, as one "key=value,key=value" string ("" for none), so
 # that cells differing only in an option stay apart in every table and figure.
 OPTION_COLUMNS = ["cc_opts", "sched_opts"]
@@ -413,6 +419,9 @@ def spec_values(spec: dict[str, Any]) -> dict[str, Any]:
     row = {column: spec.get(column, math.nan) for column in SPEC_COLUMNS}
     for column in OPTION_COLUMNS:
         row[column] = ",".join(spec.get(column) or ())
+    for column, default in SETUP_DEFAULTS.items():
+        value = spec.get(column)
+        row[column] = default if value is None else str(value)
     return row
 
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from common.environment import scoped_environ
+from server.content import LADDERS
 from server.live_mpd import DEFAULT_LATENCY_S
 from testbed import capture, transports
 from testbed.env import kernel_caps
@@ -31,7 +32,7 @@ from testbed.plan import (
     run_plan,
 )
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
-from testbed.spec import VIDEO_MODES, TrialSpec
+from testbed.spec import DEFAULT_LADDER_NAME, MIN_RECV_WINDOW_BYTES, VIDEO_MODES, TrialSpec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -74,6 +75,24 @@ def _key_value(value: str) -> str:
 def _reps(value: str) -> int | str:
     """`--reps N` or `--reps auto` (testbed/reps_auto.py)."""
     return "auto" if value == "auto" else _positive_int(value)
+
+
+def _recv_window(value: str) -> int | None:
+    """`--recv-window-bytes N` (N >= MIN_RECV_WINDOW_BYTES) or `auto` (None: autotuned)."""
+    if value == "auto":
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an integer number of bytes or auto (autotuned, the default)"
+        ) from None
+    if number < MIN_RECV_WINDOW_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{number} must be >= {MIN_RECV_WINDOW_BYTES} bytes (the transport's smallest "
+            "window), or auto (autotuned, the default)"
+        )
+    return number
 
 
 def _jobs(value: str) -> int | None:
@@ -219,6 +238,22 @@ def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
         help="live mode's target latency to the live edge (default: "
         f"{DEFAULT_LATENCY_S:g}, two segment durations; a lower target is warned about: "
         "docs/PLAYER.md, 'Live mode')",
+    )
+    parser.add_argument(
+        "--ladder",
+        choices=sorted(LADDERS),
+        default=DEFAULT_LADDER_NAME,
+        help=f"the DASH content ladder (default: {DEFAULT_LADDER_NAME}, 4 rungs; 720p-top-only: "
+        "its 5.24 Mbit/s top rung alone, so the player cannot switch down; server/content.py)",
+    )
+    parser.add_argument(
+        "--recv-window-bytes",
+        type=_recv_window,
+        default=None,
+        metavar="BYTES|auto",
+        help="the user transport's receive window: a fixed size in bytes (>= "
+        f"{MIN_RECV_WINDOW_BYTES}) for mpproxy and mpsim, or auto (default: autotuned as "
+        "Linux does)",
     )
 
 

@@ -229,7 +229,7 @@ def run_sim_matrix(
 ) -> int:
     """Run every spec without a result in virtual time; 0 all ok, 1 some failed, 2 unusable.
     report=False leaves the report to the caller (--reps auto builds it after its last round)."""
-    from server.content import prepare
+    from server.content import LADDERS, prepare
     from testbed import matrix
 
     problems = unsupported(specs)
@@ -245,9 +245,10 @@ def run_sim_matrix(
     manifest["engine"] = ENGINE
     write_json_atomically(run_dir / "run.json", manifest)
 
-    mpds: dict[float, Path] = {}
-    for d in sorted({s.video_duration_s for s in specs}):
-        mpds[d] = Path(prepare(int(d), cache=repo / CONTENT_CACHE)) / "manifest.mpd"
+    mpds: dict[tuple[int, str], Path] = {}
+    for d, ladder in sorted({(int(s.video_duration_s), s.ladder) for s in specs}):
+        content = prepare(d, cache=repo / CONTENT_CACHE, ladder=LADDERS[ladder])
+        mpds[(d, ladder)] = Path(content) / "manifest.mpd"
 
     commit = git_commit(repo)  # once: one git call per trial would cost more than the trial
     progress = matrix.Progress(total=len(specs))
@@ -264,7 +265,13 @@ def run_sim_matrix(
     try:
         running = {
             pool.submit(
-                _run_trial, spec, trial_dir, run_dir, repo, mpds[spec.video_duration_s], commit
+                _run_trial,
+                spec,
+                trial_dir,
+                run_dir,
+                repo,
+                mpds[(int(spec.video_duration_s), spec.ladder)],
+                commit,
             ): spec
             for spec, trial_dir in pending
         }

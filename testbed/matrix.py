@@ -257,17 +257,20 @@ def prepare_content(specs: list[TrialSpec], repo: Path) -> None:
     from server import content
 
     cache = repo / CONTENT_CACHE
-    for duration_s in sorted({int(s.video_duration_s) for s in specs if s.player is not None}):
-        if content.is_prepared(duration_s, cache=cache):
+    for duration_s, name in sorted(
+        {(int(s.video_duration_s), s.ladder) for s in specs if s.player is not None}
+    ):
+        ladder = content.LADDERS[name]
+        if content.is_prepared(duration_s, cache=cache, ladder=ladder):
             continue
         print(
-            f"encoding the {duration_s} s DASH ladder with FFmpeg (about "
+            f"encoding the {duration_s} s DASH ladder {name} with FFmpeg (about "
             f"{content.encode_minutes_estimate(duration_s)} min here, once; cached in "
             f"{CONTENT_CACHE})",
             flush=True,
         )
         started = time.monotonic()
-        content.prepare(duration_s, cache=cache)
+        content.prepare(duration_s, cache=cache, ladder=ladder)
         print(f"encoded in {time.monotonic() - started:.0f} s", flush=True)
 
 

@@ -21,7 +21,7 @@ from server.live_mpd import DEFAULT_LATENCY_S, latency_below_floor
 from testbed import pathsets, transports
 from testbed.cpusets import CpuPlanError, choose_jobs, cpu_count
 from testbed.registry import DEFAULT_PLAYER, NO_PLAYER_NAME, PLAYERS, TRANSPORTS
-from testbed.spec import TrialSpec
+from testbed.spec import DEFAULT_LADDER_NAME, MIN_RECV_WINDOW_BYTES, TrialSpec
 
 # ---- Defaults: the one place to change what `./run_trials.sh` runs. ----
 # With no matrix option at all (--scenario, --transport, --cc, --sched, --player) it runs
@@ -79,6 +79,8 @@ REQUEST_DEFAULTS = {
     "video_duration": None,  # None: DEFAULTS (DEFAULT_RUN for the default matrix)
     "video_mode": "vod",
     "live_latency_s": DEFAULT_LATENCY_S,
+    "ladder": DEFAULT_LADDER_NAME,
+    "recv_window_bytes": None,
     "reps": None,
     "seed": DEFAULTS["seed"],
     "interactive": False,
@@ -155,6 +157,8 @@ class Plan:
     live_latency_s: float = DEFAULT_LATENCY_S
     cc_opts: tuple[str, ...] = ()
     sched_opts: tuple[str, ...] = ()
+    ladder: str = DEFAULT_LADDER_NAME
+    recv_window_bytes: int | None = None
 
 
 def _validate_scenarios(args: argparse.Namespace, repo: Path) -> list[str]:
@@ -226,6 +230,40 @@ def _validate_options(
     return cc_opts, sched_opts
 
 
+def _validate_ladder(args: argparse.Namespace, players: list[str | None]) -> str:
+    """--ladder: a name of server.content.LADDERS, and only where a player plays it."""
+    from server.content import LADDERS
+
+    ladder = getattr(args, "ladder", DEFAULT_LADDER_NAME) or DEFAULT_LADDER_NAME
+    if ladder not in LADDERS:
+        raise UsageError(f"--ladder {ladder}: unknown; valid: {', '.join(LADDERS)}")
+    if ladder != DEFAULT_LADDER_NAME and not any(players):
+        raise UsageError(f"--ladder {ladder}: no player plays video in this matrix; leave it out")
+    return ladder
+
+
+def _validate_recv_window(args: argparse.Namespace, transport_names: list[str]) -> int | None:
+    """--recv-window-bytes: None (auto) or at least MIN_RECV_WINDOW_BYTES, and only for the
+    transports whose receive window this testbed sets (registry: algorithm_options)."""
+    window = getattr(args, "recv_window_bytes", None)
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, int) or window < MIN_RECV_WINDOW_BYTES:
+        raise UsageError(
+            f"--recv-window-bytes {window}: must be an integer number of bytes >= "
+            f"{MIN_RECV_WINDOW_BYTES} (the transport's smallest window), or auto (autotuned, the "
+            "default)"
+        )
+    refusing = [t for t in transport_names if not TRANSPORTS[t].algorithm_options]
+    if refusing:
+        takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
+        raise UsageError(
+            f"--recv-window-bytes {window}: transport {','.join(refusing)} takes none (it sets "
+            f"the receive window of the testbed's own transport: --transport {','.join(takes)})"
+        )
+    return window
+
+
 def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
     """Checks every option against the scenarios, the registry and what each transport
     supports; UsageError (exit 2) on anything invalid. Creates nothing."""
@@ -258,8 +296,11 @@ def validate(args: argparse.Namespace, repo: Path, caps: dict) -> Plan:
     cc_opts, sched_opts = _validate_options(args, cells, repo)
     video_duration_s = args.video_duration or DEFAULTS["video_duration_s"]
     reps = args.reps or DEFAULTS["reps"]
+    ladder = _validate_ladder(args, players)
+    window = _validate_recv_window(args, transport_names)
     return Plan(scenarios, players, cells, video_duration_s, reps, args.seed,
-                args.video_mode, args.live_latency_s, cc_opts, sched_opts)  # fmt: skip
+                args.video_mode, args.live_latency_s, cc_opts, sched_opts, ladder,
+                window)  # fmt: skip
 
 
 def expand(plan: Plan) -> list[TrialSpec]:
@@ -288,6 +329,8 @@ def expand(plan: Plan) -> list[TrialSpec]:
                                     live_latency_s=plan.live_latency_s,
                                     cc_opts=plan.cc_opts,
                                     sched_opts=plan.sched_opts,
+                                    ladder=plan.ladder if player else DEFAULT_LADDER_NAME,
+                                    recv_window_bytes=plan.recv_window_bytes,
                                 )
                             )
     return specs
@@ -377,12 +420,15 @@ def run_plan(
     dry_run: bool = False,
     slurm_opts: tuple[str, ...] | list[str] = (),
     detach: bool = False,
+    report: bool = True,
 ) -> int:
     """Runs validated specs into `run_dir` and returns the run's exit status (0 all ok, 1
     some failed, 2 could not start). `engine` sim: the simulator, `jobs` at a time (None:
     one per core). emulate: real time, locally `jobs` side by side (None: as many as the CPUs
     can isolate) or as a Slurm job array (`executor` slurm). `dry_run` prints the trials and
-    where they would go. `argv` is recorded in the run's run.json. UsageError when the
+    where they would go. `argv` is recorded in the run's run.json. `report=False` leaves out
+    the simulated run's HTML report (a caller that reads the trials itself: its comparisons
+    of every pair of cells cost more CPU than a large matrix's trials). UsageError when the
     machine cannot run them (CPUs, root)."""
     if engine == "sim":
         # Simulated trials are single processes: one per core, no CPU isolation plan.
@@ -392,7 +438,7 @@ def run_plan(
         if dry_run:
             _print_plan("simulated trials", specs, run_dir, jobs)
             return 0
-        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv)
+        return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv, report=report)
     from testbed import matrix
 
     jobs = local_jobs(jobs, specs) if executor == "local" else 1  # Slurm places the trials

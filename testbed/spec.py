@@ -43,8 +43,15 @@ def scenario_label(scenario: str) -> str:
     return _id_part(scenario)
 
 
-OPTIONAL_FIELDS = {"video_mode", "live_latency_s", "cc_opts", "sched_opts"}
+OPTIONAL_FIELDS = {
+    "video_mode", "live_latency_s", "cc_opts", "sched_opts", "ladder", "recv_window_bytes",
+}  # fmt: skip
 VIDEO_MODES = ("vod", "live")
+# The content ladder a trial plays (server/content.py LADDERS); the default is the 4-rung one.
+DEFAULT_LADDER_NAME = "720p"
+# The smallest fixed receive window mpproxy and mpsim take (transport/src/connection/mod.rs,
+# MIN_RECV_WINDOW_BYTES); a smaller --recv-window-bytes would be raised to it silently.
+MIN_RECV_WINDOW_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -66,12 +73,23 @@ class TrialSpec:
     # algorithm_options have them. Optional in to_dict/from_dict (older specs have none).
     cc_opts: tuple[str, ...] = ()
     sched_opts: tuple[str, ...] = ()
+    # The DASH content ladder (a name of server.content.LADDERS), e.g. "720p-top-only": one
+    # rendition, so the player cannot switch down. Optional in to_dict/from_dict.
+    ladder: str = DEFAULT_LADDER_NAME
+    # A fixed receive window in bytes for mpproxy and mpsim (--recv-window-bytes); None: the
+    # transport autotunes it as Linux does. Optional in to_dict/from_dict.
+    recv_window_bytes: int | None = None
 
     def option_argv(self) -> list[str]:
-        """--cc-opt K=V ... --sched-opt K=V ... for mpproxy and mpsim."""
+        """--cc-opt K=V ... --sched-opt K=V ... [--recv-window-bytes N] for mpproxy and mpsim."""
         return [
             *(arg for kv in self.cc_opts for arg in ("--cc-opt", kv)),
             *(arg for kv in self.sched_opts for arg in ("--sched-opt", kv)),
+            *(
+                ["--recv-window-bytes", str(self.recv_window_bytes)]
+                if self.recv_window_bytes is not None
+                else []
+            ),
         ]
 
     def trial_id(self) -> str:
@@ -86,6 +104,8 @@ class TrialSpec:
             *([_id_part(f"live{self.live_latency_s:g}")] if self.video_mode == "live" else []),
             *([_id_part("ccopt-" + "+".join(self.cc_opts))] if self.cc_opts else []),
             *([_id_part("schedopt-" + "+".join(self.sched_opts))] if self.sched_opts else []),
+            *([_id_part(f"ladder-{self.ladder}")] if self.ladder != DEFAULT_LADDER_NAME else []),
+            *([f"rwnd{int(self.recv_window_bytes)}"] if self.recv_window_bytes is not None else []),
             f"r{int(self.rep)}",
             f"s{int(self.seed)}",
         ]
@@ -106,6 +126,17 @@ class TrialSpec:
             reasons.append(
                 f"transport {self.transport} carries no video; player must be none, "
                 f"not {self.player}"
+            )
+        if self.recv_window_bytes is not None and not entry.algorithm_options:
+            takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
+            reasons.append(
+                f"transport {self.transport} takes no --recv-window-bytes (it sets the receive "
+                f"window of the testbed's own transport: transport {', '.join(takes)})"
+            )
+        if self.ladder != DEFAULT_LADDER_NAME and self.player is None:
+            reasons.append(
+                f"--ladder {self.ladder}: transport {self.transport} plays no video; leave "
+                "--ladder out"
             )
         if (self.cc_opts or self.sched_opts) and not entry.algorithm_options:
             takes = [t.name for t in TRANSPORTS.values() if t.algorithm_options]
@@ -166,4 +197,8 @@ class TrialSpec:
             live_latency_s=float(data.get("live_latency_s", DEFAULT_LATENCY_S)),
             cc_opts=tuple(str(kv) for kv in data.get("cc_opts", ())),
             sched_opts=tuple(str(kv) for kv in data.get("sched_opts", ())),
+            ladder=str(data.get("ladder") or DEFAULT_LADDER_NAME),
+            recv_window_bytes=(
+                None if data.get("recv_window_bytes") is None else int(data["recv_window_bytes"])
+            ),
         )

@@ -314,9 +314,11 @@ def _prepare(run: TrialRun) -> None:
             "once emulator/ exists)"
         )
     if spec.player is not None:
-        from server.content import prepare
+        from server.content import LADDERS, prepare
 
-        run.content_dir = prepare(int(spec.video_duration_s), cache=run.repo / CONTENT_CACHE)
+        run.content_dir = prepare(
+            int(spec.video_duration_s), cache=run.repo / CONTENT_CACHE, ladder=LADDERS[spec.ladder]
+        )
     # After the content (FFmpeg may use every CPU), before anything of the trial starts:
     # everything this process starts from now on inherits the testbed's CPU set.
     run.cpu_sets = TrialCpuSets.create()

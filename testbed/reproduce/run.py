@@ -117,6 +117,16 @@ def options_from_args(args: argparse.Namespace, argv: list[str] | None) -> Optio
             "--from with --reps, --dry-run or --engine sim: a run folder already fixes them; "
             "--from only builds the page (--engine emulate --from: its emulated part from them)"
         )
+    # A folder of run folders (e.g. results/seed002-study) stands for the runs in it.
+    from_runs = tuple(
+        child
+        for run in from_runs
+        for child in (
+            [run]
+            if run_engine(run) != "unknown" or not run.is_dir()
+            else sorted(p for p in run.iterdir() if run_engine(p) != "unknown") or [run]
+        )
+    )
     # The same folder given twice (or spelt two ways) counts once.
     unique: dict[Path, Path] = {}
     for run in from_runs:

@@ -1,138 +1,202 @@
 # ruff: noqa: E501  (the claim texts and docs-page prose are long string literals)
-"""Seed 002: video over MPTCP, CC x scheduler x scenario. The page: the simulated matrix's
-verdicts and figures (seed002_matrix.py), the emulated subset (seed002_emulated.py)."""
+"""Seed 002: video over MPTCP, CC x scheduler x scenario, as its pre-registration
+(docs/reproductions/preregistration-seed002.md) fixes the study. The page: the paper's claims
+decided at the main setting in the simulator (seed002_claims.py), each claim per plausible
+setting with "reproduced in k of n" (seed002_study.py, from the study's run folders), and
+the emulated study at the main setting (seed002_emulated.py)."""
 
 from __future__ import annotations
 
 import json
-import shlex
 import time
+from pathlib import Path
 
-from testbed.reproduce.base import MATRIX_TIMING, Page, Runner, cpu_s, shown
+from testbed.reproduce.base import MATRIX_TIMING, PAPER_CLAIM, Claim, Page, Runner, cpu_s, shown
+from testbed.reproduce.seed002_claims import (
+    CCS,
+    CLAIMS,
+    SCHEDS,
+    UNCOUPLED,
+    ClaimResult,
+    Trials,
+    decide_all,
+)
 from testbed.reproduce.seed002_emulated import (
-    run_clip,
-    seed002_discard_claims,
-    seed002_emulated_section,
-    seed002_live_selection,
+    collect,
+    emulated_section,
+    live_check,
+    provenance,
+    study_runs,
 )
 from testbed.reproduce.seed002_matrix import (
-    GOOD_MAX_STALLS,
-    POOR_MIN_STALLS,
-    SEED002_CCS,
     SEED002_DEFAULT_REPS,
-    SEED002_SCHEDS,
-    Cells,
-    load_summary,
+    figures,
     run_matrix,
-    seed002_claims,
     seed002_matrix,
-    seed002_matrix_args,
-    seed002_observations,
+)
+from testbed.reproduce.seed002_study import (
+    MAIN,
+    SETTINGS,
+    SIM_BLOCK,
+    SIM_MAX_REPS,
+    SIM_MIN_REPS,
+    VIDEO_S,
+    by_setting,
+    per_setting_table,
+    sim_matrix,
 )
 
 DEFAULT_REPS = SEED002_DEFAULT_REPS
+PREREGISTRATION = "docs/reproductions/preregistration-seed002.md"
+PREREGISTRATION_COMMIT = "e87febf"  # the file's commit, before any run of the study
 # Beyond the simulator's sources (fingerprint.COMMON_INPUTS): the matrix this page runs goes
 # through the plan layer, the simulator engine, the scenario files, the content ladder and the
 # metrics that make summary.csv.
 FINGERPRINT_INPUTS = (
-    "netem-scenarios/A1*.toml",
-    "netem-scenarios/A2*.toml",
-    "netem-scenarios/B1*.toml",
-    "netem-scenarios/B2*.toml",
+    "netem-scenarios/seed002-families/*-main.toml",
     "server/content.py",
     "testbed/engine_sim.py",
+    "testbed/transports/user.py",
     "testbed/plan.py",
+    "testbed/spec.py",
     "testbed/matrix.py",
     "testbed/scenario.py",
     "metrics/*.py",
 )
 
 
-def build(r: Runner) -> Page:
+def _claim(r: ClaimResult) -> Claim:
+    return Claim(
+        f"{r.cid} {r.scenario}: {r.text}",
+        r.paper,
+        r.summary(),
+        r.outcome,
+        "rule: " + r.rule,
+        PAPER_CLAIM,
+    )
+
+
+def _details(results: list[ClaimResult]) -> list[str]:
+    """Every cell of every claim: estimate, 95 % interval (90 % for an equality cell), n, and
+    + supports / − contradicts / ? undecided."""
+    out = []
+    for r in results:
+        if r.cells:
+            out.append(f"* **{r.cid}** ({r.outcome}): " + "; ".join(c.brief() for c in r.cells))
+    return out
+
+
+def _source_note(r: Runner, main) -> str:
+    """Which simulated trials decide the verdicts: their run, schedulers and seeds, and what
+    the page's own run cost."""
+    if main is None:
+        return "No simulated trial of the main setting in the given runs."
+    seeds = sorted({int(s) for s in main["seed"]})
+    scheds = [s for s in SCHEDS if s in set(main["sched"])]
+    runs = sorted({str(shown(Path(x), r.repo)) for x in main["source_run"]})
+    note = (f"Verdicts at the main setting from {len(main)} simulated trials ({', '.join(f'`{x}`' for x in runs)}): "
+            f"schedulers {', '.join(scheds)}; {len(seeds)} seeds ({seeds[0]}-{seeds[-1]}) per cell; {VIDEO_S} s clips.")  # fmt: skip
+    if len(scheds) < len(SCHEDS):
+        note += (" **Only these schedulers**: the page's own run fits its CPU budget with the two schedulers the text "
+                 "singles out; claims 'across all schedulers' are checked on them only here. The study's main-setting "
+                 "run (all six, `--from results/seed002-study`) replaces it.")  # fmt: skip
+    timing = r.run_dir / "sim" / MATRIX_TIMING
+    if timing.is_file():
+        t = json.loads(timing.read_text())
+        note += f" That run took {t['wall_s'] / 60:.1f} min of wall time and {t['cpu_s'] / 60:.1f} min of CPU time."
+    return note
+
+
+def _sim_main(r: Runner):
+    """The simulated trials of every setting in the --from runs; the main setting's matrix is
+    run now when none is given."""
     opts = r.opts
-    reps = opts.reps_or(SEED002_DEFAULT_REPS)
+    runs = study_runs(opts.from_runs)
+    rows, sources = collect(runs, "sim")
+    settings = by_setting(rows)
+    if "S0" in settings or opts.from_runs:
+        return runs, settings, sources
+    out = r.run_dir / "sim"
+    t0, c0 = time.monotonic(), cpu_s()
+    matrix = seed002_matrix(opts, out, emulated=False)
+    status = run_matrix(matrix, r.repo)
+    (out / MATRIX_TIMING).write_text(
+        json.dumps({"wall_s": time.monotonic() - t0, "cpu_s": cpu_s() - c0})
+    )
+    r.commands.append(
+        "./run_trials.sh " + " ".join(matrix.argv()).replace(str(out), str(shown(out, r.repo)))
+    )
+    if status not in (0, 1):
+        raise RuntimeError(f"seed002: the simulated matrix exited {status}")
+    rows, sources = collect([out], "sim")
+    return runs, by_setting(rows), sources
+
+
+def build(r: Runner) -> Page:
+    runs, settings, sources = _sim_main(r)
     page = Page(
         "seed002",
         "Video over MPTCP: CC × scheduler × scenario (seed 002)",
-        f"""The paper's full matrix, CC {{{", ".join(SEED002_CCS)}}} × scheduler
-{{{", ".join(SEED002_SCHEDS)}}} × scenarios A1, A2, B1, B2, {reps} repetitions (seeds) of
-{opts.video_duration_s} s clips, in the simulator (`--engine sim`: the user-space transport and
-linkemu's link model in virtual time, with the DASH player model; docs/SIMULATOR.md). Figures
-are the mean over the repetitions of each cell, from the run's `summary.csv`. Buffer
-underflows are the player's stalls after start-up; picture discards cannot be measured in the
-simulator (its player model has no decoder), so they come only from the emulated subset.
-Scenario parameters: `netem-scenarios/A1.toml`, `A2.toml`, `B1.toml`, `B2.toml`.""",
+        f"""M. Kondo, D. Cavendish, D. Nobayashi, T. Ikenaga, "Evaluation of MPTCP with BBR Performance
+on Wi-Fi/Cellular networks for Video Streaming". The study is the one its pre-registration fixes
+(`{PREREGISTRATION}`, committed as {PREREGISTRATION_COMMIT} before any run; its "Changes after
+registration" section lists every later change): the paper's CCs {{{", ".join(CCS)}}} × schedulers
+{{{", ".join(SCHEDS)}}} × scenarios A1, A2, B1, B2, {VIDEO_S} s clips, in 18 plausible settings of
+what the paper leaves open, with one main setting chosen by a physical rule that does not look at
+any claim (LTE 5 Mbit/s: the largest LTE capacity at which LTE alone cannot carry the 5.24 Mbit/s
+video). The paper's "default scheduler (LRF)" is `default-oot`, the kernel's default with its
+opportunistic reinjection and penalisation (docs/algorithms/lrf.md); `{UNCOUPLED}` runs only as
+the uncoupled control of claim P24. Each claim is a set of cells, each cell a contrast the paper
+draws, estimated over seeds (paired: repetition r of every cell uses seed r) and decided by
+metrics/verdict.py; a claim is reproduced when every cell supports it, partly when at least half
+do, not reproduced when fewer than half do and one contradicts it, inconclusive otherwise
+(pre-registration §7). Buffer underflows are the player's stalls after start-up; picture
+discards are network-attributed (`discarded_frames_network`) and measurable only in emulation
+(the simulator's player has no decoder: "–").""",
     )
     page.open_params = [
-        ("link rates", "Wi-Fi 20 Mbit/s, LTE 15 Mbit/s (scenario files)", "the paper gives none"),
-        (
-            "Wi-Fi one-way delays, LTE delay",
-            "Wi-Fi 20 ms (A1, B1) / 30 ms (A2, B2), LTE 40 ms one way",
-            "Table II gives the RTTs 40/60 and 80 ms; split evenly",
-        ),
-        (
-            "loss patterns A/B",
-            "piecewise ramps (A: to 5 % at 30, 75, 120, 165 s; B: 10 % falling to 0), Wi-Fi data direction",
-            "the paper's time series is a figure only (netem-scenarios/README.md)",
-        ),
-        (
-            "clip",
-            f"{opts.video_duration_s} s, 2 s segments, ladder 0.8/1.5/3/5.24 Mbit/s (dash.js ABR, modelled)",
-            "Table I: 3 min at 5.24 Mbit/s; the paper does not say whether its player adapts",
-        ),
-        (
-            "'good' / 'poor'",
-            f"≤ {GOOD_MAX_STALLS} / ≥ {POOR_MIN_STALLS} mean buffer underflows per trial",
-            "the paper's findings are qualitative, read off bar charts",
-        ),
-        ("repetitions", f"{reps} seeds per cell (`--reps`)", "the paper's count is not stated"),
-        (
-            "emulated subset's clip",
-            f"{opts.emulated_video_s} s (the simulated matrix: {opts.video_duration_s} s)",
-            "the paper plays 3 min; 60 s clips let the emulated subset run in one session; they see "
-            "only the first 60 s of each loss pattern (see 'Emulated cross-check')",
-        ),
-    ]
-    # The simulated matrix: a --from sim run at the matrix's clip (or of unknown clip); a sim
-    # run at the emulated subset's clip is the subset's simulated twin instead.
-    sim_runs = [
-        run for run in opts.runs_of_engine("sim") if run_clip(run) in (None, opts.video_duration_s)
-    ]
-    if sim_runs:
-        sim_run = sim_runs[0]
-        print(f"  seed002: simulated matrix from {sim_run}", flush=True)
+        (p, v, w)
+        for p, v, w in (
+            ("LTE capacity and queue", "5 Mbit/s, 1 BDP (main); 3/8/15 Mbit/s, three Mahimahi traces, 200/500 ms queues (settings S1-S8)", "the paper ran a real LTE base station; pre-registration §2, §3"),
+            ("Wi-Fi", "20 Mbit/s, one-way 20 ms (A1, B1) / 30 ms (A2, B2)", "Table II gives the RTTs; 802.11a's capacity is not given"),
+            ("loss patterns A/B", "A: ramps to 5 % at 30, 75, 120, 165 s; B: 10 % falling to 1 % (main); other levels and Gilbert-Elliott bursts (S9-S14)", "the paper's Fig. 3 only; netem-scenarios/seed002-families/"),
+            ("receive buffer", "autotuned (main); fixed 128 KiB / 16 MiB (S15, S16)", "not given; autotuning is Linux's default"),
+            ("player", "dash.js with the 5.24 Mbit/s rendition alone (main); the 4-rung ABR ladder (S17)", "Table I gives one video rate"),
+            ("repetitions", f"the line above the verdicts gives this page's; the study: {SIM_MIN_REPS} to {SIM_MAX_REPS}, blocks of {SIM_BLOCK} while a claim has an undecided cell", "the paper's count is not stated"),
+        )
+    ]  # fmt: skip
+    main = settings.get("S0")
+    results: dict[str, list[ClaimResult]] = {
+        sid: decide_all(rows, "sim") for sid, rows in settings.items()
+    }
+    if main is not None:
+        page.claims = [_claim(x) for x in results["S0"]]
     else:
-        sim_run = r.run_dir / "sim"
-        t0, c0 = time.monotonic(), cpu_s()
-        status = run_matrix(seed002_matrix(opts, sim_run, emulated=False), r.repo)
-        (sim_run / MATRIX_TIMING).write_text(
-            json.dumps({"wall_s": time.monotonic() - t0, "cpu_s": cpu_s() - c0})
-        )
-        r.commands.append(
-            "./run_trials.sh "
-            + shlex.join(seed002_matrix_args(opts, shown(sim_run, r.repo), emulated=False))
-        )
-        if status not in (0, 1):
-            raise RuntimeError(f"seed002: the simulated matrix exited {status}")
-    summary, ok = load_summary(sim_run)
-    n_failed = len(summary) - len(ok)
-    claims, figures = seed002_claims(ok)
-    page.claims = claims
-    page.emulated, emulated = seed002_emulated_section(r)
-    page.claims += seed002_discard_claims(emulated, seed002_live_selection(r))
-    page.extra = figures
-    page.extra_notes = [
-        f"Simulated run: `{shown(sim_run, r.repo)}` ({len(summary)} trials, {n_failed} not ok and left out of the means).",
-        "Per-path packets are the data packets the emulated link carried server → client (`pkts_down_*`), retransmissions the sender's (`retrans_pkts_*`), as in `summary.csv`.",
-        *seed002_observations(Cells(ok)),
+        page.claims = [Claim(f"{s.cid} {s.scenario}: {s.text}", s.paper, "no simulated trial of the main setting in the given runs", "not yet run", "rule: " + s.rule)
+                       for s in CLAIMS]  # fmt: skip
+    page.emulated, checks = emulated_section(runs, main, r.repo)
+    page.claims += checks + [live_check(runs)]
+    study = [
+        "### Per setting (simulated)",
+        "",
+        *per_setting_table(results),
+        "",
+        "Study commands (simulated; each resumes, and adds seeds while a claim has an undecided cell): "
+        "`.venv/bin/python -m testbed.reproduce.seed002_study --engine sim` (all 18 settings; "
+        "`--settings S0,S1` for some), or per setting by hand, e.g. "
+        f"`{sim_matrix(SETTINGS[1]).command()}`; then `./run_trials.sh --reproduce seed002 --from results/seed002-study`.",
     ]
-    timing = sim_run / MATRIX_TIMING
-    if timing.is_file():
-        t = json.loads(timing.read_text())
-        page.reps_note = (
-            f"The simulated matrix ({len(summary)} trials, "
-            f"{len(summary) * opts.video_duration_s / 3600:.1f} h of video) took {t['wall_s'] / 60:.1f} min "
-            f"of wall time and {t['cpu_s'] / 60:.1f} min of CPU time (user + sys), including "
-            "building its report."
-        )
+    if sources:
+        study += ["", "Simulated runs read:", "", *provenance(sources, r.repo)]
+    if main is not None:
+        t = Trials(main)
+        study += ["", "### Every cell of every claim at the main setting (simulated)", "",
+                  "estimate [95 % interval] (n seeds); + supports, − contradicts, ? undecided; equality cells show the 90 % interval.", "",
+                  *_details(results["S0"]), "", "### Cell means at the main setting (simulated)", "", figures(t)]  # fmt: skip
+    page.extra = "\n".join(study)
+    page.extra_notes = []
+    page.reps_note = _source_note(r, main)
     return page
+
+
+__all__ = ["DEFAULT_REPS", "FINGERPRINT_INPUTS", "MAIN", "build"]

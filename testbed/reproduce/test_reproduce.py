@@ -4,11 +4,9 @@ claim; seed 002's findings, seed 003's transition time and seed 000's AR&P verdi
 their stated rules."""
 
 import json
-import shutil
 import statistics
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from testbed import bulk, cli
@@ -16,7 +14,6 @@ from testbed.reproduce import (
     base,
     crosscheck,
     seed000,
-    seed002_emulated,
     seed002_matrix,
 )
 from testbed.reproduce import readme as readme_table
@@ -32,7 +29,6 @@ from testbed.reproduce.base import (
     Options,
     Page,
 )
-from testbed.reproduce.seed002_matrix import seed002_claims
 from testbed.reproduce.seed003 import seed003_case3_claims, transition_s
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,83 +103,21 @@ def test_reps_reaches_every_simulated_part() -> None:
         if not reproduce_run.fixed_seed(s)
     } == {5}
     assert (
-        reproduce_run.reps_of("seed002", Options()) == 3
+        reproduce_run.reps_of("seed002", Options()) == 6
         and reproduce_run.reps_of("seed000", opts) == 1
     )
-    args = seed002_matrix.seed002_matrix_args(opts, Path("/tmp/x"), emulated=False)
+    args = seed002_matrix.seed002_matrix(opts, Path("/tmp/x"), emulated=False).argv()
     assert args[args.index("--reps") + 1] == "5"
     assert args[args.index("--engine") + 1] == "sim"
-    emu = seed002_matrix.seed002_matrix_args(opts, Path("/tmp/x"), emulated=True)
+    assert args[args.index("--sched") + 1] == "default-oot,tp-sty"  # the page's own run
+    emu = seed002_matrix.seed002_matrix(opts, Path("/tmp/x"), emulated=True).argv()
     assert "--engine" not in emu
-    assert emu[emu.index("--cc") + 1] == "bbr,lia,compound"
-    assert emu[emu.index("--sched") + 1] == "lrf,tp-sty"
-    assert emu[emu.index("--video-duration") + 1] == "60"  # the emulated subset's clip
+    assert emu[emu.index("--cc") + 1] == "bbr,cubic,lia,compound"
+    assert emu[emu.index("--sched") + 1] == "default-oot,tp-sty"
+    assert emu[emu.index("--video-duration") + 1] == "180"  # the paper's clip in both engines
     plan = crosscheck.crosscheck_plan("seed001", 2, Path("results/run"))
     assert len(plan) == 3 * 2 * 2
     assert "mpsim --scenario results/run/seed001-xc0.toml --bytes 20000000" in plan[0]
-
-
-def _summary(stalls: dict[tuple[str, str, str], float]) -> pd.DataFrame:
-    """One trial per cell of the 6 x 6 x 4 matrix: Wi-Fi carries more in A*/B1, LTE in B2;
-    BBR retransmits most; stalls from `stalls` (default 0)."""
-    rows = []
-    for scenario in seed002_matrix.SEED002_SCENARIOS:
-        for cc in seed002_matrix.SEED002_CCS:
-            for sched in seed002_matrix.SEED002_SCHEDS:
-                wifi, lte = (100, 900) if scenario == "B2" else (900, 100)
-                if scenario == "B2" and cc == "bbr":
-                    wifi, lte = 400, 600
-                rows.append({
-                    "scenario": scenario, "cc": cc, "sched": sched, "status": "ok",
-                    "stalls": stalls.get((scenario, cc, sched), 0.0),
-                    "discarded_frames": 0, "pkts_down_wifi": wifi, "pkts_down_lte": lte,
-                    "retrans_pkts_wifi": 50 if cc == "bbr" else 5,
-                    "retrans_pkts_lte": 40 if cc == "bbr" else 4,
-                })  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def test_seed002_findings_follow_their_rules() -> None:
-    stalls = {}
-    for scenario in seed002_matrix.SEED002_SCENARIOS:
-        for cc in ("lia", "olia", "balia"):
-            for sched in seed002_matrix.SEED002_SCHEDS:
-                stalls[(scenario, cc, sched)] = 3.0
-    stalls[("A2", "compound", "tp-sty")] = 4.0  # poor with TP-STY in A2 only
-    claims, figures = seed002_claims(_summary(stalls))
-    verdict = {c.name.split(" (")[0]: c.verdict for c in claims}
-    assert verdict["A1: BBR, Cubic and Compound good over all schedulers"] == REPRODUCED
-    assert verdict["A1: LIA variants"] == REPRODUCED
-    assert verdict["A1: Wi-Fi is the most used path for every CC and scheduler"] == REPRODUCED
-    assert verdict["A2: Compound has large buffer underflows with TP-STY"] == REPRODUCED
-    assert verdict["B2: Compound has large buffer underflows with TP-STY"] == NOT_REPRODUCED
-    assert verdict["B2: large LTE utilisation for every CC"] == REPRODUCED
-    assert (
-        verdict["B2: BBR still uses more of the Wi-Fi path than the other CCs on most schedulers"]
-        == REPRODUCED
-    )
-    assert verdict["B1: BBR retransmits more"] == REPRODUCED
-    # Compound is good with 5 of 6 schedulers in B2, so "only BBR and Cubic" holds but not
-    # for every other CC: partly.
-    assert (
-        verdict["B2: only BBR and Cubic deliver good performance across all schedulers"] == PARTLY
-    )
-    assert "**A1: buffer underflows (mean per trial)**" in figures
-    assert "| lia | 3.00 | 3.00 | 3.00 | 3.00 | 3.00 | 3.00 |" in figures
-
-
-def test_seed002_page_builds_from_a_simulated_run_folder(tmp_path: Path) -> None:
-    run = tmp_path / "sim-run"
-    run.mkdir()
-    (run / "run.json").write_text(json.dumps({"engine": "sim"}))
-    _summary({("B1", "olia", "lrf"): 2.0}).to_csv(run / "summary.csv", index=False)
-    opts = Options(from_runs=(run,))
-    assert reproduce_run.reproduce("seed002", tmp_path, opts) == 0
-    page = (tmp_path / "docs/reproductions/seed002.md").read_text()
-    assert "Simulated run: `sim-run` (144 trials, 0 not ok" in page
-    assert "**Not run**: emulated video trials are valid only on a quiet machine" in page
-    assert "./run_trials.sh --reproduce seed002 --engine emulate" in page
-    assert "| B1: BBR consistently good across all schedulers (Fig. 8) |" in page
 
 
 def test_transition_time_is_when_x12_first_settles_near_its_new_rate() -> None:
@@ -372,235 +306,6 @@ def test_bench_sums_the_user_senders_counters_over_its_paths(tmp_path: Path) -> 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
-def _write_run(
-    run: Path, rows: pd.DataFrame, engine: str, argv: list[str], start_s: float = 1.8e9
-) -> None:
-    """A fabricated run folder as the matrix runner leaves it: run.json (argv, commit, the
-    planned trials and their specs), one trials/<id>/trial.json per row with its start time
-    (67 s apart, as one at a time), and summary.csv."""
-    rows = rows.reset_index(drop=True).copy()
-    defaults = {"transport": "user", "player": "dashjs", "video_duration_s": 60, "rep": 0,
-                "cc_opts": "", "sched_opts": "", "status": "ok", "valid": True,
-                "wall_duration_s": 65.0}  # fmt: skip
-    for column, value in defaults.items():
-        rows[column] = rows[column].fillna(value) if column in rows.columns else value
-    rows["trial_id"] = [
-        f"{r.scenario}__{r.transport}__{r.cc}__{r.sched}__v{int(r.video_duration_s)}__r{int(r.rep)}"
-        for r in rows.itertuples()
-    ]
-    specs = [
-        {"scenario": r.scenario, "transport": r.transport, "cc": r.cc, "sched": r.sched,
-         "player": r.player, "video_duration_s": int(r.video_duration_s), "rep": int(r.rep),
-         "seed": int(r.rep) + 1, "video_mode": getattr(r, "video_mode", "vod"), "cc_opts": [],
-         "sched_opts": []}
-        for r in rows.itertuples()
-    ]  # fmt: skip
-    run.mkdir(parents=True)
-    manifest = {
-        "argv": argv,
-        "git_commit": COMMIT,
-        "trials": list(rows["trial_id"]),
-        "specs": specs,
-    }
-    if engine == "sim":
-        manifest["engine"] = "sim"
-    (run / "run.json").write_text(json.dumps(manifest))
-    for i, (trial_id, spec) in enumerate(zip(rows["trial_id"], specs, strict=True)):
-        (run / "trials" / trial_id).mkdir(parents=True)
-        clock = {"t0_unix_ns": int((start_s + 67 * i) * 1e9)}
-        (run / "trials" / trial_id / "trial.json").write_text(
-            json.dumps({"spec": spec, "clock": clock})
-        )
-    rows.to_csv(run / "summary.csv", index=False)
-
-
-def _cells(scenarios: list[str], ccs: list[str], scheds: list[str], reps: int = 3) -> pd.DataFrame:
-    """Trial rows with BBR retransmitting most, Wi-Fi heavier except in B2, no stalls except
-    LIA (2 per trial) and Compound x TP-STY (3)."""
-    rows = []
-    for sc in scenarios:
-        for cc in ccs:
-            for sched in scheds:
-                for rep in range(reps):
-                    stalls = (
-                        2.0
-                        if cc == "lia"
-                        else 3.0
-                        if (cc, sched) == ("compound", "tp-sty")
-                        else 0.0
-                    )
-                    rows.append({
-                        "scenario": sc, "cc": cc, "sched": sched, "rep": rep, "stalls": stalls,
-                        "discarded_frames": 10 * stalls, "pkts_down_wifi": 100 if sc == "B2" else 900,
-                        "pkts_down_lte": 900 if sc == "B2" else 100,
-                        "retrans_pkts_wifi": 50 if cc == "bbr" else 5,
-                        "retrans_pkts_lte": 40 if cc == "bbr" else 4,
-                    })  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-XV_ARGV = ["--cross-validate", "--scenario", "B1,A1,B2", "--cc", "bbr,lia,compound",
-           "--sched", "lrf,rr,tp-sty", "--video-duration", "60", "--reps", "3", "--out", "xv"]  # fmt: skip
-SUBSET = seed002_emulated.seed002_emulated_subset(Options())
-
-
-def test_the_subset_is_selected_from_runs_that_hold_more(tmp_path: Path) -> None:
-    xv = _cells(["B1", "A1", "B2"], ["bbr", "lia", "compound"], ["lrf", "rr", "tp-sty"])
-    # An invalid trial of a subset cell, and a subset cell at another clip length (ignored).
-    xv.loc[
-        (xv["scenario"] == "A1") & (xv["cc"] == "bbr") & (xv["sched"] == "lrf") & (xv["rep"] == 2),
-        "valid",
-    ] = False
-    xv = xv.fillna({"valid": True})
-    long_clip = _cells(["B1"], ["bbr"], ["lrf"], reps=1).assign(video_duration_s=180)
-    _write_run(tmp_path / "xv-emulate", pd.concat([xv, long_clip]), "emulate", XV_ARGV)
-    a2 = _cells(["A2"], ["bbr", "lia", "compound"], ["lrf", "tp-sty"])
-    _write_run(tmp_path / "a2", a2, "emulate", ["--scenario", "A2"], start_s=1.9e9)
-    sel = seed002_emulated.select_subset([tmp_path / "xv-emulate", tmp_path / "a2"], SUBSET)
-    assert sel.missing() == []
-    assert sel.short() == [(("A1", "bbr", "lrf"), 2)]
-    assert sel.extra() == []
-    assert set(sel.trials["sched"]) == {"lrf", "tp-sty"}
-    assert len(sel.trials) == 24 * 3 - 1
-    xv_source, a2_source = sel.sources
-    assert (xv_source.n_rows, xv_source.n_used, xv_source.n_rejected, xv_source.n_outside) == (
-        82,
-        53,
-        1,
-        28,
-    )
-    assert xv_source.rejected == ["A1__user__bbr__lrf__v60__r2: ok, not valid"]
-    assert (a2_source.n_used, a2_source.n_outside) == (18, 0)
-    assert xv_source.commit == COMMIT and xv_source.command.startswith(
-        "./run_trials.sh --cross-validate"
-    )
-    # 82 trials started 67 s apart, each 65 s long: per trial (81 * 67 + 65) / 82 s.
-    assert xv_source.span_s == pytest.approx(81 * 67 + 65)
-    assert seed002_emulated.per_trial_s(sel) == pytest.approx((81 * 67 + 65 + 17 * 67 + 65) / 100)
-    assert sel.optional_present() == []
-    # The same cells in a second run: all their trials are used and the page says so.
-    shutil.copytree(tmp_path / "a2", tmp_path / "a2-again")
-    twice = seed002_emulated.select_subset([tmp_path / "a2", tmp_path / "a2-again"], SUBSET)
-    assert twice.extra() == [
-        (("A2", cc, s), 6) for cc in ("bbr", "lia", "compound") for s in ("lrf", "tp-sty")
-    ]
-    assert "Cells with more usable trials than repetitions" in "\n".join(
-        seed002_emulated._provenance(twice, tmp_path)
-    )
-
-
-def test_a_run_without_some_cells_reports_them_missing(tmp_path: Path) -> None:
-    xv = _cells(["B1", "A1", "B2"], ["bbr", "lia", "compound"], ["lrf", "rr", "tp-sty"])
-    xv = xv[~((xv["scenario"] == "B2") & (xv["cc"] == "lia") & (xv["rep"] > 0))]
-    _write_run(tmp_path / "xv", xv, "emulate", XV_ARGV)
-    sel = seed002_emulated.select_subset([tmp_path / "xv"], SUBSET)
-    assert sel.missing() == [
-        ("A2", cc, s) for cc in ("bbr", "lia", "compound") for s in ("lrf", "tp-sty")
-    ]
-    assert sel.short() == [(("B2", "lia", "lrf"), 1), (("B2", "lia", "tp-sty"), 1)]
-
-
-def test_an_unfinished_run_counts_its_unstarted_trials_as_unfinished(tmp_path: Path) -> None:
-    """A run still going has no summary.csv: its table is computed from the trial folders,
-    and the trials run.json plans but that have no folder yet are unfinished, not missing
-    silently."""
-    a2 = _cells(["A2"], ["bbr"], ["lrf"])
-    _write_run(tmp_path / "a2", a2, "emulate", ["--scenario", "A2"])
-    (tmp_path / "a2" / "summary.csv").unlink()
-    for trial in (tmp_path / "a2" / "trials").iterdir():
-        if trial.name.endswith("r2"):
-            for f in trial.iterdir():
-                f.unlink()
-            trial.rmdir()
-    sel = seed002_emulated.select_subset([tmp_path / "a2"], SUBSET)
-    (source,) = sel.sources
-    assert source.summary_from.startswith("computed from its 2 trial folders")
-    assert source.n_used == 0  # no result.json: the two that ran are incomplete as well
-    assert (source.n_rejected, source.n_unfinished) == (3, 3)
-    assert ("A2", "bbr", "lrf") in sel.missing()
-
-
-def _sim_runs(tmp_path: Path) -> tuple[Path, Path]:
-    """The simulated matrix (180 s) and the subset's simulated twin (60 s)."""
-    matrix = _summary({("B1", "olia", "lrf"): 2.0}).assign(video_duration_s=180)
-    _write_run(tmp_path / "sim", matrix, "sim", ["--engine", "sim"])
-    twin = _cells(["A1", "A2", "B1", "B2"], ["bbr", "lia", "compound"], ["lrf", "tp-sty"])
-    twin.loc[twin["cc"] == "lia", "stalls"] = 0.0  # the simulator disagrees on LIA
-    _write_run(tmp_path / "twin", twin, "sim", ["--engine", "sim"])
-    return tmp_path / "sim", tmp_path / "twin"
-
-
-def test_seed002_page_names_the_runs_the_cells_came_from_and_the_missing_ones(
-    tmp_path: Path,
-) -> None:
-    sim, twin = _sim_runs(tmp_path)
-    xv = _cells(["B1", "A1", "B2"], ["bbr", "lia", "compound"], ["lrf", "rr", "tp-sty"])
-    _write_run(tmp_path / "results" / "xv-emulate", xv, "emulate", XV_ARGV)
-    emu = tmp_path / "results" / "xv-emulate"
-    opts = Options(engine="emulate", from_runs=(sim, twin, emu))
-    assert reproduce_run.reproduce("seed002", tmp_path, opts) == 0
-    page = (tmp_path / "docs/reproductions/seed002.md").read_text()
-    assert "Command: `./run_trials.sh --reproduce seed002 --engine emulate --from " in page
-    assert "**Not run**" not in page
-    assert (
-        f"| `results/xv-emulate` | {COMMIT[:12]} | `./run_trials.sh --cross-validate --scenario B1,A1,B2"
-        in page
-    )
-    assert "| 81 | 54 | 0 (0) | 27 | its summary.csv |" in page
-    assert (
-        "**Missing cells** (no usable trial; 6 of 24): A2 bbr×lrf, A2 bbr×tp-sty, A2 lia×lrf"
-        in page
-    )
-    assert "Optional Cubic cells: not in these runs." in page
-    # 81 trials 67 s apart, 65 s each: (80 * 67 + 65) / 81 = 66.98 s per trial.
-    assert "so one trial costs 67.0 s start to start" in page
-    assert "its 54 used trials took 58.5 min of trial time (median 65.0 s per trial" in page
-    assert (
-        "and the subset's 72 trials one at a time take 1 h 20 min (its 54 used here: 1 h 00 min)."
-        in page
-    )
-    assert "one at a time here 8 h 02 min" in page  # 432 x 66.98 s
-    assert "--executor slurm" in page and "--jobs auto" in page
-    emulated = page.split("## Emulated cross-check")[1]
-    # A2 is missing: its claims are not yet run, not "not reproduced".
-    assert (
-        "| A2: BBR and Cubic perform well with all schedulers (Fig. 6) | 0 of 0 cells; max mean underflows – | **not yet run** |"
-        in emulated
-    )
-    assert (
-        "| A2: Compound has large buffer underflows with TP-STY (Fig. 6) | the cell is not in this run | **not yet run** |"
-        in emulated
-    )
-    assert "| B2: Compound has large buffer underflows with TP-STY (Fig. 10) | " in page
-    assert "the good/between/poor word agrees in 12 of 18 cells" in page  # LIA's 6 differ
-    assert "| Picture discards follow the buffer underflows, VOD (Figs. 4b-10b) |" in page
-
-
-def test_from_with_engine_emulate_builds_the_page_and_engine_sim_exits_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    run = tmp_path / "run"
-    _write_run(run, _cells(["A2"], ["bbr"], ["lrf"]), "emulate", ["--scenario", "A2"])
-    args = cli.build_parser().parse_args(
-        argv := ["--reproduce", "seed002", "--engine", "emulate", "--from", str(run)]
-    )
-    opts = reproduce_run.options_from_args(args, argv)
-    assert (opts.engine, opts.from_runs, opts.emulated_video_s) == ("emulate", (run,), 60)
-    argv = ["--reproduce", "seed002", "--from", f"{run},{tmp_path}/./run,{run}"]
-    opts = reproduce_run.options_from_args(cli.build_parser().parse_args(argv), argv)
-    assert opts.from_runs == (run,)  # one folder, however often and however spelt
-    assert (
-        cli.main(["--reproduce", "seed002", "--engine", "sim", "--from", str(run)], tmp_path) == 2
-    )
-    assert "--engine sim" in capsys.readouterr().err
-    # --video-duration sets the clip of the part that runs: here the emulated subset's.
-    argv = ["--reproduce", "seed002", "--engine", "emulate", "--video-duration", "90", "--dry-run"]
-    opts = reproduce_run.options_from_args(cli.build_parser().parse_args(argv), argv)
-    assert (opts.emulated_video_s, opts.video_duration_s) == (90, 180)
-    emu = seed002_matrix.seed002_matrix_args(opts, Path("x"), emulated=True)
-    assert emu[emu.index("--video-duration") + 1] == "90"
-
-
 def test_readme_links_every_page_and_its_table_is_the_pages_own() -> None:
     readme = (REPO / "README.md").read_text()
     pages = sorted((REPO / "docs/reproductions").glob("seed*.md"))
@@ -634,41 +339,6 @@ def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
         in table
     )
 
-
-def test_live_discard_claim_reads_live_runs_and_the_vod_subset_ignores_them(tmp_path: Path) -> None:
-    vod = _cells(["B1", "A1", "B2", "A2"], ["bbr", "lia", "compound"], ["lrf", "tp-sty"])
-    _write_run(tmp_path / "vod", vod, "emulate", ["--scenario", "A1,A2,B1,B2"])
-    # One live repetition of B1's bbr/cubic x lrf/tp-sty cells; discards follow the underflows
-    # (cubic x tp-sty stalls twice and discards most), then a flat live run (no variation).
-    live = pd.DataFrame([
-        {"scenario": "B1", "cc": cc, "sched": s, "rep": 0, "video_mode": "live",
-         "stalls": st, "discarded_frames": d}
-        for cc, s, st, d in [("bbr", "lrf", 0.0, 0.0), ("bbr", "tp-sty", 1.0, 3.0),
-                             ("cubic", "lrf", 0.0, 1.0), ("cubic", "tp-sty", 2.0, 9.0)]
-    ])  # fmt: skip
-    _write_run(tmp_path / "live", live, "emulate", ["--video-mode", "live", "--scenario", "B1"])
-    runs = [tmp_path / "vod", tmp_path / "live"]
-    sel = seed002_emulated.select_subset(runs, SUBSET)
-    assert len(sel.trials) == 72 and sel.sources[1].n_outside == 4  # live trials: not VOD cells
-    live_subset = seed002_emulated.seed002_live_subset(Options())
-    live_sel = seed002_emulated.select_subset(runs, live_subset)
-    assert len(live_sel.trials) == 4 and set(live_sel.trials["cc"]) == {"bbr", "cubic"}
-    vod_claim, live_claim = seed002_emulated.seed002_discard_claims(sel, live_sel)
-    assert live_claim.verdict == base.REPRODUCED, live_claim.ours
-    assert "4 in 4 cells" in live_claim.ours and "B1/cubic/tp-sty" in live_claim.ours
-    assert vod_claim.verdict == base.REPRODUCED  # _cells: discards = 10 x underflows
-    # Without a live run the claim is not run, and says what would make it run.
-    _, not_run = seed002_emulated.seed002_discard_claims(sel, None)
-    assert not_run.verdict == base.NOT_RUN and "--video-mode live" in not_run.why
-    # Discards that fall as underflows rise: not reproduced.
-    live["discarded_frames"] = [9.0, 3.0, 5.0, 0.0]
-    _write_run(tmp_path / "live-inverse", live, "emulate", ["--video-mode", "live"])
-    inverse = seed002_emulated.select_subset([tmp_path / "live-inverse"], live_subset)
-    _, inverse_claim = seed002_emulated.seed002_discard_claims(sel, inverse)
-    assert inverse_claim.verdict == base.NOT_REPRODUCED, inverse_claim.ours
-
-
-# --- seed 000: AR&P under asymmetric RTT, over seeds ------------------------------------------
 
 _ARP_FIELDS = seed000.ARP_SEED_FIELD
 

@@ -1,0 +1,449 @@
+# ruff: noqa: E501  (commands and prose are long string literals)
+"""Seed 002's pre-registered study (docs/reproductions/preregistration-seed002.md): its 18
+plausible settings, the matrices that run them (simulated: every setting; emulated: the main
+setting's cells the text singles out), which setting a trial belongs to, and the tables the
+page builds from the run folders: each claim's verdict per setting, "reproduced in k of n
+plausible settings", and the engines' agreement with its two baselines.
+
+Run the study (resumable: the same command skips finished trials):
+
+    .venv/bin/python -m testbed.reproduce.seed002_study --engine sim [--settings S0,S1] [--reps 10]
+    .venv/bin/python -m testbed.reproduce.seed002_study --engine emulate [--reps 3]
+
+then build the page from its folders:
+`./run_trials.sh --reproduce seed002 --from results/seed002-study`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from metrics.verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED
+from testbed.reproduce.seed002_claims import (
+    CCS,
+    CLAIMS,
+    NOT_APPLICABLE,
+    NOT_IN_RUN,
+    NOT_MEASURED,
+    SCENARIOS,
+    SCHEDS,
+    UNCOUPLED,
+    ClaimResult,
+    Trials,
+    decide_all,
+)
+
+if TYPE_CHECKING:  # pandas is imported where it is used
+    import pandas as pd
+
+FAMILIES = "netem-scenarios/seed002-families"
+STUDY_DIR = "results/seed002-study"
+MAIN_LADDER = "720p-top-only"
+VIDEO_S = 180  # the paper's clip (Table I: 3 min)
+SIM_MIN_REPS, SIM_MAX_REPS, SIM_BLOCK = 10, 30, 5  # pre-registration §5
+EMU_MIN_REPS, EMU_MAX_REPS, EMU_BLOCK = 3, 10, 1
+# The emulated cells (pre-registration §5; the paper's "default scheduler" is default-oot).
+EMU_CCS = ("bbr", "cubic", "lia", "compound")
+EMU_SCHEDS = ("default-oot", "tp-sty")
+EMU_BASELINES = ("tcp-lte", "tcp-wifi")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One plausible setting: the main one with one parameter changed (§3)."""
+
+    sid: str
+    name: str
+    a_suffix: str  # scenario file seed002-families/<A1|A2>-<a_suffix>.toml
+    b_suffix: str  # ... <B1|B2>-<b_suffix>.toml
+    ladder: str = MAIN_LADDER
+    recv_window_bytes: int | None = None
+
+    def scenario_files(self) -> list[str]:
+        return [f"{FAMILIES}/{base}-{self.a_suffix if base[0] == 'A' else self.b_suffix}.toml"
+                for base in SCENARIOS]  # fmt: skip
+
+    def key(self, base: str) -> tuple[str, str, str]:
+        suffix = self.a_suffix if base[0] == "A" else self.b_suffix
+        window = "auto" if self.recv_window_bytes is None else str(self.recv_window_bytes)
+        return suffix, self.ladder, window
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("S0", "main (LTE 5 Mbit/s, 1 BDP queue, one-rung player, autotuned buffer)", "main", "main"),
+    Setting("S1", "LTE 3 Mbit/s", "lte3mbps", "lte3mbps"),
+    Setting("S2", "LTE 8 Mbit/s", "lte8mbps", "lte8mbps"),
+    Setting("S3", "LTE 15 Mbit/s", "lte15mbps", "lte15mbps"),
+    Setting("S4", "LTE trace T-Mobile", "lte-trace-tmobile", "lte-trace-tmobile"),
+    Setting("S5", "LTE trace Verizon", "lte-trace-verizon", "lte-trace-verizon"),
+    Setting("S6", "LTE trace AT&T driving", "lte-trace-att", "lte-trace-att"),
+    Setting("S7", "LTE queue 200 ms", "lteq200ms", "lteq200ms"),
+    Setting("S8", "LTE queue 500 ms", "lteq500ms", "lteq500ms"),
+    Setting("S9", "Wi-Fi loss A 1 % / B 2 %", "peak1pct", "start2pct"),
+    Setting("S10", "Wi-Fi loss A 2 % / B 3 %", "peak2pct", "start3pct"),
+    Setting("S11", "Wi-Fi loss A 3 % / B 5 %", "peak3pct", "start5pct"),
+    Setting("S12", "Wi-Fi loss A 10 % / B 20 %", "peak10pct", "start20pct"),
+    Setting("S13", "Gilbert-Elliott bursts of 3", "ge-burst3", "ge-burst3"),
+    Setting("S14", "Gilbert-Elliott bursts of 10", "ge-burst10", "ge-burst10"),
+    Setting("S15", "fixed receive buffer 128 KiB", "main", "main", recv_window_bytes=128 * 1024),
+    Setting("S16", "fixed receive buffer 16 MiB", "main", "main", recv_window_bytes=16 * 2**20),
+    Setting("S17", "ABR player (4-rung ladder)", "main", "main", ladder="720p"),
+)  # fmt: skip
+MAIN = SETTINGS[0]
+
+
+def _window_label(window: object) -> str:
+    """summary.csv's recv_window_bytes as a label: "auto" or the integer."""
+    text = str(window).strip()
+    if window is None or text in ("", "auto", "nan", "None"):
+        return "auto"
+    return str(int(float(text)))
+
+
+def setting_of(scenario: str, ladder: object, window: object) -> str | None:
+    """The setting id of a trial (its scenario file, ladder and receive window), or None for
+    a trial outside the study (e.g. the shipped A1.toml)."""
+    stem = str(scenario).rsplit("/", 1)[-1].removesuffix(".toml")
+    base, _, suffix = stem.partition("-")
+    ladder_name = str(ladder) if isinstance(ladder, str) and ladder else "720p"
+    key = (suffix, ladder_name, _window_label(window))
+    for setting in SETTINGS:
+        if base in SCENARIOS and setting.key(base) == key:
+            return setting.sid
+    return None
+
+
+@dataclass(frozen=True)
+class StudyMatrix:
+    """One run of the study: a run_trials.sh command (the page shows it) and its folder."""
+
+    engine: str
+    setting: Setting
+    ccs: tuple[str, ...]
+    scheds: tuple[str, ...]
+    transports: tuple[str, ...]
+    reps: int
+    out: str
+    video_s: int = VIDEO_S
+    dry_run: bool = False
+
+    def argv(self) -> list[str]:
+        args = ["--scenario", ",".join(self.setting.scenario_files()),
+                "--transport", ",".join(self.transports)]  # fmt: skip
+        if self.ccs:
+            args += ["--cc", ",".join(self.ccs), "--sched", ",".join(self.scheds)]
+        args += ["--video-duration", str(self.video_s), "--ladder", self.setting.ladder]
+        if self.setting.recv_window_bytes is not None:
+            args += ["--recv-window-bytes", str(self.setting.recv_window_bytes)]
+        args += ["--reps", str(self.reps), "--out", self.out]
+        if self.engine == "sim":
+            args += ["--engine", "sim"]
+        else:
+            args += ["--jobs", "auto"]
+        return args
+
+    def command(self) -> str:
+        return "./run_trials.sh " + shlex.join(self.argv())
+
+
+def sim_matrix(setting: Setting, reps: int = SIM_MIN_REPS, root: str = STUDY_DIR) -> StudyMatrix:
+    """The full matrix of one setting in the simulator, with the uncoupled control (P24)."""
+    return StudyMatrix("sim", setting, (*CCS, UNCOUPLED), SCHEDS, ("user",), reps,
+                       f"{root}/sim-{setting.sid}")  # fmt: skip
+
+
+def emulated_matrices(reps: int = EMU_MIN_REPS, root: str = STUDY_DIR) -> list[StudyMatrix]:
+    """The main setting's emulated cells, and its single-path baselines (checks C1, C2)."""
+    return [
+        StudyMatrix("emulate", MAIN, EMU_CCS, EMU_SCHEDS, ("user",), reps, f"{root}/emulate-S0"),
+        StudyMatrix(
+            "emulate", MAIN, (), (), EMU_BASELINES, EMU_MIN_REPS, f"{root}/emulate-S0-baselines"
+        ),
+    ]
+
+
+def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
+    """Runs one matrix through the plan layer (resumes: finished trials are skipped)."""
+    from testbed import matrix, plan
+    from testbed.env import kernel_caps
+    from testbed.topology import Interrupted
+
+    print(f"  {m.command()}", flush=True)
+    options = plan.request(
+        scenario=m.setting.scenario_files(), transport=list(m.transports),
+        cc=list(m.ccs) or None, sched=list(m.scheds) or None, video_duration=m.video_s,
+        reps=m.reps, ladder=m.setting.ladder, recv_window_bytes=m.setting.recv_window_bytes,
+    )  # fmt: skip
+    try:
+        specs = plan.specs_for(options, repo, kernel_caps())
+        return plan.run_plan(specs, matrix.run_dir_for(m.out, specs, repo), engine=m.engine,
+                             jobs=None, repo=repo, argv=m.argv(), dry_run=m.dry_run,
+                             report=False)  # fmt: skip
+    except plan.UsageError as exc:
+        print(f"seed002 study: {exc}", file=sys.stderr)
+        return 2
+    except (Interrupted, KeyboardInterrupt):
+        print("seed002 study: interrupted; the same command resumes", file=sys.stderr)
+        return 130
+
+
+def undecided(results: list[ClaimResult]) -> list[str]:
+    """The claims with an undecided cell: more seeds could change their verdict."""
+    return [r.cid for r in results
+            if any(not c.supports and not c.contradicts for c in r.cells)]  # fmt: skip
+
+
+def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path) -> int:
+    """Each setting from its minimum repetitions, adding a block of seeds while a claim has
+    an undecided cell, up to the maximum (pre-registration §5)."""
+    status = 0
+    for setting in settings if engine == "sim" else [MAIN]:
+        low, high, block = (
+            (SIM_MIN_REPS, SIM_MAX_REPS, SIM_BLOCK)
+            if engine == "sim"
+            else (EMU_MIN_REPS, EMU_MAX_REPS, EMU_BLOCK)
+        )
+        n = reps or low
+        while True:
+            matrices = [sim_matrix(setting, n)] if engine == "sim" else emulated_matrices(n)
+            codes = [run_study_matrix(m, repo) for m in matrices]
+            status = max(status, *codes)
+            if any(c not in (0, 1) for c in codes) or reps is not None or n >= high:
+                break
+            rows = load_ok(repo / matrices[0].out)
+            open_claims = undecided(decide_all(rows, engine))
+            if not open_claims:
+                break
+            print(
+                f"  {setting.sid}: undecided cells in {', '.join(open_claims)}; {n} -> {min(high, n + block)} repetitions",
+                flush=True,
+            )
+            n = min(high, n + block)
+    return status
+
+
+def load_ok(run: Path):
+    """A run's ok and valid trials (its summary.csv, or computed from its trial folders)."""
+    summary, _ = run_summary(run)
+    if "status" in summary.columns:
+        summary = summary[summary["status"] == "ok"]
+    if "valid" in summary.columns:
+        summary = summary[summary["valid"].map(truthy)]
+    return summary
+
+
+def truthy(value: object) -> bool:
+    """summary.csv's `valid` read back: a bool, or the strings True/False when NaN rows made
+    the column an object column."""
+    return value is True or str(value).strip().lower() in ("true", "1", "1.0")
+
+
+def read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def run_summary(run: Path) -> tuple[pd.DataFrame, str]:
+    """A run's per-trial table and where it came from: its summary.csv, or, for a run still
+    going (or one whose report was never built), the same table computed from its trial
+    folders (metrics/report.py's reduction, read only: nothing is written into the run)."""
+    import pandas as pd
+
+    if (run / "summary.csv").is_file():
+        return pd.read_csv(run / "summary.csv"), "its summary.csv"
+    from metrics.read import trial_dirs
+    from metrics.report import read_manifest, reduce_trials, with_unstarted_trials
+
+    dirs = trial_dirs(run)
+    summary, _, _ = reduce_trials(dirs)
+    if summary.empty:
+        summary = pd.DataFrame(columns=["trial_id", "scenario", "cc", "sched", "status"])
+    summary = with_unstarted_trials(summary, read_manifest(run))
+    return summary, f"computed from its {len(dirs)} trial folders (no summary.csv: unfinished)"
+
+
+def by_setting(rows) -> dict[str, object]:
+    """The trials of each setting (rows outside the study are dropped)."""
+    if not len(rows):
+        return {}
+    ladders = rows["ladder"] if "ladder" in rows.columns else ["720p"] * len(rows)
+    windows = (
+        rows["recv_window_bytes"] if "recv_window_bytes" in rows.columns else [None] * len(rows)
+    )
+    sids = [
+        setting_of(s, lad, w) for s, lad, w in zip(rows["scenario"], ladders, windows, strict=True)
+    ]
+    rows = rows.assign(_setting=sids)
+    return {sid: group.drop(columns="_setting") for sid, group in rows.groupby("_setting")}
+
+
+SHORT = {REPRODUCED: "R", PARTLY: "P", NOT_REPRODUCED: "N", INCONCLUSIVE: "I",
+         NOT_APPLICABLE: "n/a", NOT_MEASURED: "–", NOT_IN_RUN: "·"}  # fmt: skip
+
+
+def per_setting_table(results: dict[str, list[ClaimResult]]) -> list[str]:
+    """Claim × setting verdicts, and per claim "reproduced in k of n plausible settings"."""
+    sids = [s.sid for s in SETTINGS if s.sid in results]
+    if not sids:
+        return ["No study run given: no per-setting verdicts yet (commands above)."]
+    head = (
+        "| claim | "
+        + " | ".join(sids)
+        + " | reproduced in k of n settings (partly, not, inconclusive) |"
+    )
+    rows = [head, "|---" * (len(sids) + 2) + "|"]
+    for i, spec in enumerate(CLAIMS):
+        outcomes = [results[sid][i].outcome for sid in sids]
+        decided = [o for o in outcomes if o in (REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE)]
+        k = decided.count(REPRODUCED)
+        tally = (f"{k} of {len(decided)} ({decided.count(PARTLY)}, {decided.count(NOT_REPRODUCED)}, "
+                 f"{decided.count(INCONCLUSIVE)})") if decided else "–"  # fmt: skip
+        rows.append(
+            f"| {spec.cid} {spec.scenario} | "
+            + " | ".join(SHORT[o] for o in outcomes)
+            + f" | {tally} |"
+        )
+    legend = ("R reproduced, P partly, N not reproduced, I inconclusive, n/a premise does not arise, "
+              "– the engine cannot measure the metric, · no cell of the claim in the run. "
+              "n = settings where the claim was decided or inconclusive.")  # fmt: skip
+    names = "; ".join(f"{s.sid} {s.name}" for s in SETTINGS if s.sid in results)
+    return [*rows, "", legend, "", f"Settings: {names}."]
+
+
+# --- engine agreement at the main setting (check C4) -------------------------------------------
+
+AGREEMENT_METRICS = (
+    ("wifi_share", "Wi-Fi share of data packets"),
+    ("retrans_pkts_wifi", "Wi-Fi retransmissions"),
+    ("retrans_pkts_lte", "LTE retransmissions"),
+    ("stalls", "buffer underflows"),
+    ("stall_total_ms", "stall time, ms"),
+    ("mean_bitrate_bps", "mean bitrate"),
+)
+STALL_METRICS = {"stalls", "stall_total_ms"}
+
+
+def _cell_intervals(
+    t: Trials, metric: str, seeds: set[int] | None = None
+) -> dict[tuple[str, str, str], tuple[float, float, float]]:
+    """(mean, low, high) per cell over its seeds (metrics/stats.py interval)."""
+    from metrics.stats import interval
+
+    out = {}
+    for key in t.present:
+        values = t.seeds(metric, *key)
+        sample = [v for s, v in values.items() if seeds is None or s in seeds]
+        if sample:
+            found = interval(sample, metric)
+            out[key] = (found.estimate, found.low, found.high)
+    return out
+
+
+def _agreement(a: dict, b: dict) -> tuple[float, float, int]:
+    """Kendall τ-b of the cell means, and the share of cells whose intervals overlap."""
+    from scipy.stats import kendalltau
+
+    keys = sorted(set(a) & set(b))
+    if not keys:
+        return math.nan, math.nan, 0
+    x, y = [a[k][0] for k in keys], [b[k][0] for k in keys]
+    tau = float(kendalltau(x, y).statistic) if len(set(x)) > 1 and len(set(y)) > 1 else math.nan
+
+    def overlap(p, q) -> bool:
+        lo1, hi1 = (p[1], p[2]) if p[1] == p[1] else (p[0], p[0])
+        lo2, hi2 = (q[1], q[2]) if q[1] == q[1] else (q[0], q[0])
+        return lo1 <= hi2 and lo2 <= hi1
+
+    return tau, sum(overlap(a[k], b[k]) for k in keys) / len(keys), len(keys)
+
+
+def agreement_table(emu: Trials, sim: Trials) -> list[str]:
+    """Per metric: the engines' agreement over the emulated cells, beside emulation against
+    its own other repetitions (odd vs even seeds) and a simulator that never stalls."""
+    seeds = sorted({int(s) for s in emu.frame["seed"]})
+    odd, even = {s for s in seeds if s % 2}, {s for s in seeds if not s % 2}
+    fmt = lambda v: "–" if v != v else f"{v:.2f}"  # noqa: E731
+    rows = ["| metric | sim vs emulation: τ-b | intervals overlap | emulation odd vs even seeds: τ-b | overlap | never-stalling simulator: τ-b | overlap | cells |",
+            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for metric, label in AGREEMENT_METRICS:
+        if not emu.has(metric) or not sim.has(metric):
+            rows.append(f"| {label} | – | – | – | – | – | – | 0 |")
+            continue
+        e = _cell_intervals(emu, metric)
+        s = {k: v for k, v in _cell_intervals(sim, metric).items() if k in e}
+        tau, share, n = _agreement(s, e)
+        tau_self, share_self, _ = _agreement(
+            _cell_intervals(emu, metric, odd), _cell_intervals(emu, metric, even)
+        )
+        if metric in STALL_METRICS:
+            flat = {k: (0.0, 0.0, 0.0) for k in s}
+            tau_flat, share_flat, _ = _agreement(flat, e)
+        else:
+            tau_flat, share_flat = tau, share
+        rows.append(
+            f"| {label} | {fmt(tau)} | {fmt(share)} | {fmt(tau_self)} | {fmt(share_self)} | {fmt(tau_flat)} | {fmt(share_flat)} | {n} |"
+        )
+    return [
+        *rows,
+        "",
+        "τ-b: Kendall's rank correlation of the cell means (– where a side has no variation); "
+        "overlap: the share of cells whose 95 % intervals (metrics/stats.py) overlap. The first "
+        "baseline is emulation against itself (odd against even seeds): agreement no simulator "
+        "can be expected to beat. The second is a simulator whose stall metrics are 0 everywhere "
+        "(other metrics as the simulator's): agreement on stalls no better than it means the "
+        "simulator's stalls carry no information.",
+    ]
+
+
+def main(argv: list[str] | None = None, repo: Path | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m testbed.reproduce.seed002_study",
+                                     description="Run seed 002's pre-registered study (resumable).")  # fmt: skip
+    parser.add_argument("--engine", choices=("sim", "emulate"), default="sim")
+    parser.add_argument(
+        "--settings", default="all", help="S0,S1,... or all (sim only; emulate runs S0)"
+    )
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=None,
+        help="fixed repetitions (default: from the minimum, adding blocks while a claim is undecided)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the commands only")
+    args = parser.parse_args(argv)
+    known = {s.sid: s for s in SETTINGS}
+    wanted = list(known) if args.settings == "all" else args.settings.split(",")
+    bad = [w for w in wanted if w not in known]
+    if bad:
+        print(
+            f"seed002 study: --settings {','.join(bad)}: unknown; valid: {', '.join(known)}, all",
+            file=sys.stderr,
+        )
+        return 2
+    if args.reps is not None and args.reps < 1:
+        print(f"seed002 study: --reps {args.reps}: must be at least 1", file=sys.stderr)
+        return 2
+    settings = [known[w] for w in wanted]
+    if args.dry_run:
+        ms = (
+            [sim_matrix(s, args.reps or SIM_MIN_REPS) for s in settings]
+            if args.engine == "sim"
+            else emulated_matrices(args.reps or EMU_MIN_REPS)
+        )
+        for m in ms:
+            print(m.command())
+        return 0
+    return run_study(args.engine, settings, args.reps, repo or Path(__file__).resolve().parents[2])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

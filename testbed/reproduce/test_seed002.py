@@ -1,0 +1,277 @@
+# ruff: noqa: E501  (expected page lines are long string literals)
+"""Seed 002's claims follow the pre-registered rules (contrasts, one partly rule, n/a, "–"),
+trials map to their settings, and the page's per-setting table, emulated section and engine
+agreement build from small fake run folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics.verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED, Verdict
+from testbed.reproduce import run as reproduce_run
+from testbed.reproduce import seed002_study
+from testbed.reproduce.base import Options
+from testbed.reproduce.seed002_claims import (
+    CCS,
+    NOT_APPLICABLE,
+    NOT_MEASURED,
+    SCENARIOS,
+    SCHEDS,
+    UNCOUPLED,
+    Cell,
+    claim_outcome,
+    decide_all,
+)
+from testbed.reproduce.seed002_emulated import collect, emulated_section
+from testbed.reproduce.seed002_study import SETTINGS, by_setting, per_setting_table, setting_of
+
+FAMILIES = "netem-scenarios/seed002-families"
+
+
+def _cell(outcome: str) -> Cell:
+    return Cell("x", Verdict(outcome, 10, 0.0, -1.0, 1.0, ""))
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        ([REPRODUCED] * 4, REPRODUCED),
+        ([REPRODUCED, REPRODUCED, INCONCLUSIVE, NOT_REPRODUCED], PARTLY),  # half support
+        ([REPRODUCED, INCONCLUSIVE, INCONCLUSIVE, NOT_REPRODUCED], NOT_REPRODUCED),
+        ([REPRODUCED, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE], INCONCLUSIVE),
+    ],
+)
+def test_one_rule_decides_every_claim(outcomes: list[str], expected: str) -> None:
+    assert claim_outcome([_cell(o) for o in outcomes]) == expected
+
+
+def _rows(
+    setting: str = "main",
+    seeds: int = 10,
+    lia_stalls: float = 3.0,
+    compound_tp: float = 0.0,
+    ladder: str = "720p-top-only",
+    window: str = "auto",
+    with_reno: bool = True,
+    ccs: tuple[str, ...] = CCS,
+    scheds: tuple[str, ...] = SCHEDS,
+) -> pd.DataFrame:
+    """One trial per cell and seed: the LIA variants stall `lia_stalls` (± noise) in every
+    scenario, the others not (Compound × TP-STY `compound_tp`); Wi-Fi carries most in A*/B1,
+    LTE in B2; BBR retransmits most."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for sc in SCENARIOS:
+        for cc in (*ccs, *((UNCOUPLED,) if with_reno else ())):
+            for sched in scheds:
+                for seed in range(1, seeds + 1):
+                    stalls = 0.0
+                    if cc in ("lia", "olia", "balia") and lia_stalls > 0:
+                        stalls = lia_stalls + float(rng.integers(0, 2))
+                    if (cc, sched) == ("compound", "tp-sty"):
+                        stalls = compound_tp
+                    wifi = 300 if sc == "B2" else 900
+                    rows.append({
+                        "trial_id": f"{sc}__user__{cc}__{sched}__dashjs__v180__r{seed - 1}__s{seed}",
+                        "scenario": f"{FAMILIES}/{sc}-{setting}.toml", "transport": "user", "cc": cc,
+                        "sched": sched, "seed": seed, "status": "ok", "valid": True, "ladder": ladder,
+                        "recv_window_bytes": window, "stalls": stalls, "stall_total_ms": 900.0 * stalls,
+                        "discarded_frames_network": 5.0 * stalls + float(rng.integers(0, 2)),
+                        "pkts_down_wifi": wifi + float(rng.integers(0, 20)), "pkts_down_lte": 1200 - wifi,
+                        "bytes_down_wifi": (wifi + (100 if cc == "bbr" else 0)) * 1500.0,
+                        "retrans_pkts_wifi": (50 if cc == "bbr" else 5) + float(rng.integers(0, 3)),
+                        "retrans_pkts_lte": (40 if cc == "bbr" else 4) + float(rng.integers(0, 3)),
+                        "mean_bitrate_bps": 5.24e6,
+                    })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _by_id(results):
+    return {r.cid: r for r in results}
+
+
+def test_contrasts_pass_only_where_the_paper_draws_them() -> None:
+    got = _by_id(decide_all(_rows(compound_tp=3.0), "sim"))
+    assert got["P1"].outcome == REPRODUCED  # LIA variants poor AND the good group good
+    assert got["P3"].outcome == REPRODUCED and got["P19"].outcome == REPRODUCED
+    assert got["P4"].outcome == REPRODUCED and len(got["P4"].cells) == 12
+    assert len(got["P9"].cells) == 11  # TP-STY on Wi-Fi left out
+    assert got["P6"].outcome == REPRODUCED and got["P17"].outcome == REPRODUCED
+    assert got["P14"].outcome == REPRODUCED and len(got["P14"].cells) == 30
+    assert got["P20"].outcome == REPRODUCED
+    assert got["P24"].outcome == REPRODUCED and len(got["P24"].cells) == 48
+    # the simulator has no decoder: discards are "–", not "not reproduced"
+    assert got["P2"].outcome == NOT_MEASURED and got["P23"].outcome == NOT_MEASURED
+    # every cell shows n, estimate and interval
+    assert "(n 10)" in got["P1"].summary() and "[" in got["P1"].summary()
+
+
+def test_where_nothing_can_fail_the_contrast_is_undecided_never_support() -> None:
+    got = _by_id(decide_all(_rows(lia_stalls=0.0), "sim"))
+    # every CC at 0 underflows: "BBR good and the LIA variants poor" cannot be supported
+    assert got["P1"].outcome == INCONCLUSIVE
+    assert not any(c.supports for c in got["P1"].cells)
+    # no CC decided poor under TP-STY in A2: the premise of P8 does not arise
+    assert got["P8"].outcome == NOT_APPLICABLE and "premise does not arise" in got["P8"].note
+
+
+def test_emulated_discards_are_read_and_correlated_per_cc() -> None:
+    got = _by_id(decide_all(_rows(), "emulate"))
+    assert got["P2"].outcome == REPRODUCED
+    assert [c.label.split(":")[0] for c in got["P23"].cells][:3] == ["bbr", "cubic", "compound"]
+
+
+def test_without_the_uncoupled_control_p24_is_not_applicable() -> None:
+    got = _by_id(decide_all(_rows(with_reno=False), "sim"))
+    assert got["P24"].outcome == NOT_APPLICABLE and "reno" in got["P24"].note
+
+
+def test_trials_map_to_their_settings() -> None:
+    assert setting_of(f"{FAMILIES}/A1-main.toml", "720p-top-only", "auto") == "S0"
+    assert setting_of(f"{FAMILIES}/B2-main.toml", "720p-top-only", 131072.0) == "S15"
+    assert setting_of(f"{FAMILIES}/A2-main.toml", "720p", "auto") == "S17"
+    assert setting_of(f"{FAMILIES}/B1-start2pct.toml", "720p-top-only", "auto") == "S9"
+    assert setting_of(f"{FAMILIES}/A1-peak1pct.toml", "720p-top-only", "auto") == "S9"
+    assert setting_of(f"{FAMILIES}/A1-lte-trace-att.toml", "720p-top-only", "nan") == "S6"
+    assert setting_of("netem-scenarios/A1.toml", "720p", "auto") is None
+    assert len(SETTINGS) == 18
+    repo = Path(__file__).resolve().parents[2]
+    for s in SETTINGS:  # every setting's files exist
+        assert all((repo / f).is_file() for f in s.scenario_files()), s.sid
+
+
+def test_study_commands_name_every_option_of_the_setting() -> None:
+    m = seed002_study.sim_matrix(SETTINGS[15], 10)
+    argv = m.argv()
+    assert argv[argv.index("--recv-window-bytes") + 1] == str(128 * 1024)
+    assert argv[argv.index("--ladder") + 1] == "720p-top-only"
+    assert argv[argv.index("--cc") + 1] == "bbr,cubic,compound,lia,olia,balia,reno"
+    assert argv[argv.index("--sched") + 1] == "default-oot,lpc,let,gr-sty,tp-sty,tr-sty"
+    assert argv[argv.index("--out") + 1] == "results/seed002-study/sim-S15"
+    main, baselines = seed002_study.emulated_matrices()
+    a = main.argv()
+    assert (
+        a[a.index("--cc") + 1] == "bbr,cubic,lia,compound"
+        and a[a.index("--sched") + 1] == "default-oot,tp-sty"
+    )
+    assert a[a.index("--video-duration") + 1] == "180" and "--engine" not in a
+    assert baselines.argv()[baselines.argv().index("--transport") + 1] == "tcp-lte,tcp-wifi"
+
+
+def test_study_cli_refuses_unknown_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    assert seed002_study.main(["--settings", "S0,S99"]) == 2
+    assert "--settings S99: unknown; valid: S0" in capsys.readouterr().err
+    assert seed002_study.main(["--settings", "S1", "--dry-run"]) == 0
+    assert "--out results/seed002-study/sim-S1" in capsys.readouterr().out
+
+
+def test_per_setting_table_counts_k_of_n() -> None:
+    both = pd.concat([_rows("main", seeds=6), _rows("lte3mbps", seeds=6, lia_stalls=0.0)])
+    settings = by_setting(both)
+    assert sorted(settings) == ["S0", "S1"]
+    table = "\n".join(
+        per_setting_table({sid: decide_all(rows, "sim") for sid, rows in settings.items()})
+    )
+    assert "| P1 A1 | R | I | 1 of 2 (0, 0, 1) |" in table
+    assert "| P2 A1 | – | – | – |" in table
+
+
+def _write_run(run: Path, rows: pd.DataFrame, engine: str, commit: str = "abc123") -> None:
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(
+        json.dumps({"engine": engine, "git_commit": commit, "argv": ["--out", run.name]})
+    )
+    rows.to_csv(run / "summary.csv", index=False)
+    if engine == "emulate":
+        for t in rows["trial_id"]:
+            (run / "trials" / t).mkdir(parents=True)
+            (run / "trials" / t / "trial.json").write_text(
+                json.dumps({"env": {"git_commit": commit}})
+            )
+
+
+def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path) -> None:
+    emu = _rows(
+        seeds=3,
+        with_reno=False,
+        ccs=("bbr", "cubic", "lia", "compound"),
+        scheds=("default-oot", "tp-sty"),
+    )
+    _write_run(tmp_path / "emulate-S0", emu, "emulate")
+    base = pd.DataFrame([{"trial_id": f"{sc}__tcp-lte__s{s}", "scenario": f"{FAMILIES}/{sc}-main.toml",
+                          "transport": "tcp-lte", "cc": None, "sched": None, "seed": s, "status": "ok", "valid": True,
+                          "ladder": "720p-top-only", "recv_window_bytes": "auto", "stalls": 2.0 + s}
+                         for sc in SCENARIOS for s in (1, 2, 3)])  # fmt: skip
+    _write_run(tmp_path / "emulate-S0-baselines", base, "emulate")
+    sim = _rows(seeds=10)
+    text, checks = emulated_section(
+        [tmp_path / "emulate-S0", tmp_path / "emulate-S0-baselines"], sim, tmp_path
+    )
+    assert (
+        "Valid trials used: 96 in 32 of 32 cells (3 to 3 per cell); trials' commits: abc123 (all on one commit)."
+        in text
+    )
+    assert "| claim (emulated cells only) | emulated | verdict |" in text
+    assert "| P1 A1: BBR, Cubic and Compound excellent" in text
+    assert "**Engine agreement (check C4)**" in text
+    assert (
+        "| buffer underflows |" in text
+        and "emulation odd vs even seeds" in text
+        and "never-stalling simulator" in text
+    )
+    by_name = {c.name.split(":")[0]: c for c in checks}
+    assert by_name["C1"].verdict == REPRODUCED  # LTE alone stalls in every trial
+    assert by_name["C2"].verdict == "not yet run"
+
+
+def test_emulated_section_without_runs_gives_the_commands(tmp_path: Path) -> None:
+    text, checks = emulated_section([], None, tmp_path)
+    assert "**Not run yet**" in text
+    assert "python -m testbed.reproduce.seed002_study --engine emulate" in text
+    assert (
+        "--ladder 720p-top-only --reps 3 --out results/seed002-study/emulate-S0 --jobs auto" in text
+    )
+    assert all(c.verdict == "not yet run" for c in checks)
+
+
+def test_collect_counts_trials_outside_the_study(tmp_path: Path) -> None:
+    rows = _rows(seeds=2)
+    rows.loc[0, "scenario"] = "netem-scenarios/A1.toml"
+    rows.loc[1, "status"] = "failed"
+    _write_run(tmp_path / "sim-S0", rows, "sim")
+    used, sources = collect([tmp_path / "sim-S0"], "sim")
+    assert (sources[0].n_outside, sources[0].n_not_ok, sources[0].n_used) == (1, 1, len(rows) - 2)
+    assert set(used["setting"]) == {"S0"}
+
+
+def test_page_builds_from_a_study_folder(tmp_path: Path) -> None:
+    study = tmp_path / "study"
+    _write_run(study / "sim-S0", _rows(seeds=10, compound_tp=3.0), "sim")
+    _write_run(study / "sim-S3", _rows("lte15mbps", seeds=10, lia_stalls=0.0), "sim")
+    opts = Options(from_runs=(study / "sim-S0", study / "sim-S3"))
+    assert reproduce_run.reproduce("seed002", tmp_path, opts) == 0
+    page = (tmp_path / "docs/reproductions/seed002.md").read_text()
+    assert (
+        "| P1 A1: BBR, Cubic and Compound excellent over all schedulers; the LIA variants poor (contrast) | Fig. 4a |"
+        in page
+    )
+    assert "| P1 A1 | R | I | 1 of 2 (0, 0, 1) |" in page
+    assert "## Checks this testbed adds" in page and "C4: simulator vs emulator" in page
+    assert "**Not run yet**" in page
+    assert "e87febf" in page
+
+
+def test_a_folder_of_runs_stands_for_the_runs_in_it(tmp_path: Path) -> None:
+    from testbed import cli
+
+    study = tmp_path / "study"
+    _write_run(study / "sim-S0", _rows(seeds=2), "sim")
+    _write_run(study / "sim-S1", _rows("lte3mbps", seeds=2), "sim")
+    argv = ["--reproduce", "seed002", "--from", str(study)]
+    opts = reproduce_run.options_from_args(cli.build_parser().parse_args(argv), argv)
+    assert opts.from_runs == (study / "sim-S0", study / "sim-S1")
