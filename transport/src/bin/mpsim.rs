@@ -275,7 +275,11 @@ fn main() -> ExitCode {
         eprintln!("mpsim: --loss-direction applies to --path links; a scenario sets its own loss");
         return ExitCode::from(2);
     }
-    let timed = match timed_spec_from_cli(&cli) {
+    let timed = match cli
+        .duration_s
+        .map(|d| TimedSpec::from_seconds(d, cli.measure_from_s, cli.bin_s))
+        .transpose()
+    {
         Ok(t) => t,
         Err(e) => {
             eprintln!("mpsim: {e}");
@@ -417,37 +421,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--duration-s` / `--measure-from-s` / `--bin-s`: the time-based run, if any, or what is
-/// wrong with them.
-fn timed_spec_from_cli(cli: &Cli) -> Result<Option<TimedSpec>, String> {
-    let Some(d) = cli.duration_s else {
-        return Ok(None);
-    };
-    if !(d.is_finite() && d > 0.0 && d <= 3600.0) {
-        return Err(format!("--duration-s {d}: need seconds in (0, 3600]"));
-    }
-    let m = cli.measure_from_s;
-    if !(m.is_finite() && m >= 0.0 && m < d) {
-        return Err(format!(
-            "--measure-from-s {m}: need 0 ≤ seconds < --duration-s ({d})"
-        ));
-    }
-    let bin = match cli.bin_s {
-        None => None,
-        Some(b) if b.is_finite() && (0.01..=d).contains(&b) => Some(Duration::from_secs_f64(b)),
-        Some(b) => {
-            return Err(format!(
-                "--bin-s {b}: need 0.01 ≤ seconds ≤ --duration-s ({d})"
-            ));
-        }
-    };
-    Ok(Some(TimedSpec {
-        duration: Duration::from_secs_f64(d),
-        measure_from: Duration::from_secs_f64(m),
-        bin,
-    }))
-}
-
 /// Both ends' connection config: CC, scheduler and their `--cc-opt`/`--sched-opt` options
 /// (not validated here: building them does that), seed, receive window.
 fn config_from_cli(cli: &Cli) -> Result<Config, String> {
@@ -489,44 +462,6 @@ fn finish_trace(w: &mut SchedTraceWriter, pair: &mut Pair) -> std::io::Result<()
     result.and(flushed)
 }
 
-/// A time-based run's outcome fields (`--duration-s`): goodput after --measure-from-s, the
-/// whole run's, and each path's acknowledged rate (the measured interval and, with --bin-s,
-/// per bin).
-fn timed_outcome_json(t: &TimedResult, cli: &Cli) -> serde_json::Value {
-    let measured: serde_json::Map<String, serde_json::Value> = t
-        .acked_bytes_measured_per_path
-        .iter()
-        .map(|(name, b)| {
-            let bps = *b as f64 * 8.0 / t.measured_s.max(1e-9);
-            (name.clone(), serde_json::json!(bps.round()))
-        })
-        .collect();
-    let whole_s = cli.duration_s.unwrap_or(1.0);
-    let bin_s = cli.bin_s.unwrap_or(1.0);
-    let per_bin: serde_json::Map<String, serde_json::Value> = t
-        .acked_bytes_per_bin_per_path
-        .iter()
-        .map(|(name, bins)| {
-            let bps: Vec<f64> = bins
-                .iter()
-                .map(|b| (*b as f64 * 8.0 / bin_s).round())
-                .collect();
-            (name.clone(), serde_json::json!(bps))
-        })
-        .collect();
-    serde_json::json!({
-        "duration_s": cli.duration_s,
-        "measure_from_s": cli.measure_from_s,
-        "goodput_bps": t.goodput_bps().round(),
-        "goodput_whole_bps": (t.bytes_read_total as f64 * 8.0 / whole_s).round(),
-        "acked_bps_measured_per_path": measured,
-        "bin_s": cli.bin_s,
-        "acked_bps_per_bin_per_path": per_bin,
-        "bytes_read": t.bytes_read_total,
-        "outcome": format!("{:?}", t.outcome),
-    })
-}
-
 /// Whether the bulk run succeeded (byte-exact and clean; every application write read) and
 /// its outcome fields: goodput and closes, or the application-limited delivery delays.
 fn bulk_outcome_json(
@@ -536,7 +471,7 @@ fn bulk_outcome_json(
     cli: &Cli,
 ) -> (bool, serde_json::Value) {
     match (r, app, timed) {
-        (_, _, Some(t)) => (t.ran_to_the_end(), timed_outcome_json(t, cli)),
+        (_, _, Some(t)) => (t.ran_to_the_end(), t.outcome_json()),
         (Some(r), _, None) => (
             r.is_byte_exact_and_clean(),
             serde_json::json!({

@@ -21,6 +21,8 @@ pub struct TimedSpec {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimedResult {
+    /// What ran.
+    pub spec: TimedSpec,
     /// `Err(TimeLimit)` is the normal end of a timed run; anything else stopped it early.
     pub outcome: Result<(), DriveError>,
     /// Bytes the client read over the whole run, and over [measure_from, duration].
@@ -35,10 +37,77 @@ pub struct TimedResult {
     pub acked_bytes_per_bin_per_path: Vec<(String, Vec<u64>)>,
 }
 
+impl TimedSpec {
+    /// From seconds as the command line gives them (`--duration-s`, `--measure-from-s`,
+    /// `--bin-s`), or what is wrong with them.
+    pub fn from_seconds(
+        duration_s: f64,
+        measure_from_s: f64,
+        bin_s: Option<f64>,
+    ) -> Result<TimedSpec, String> {
+        let (d, m) = (duration_s, measure_from_s);
+        if !(d.is_finite() && d > 0.0 && d <= 3600.0) {
+            return Err(format!("--duration-s {d}: need seconds in (0, 3600]"));
+        }
+        if !(m.is_finite() && m >= 0.0 && m < d) {
+            return Err(format!(
+                "--measure-from-s {m}: need 0 ≤ seconds < --duration-s ({d})"
+            ));
+        }
+        let bin = match bin_s {
+            None => None,
+            Some(b) if b.is_finite() && (0.01..=d).contains(&b) => Some(Duration::from_secs_f64(b)),
+            Some(b) => {
+                return Err(format!(
+                    "--bin-s {b}: need 0.01 ≤ seconds ≤ --duration-s ({d})"
+                ));
+            }
+        };
+        Ok(TimedSpec {
+            duration: Duration::from_secs_f64(d),
+            measure_from: Duration::from_secs_f64(m),
+            bin,
+        })
+    }
+}
+
 impl TimedResult {
     /// Goodput over the measured interval, bits/s.
     pub fn goodput_bps(&self) -> f64 {
         self.bytes_read_measured as f64 * 8.0 / self.measured_s.max(1e-9)
+    }
+
+    /// mpsim's outcome fields: goodput after the start-up interval, the whole run's, and each
+    /// path's acknowledged rate over the measured interval and (with bins) per bin, bits/s.
+    pub fn outcome_json(&self) -> serde_json::Value {
+        let bps = |bytes: u64, s: f64| (bytes as f64 * 8.0 / s.max(1e-9)).round();
+        let measured: serde_json::Map<String, serde_json::Value> = self
+            .acked_bytes_measured_per_path
+            .iter()
+            .map(|(name, b)| (name.clone(), serde_json::json!(bps(*b, self.measured_s))))
+            .collect();
+        let bin_s = self.spec.bin.map(|b| b.as_secs_f64());
+        let per_bin: serde_json::Map<String, serde_json::Value> = self
+            .acked_bytes_per_bin_per_path
+            .iter()
+            .map(|(name, bins)| {
+                let w = bin_s.unwrap_or(1.0);
+                let rates: Vec<f64> = bins.iter().map(|b| bps(*b, w)).collect();
+                (name.clone(), serde_json::json!(rates))
+            })
+            .collect();
+        let whole_s = self.spec.duration.as_secs_f64();
+        serde_json::json!({
+            "duration_s": whole_s,
+            "measure_from_s": self.spec.measure_from.as_secs_f64(),
+            "goodput_bps": self.goodput_bps().round(),
+            "goodput_whole_bps": bps(self.bytes_read_total, whole_s),
+            "acked_bps_measured_per_path": measured,
+            "bin_s": bin_s,
+            "acked_bps_per_bin_per_path": per_bin,
+            "bytes_read": self.bytes_read_total,
+            "outcome": format!("{:?}", self.outcome),
+        })
     }
 
     /// Whether the run lasted its whole duration (rather than stalling or hitting the step
@@ -135,6 +204,7 @@ pub fn run_timed(
         .collect();
     let measured = pair.now.saturating_duration_since(measure_at.min(pair.now));
     TimedResult {
+        spec: *spec,
         outcome,
         bytes_read_total: read_total,
         bytes_read_measured: read_total - read_before,
