@@ -828,10 +828,7 @@ sensitivity line at 100 Mbit/s, below). The figures come from the benchmarks' JS
             "loss model",
             f"bursty, same mean (seeds {SENSITIVITY_SEEDS})",
             "Table I: CUBIC − LIA",
-            _arrow(
-                ordering_part(rows, "cubic", "lia").text(),
-                ordering_part(alt, "cubic", "lia").text(),
-            ),
+            _arrow(ordering_part(rows, "cubic", "lia"), ordering_part(alt, "cubic", "lia")),
         )
     )
 
