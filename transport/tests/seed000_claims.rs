@@ -224,7 +224,13 @@ impl RttSamples {
     }
 
     fn pooled_median(&self) -> f64 {
-        median(&self.per_path.iter().flat_map(|(_, v)| v.clone()).collect::<Vec<_>>())
+        median(
+            &self
+                .per_path
+                .iter()
+                .flat_map(|(_, v)| v.clone())
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -314,7 +320,10 @@ fn shared_run(mp_cc: &str, seed: u64) -> serde_json::Value {
     let queue_bdp = env_f64("SEED000_QUEUE_BDP", 1.0);
     let mut net = Net::new(seed);
     let b = net.add_link(bottleneck_spec(100.0, 25.0, queue_bdp, 0.0));
-    let routes = [route(&mut net, "mp0", b, 25.0), route(&mut net, "mp1", b, 25.0)];
+    let routes = [
+        route(&mut net, "mp0", b, 25.0),
+        route(&mut net, "mp1", b, 25.0),
+    ];
     net.add_flow(cfg(mp_cc, &[]), cfg(mp_cc, &[]), &routes);
     let sp = route(&mut net, "sp", b, 25.0);
     net.add_flow(cfg("bbr", &[]), cfg("bbr", &[]), &[sp]);
@@ -340,10 +349,16 @@ fn shared_fairness() {
 }
 
 /// Fig. 16's topology: 3 bottlenecks of `SEED000_MBPS` (default 100, the paper's), one-way
-/// `delay_ms`, loss `loss`, one
-/// background flow of the family on each; `ramp` raises every loss linearly to 1 % from
-/// 10 s to 30 s (Fig. 18). Records the goodput over [warm-up, end] and per second.
-fn three_paths_run(mp_cc: &str, delay_ms: f64, loss: f64, ramp: bool, seed: u64) -> serde_json::Value {
+/// `delay_ms`, loss `loss`, one background flow of the family on each; `ramp` raises every
+/// loss linearly to 1 % from 10 s to 30 s (Fig. 18). Records the goodput over [warm-up, end]
+/// and per second.
+fn three_paths_run(
+    mp_cc: &str,
+    delay_ms: f64,
+    loss: f64,
+    ramp: bool,
+    seed: u64,
+) -> serde_json::Value {
     let (duration, warmup) = run_length(30.0, 5.0);
     let queue_bdp = env_f64("SEED000_QUEUE_BDP", 1.0);
     let mbps = env_f64("SEED000_MBPS", 100.0);
@@ -459,7 +474,10 @@ fn deterioration_run(cc: &str, sched: &str, mode: &str, seed: u64) -> serde_json
     let good = bottleneck_spec(20.0, 25.0, 1.0, 0.0);
     let l1 = net.add_link(good);
     let l2 = net.add_link(good);
-    let routes = [route(&mut net, "p1", l1, 25.0), route(&mut net, "p2", l2, 25.0)];
+    let routes = [
+        route(&mut net, "p1", l1, 25.0),
+        route(&mut net, "p2", l2, 25.0),
+    ];
     let mut c = cfg(cc, &[]);
     c.sched = sched.into();
     net.add_flow(c.clone(), c, &routes);
@@ -485,7 +503,14 @@ fn deterioration_run(cc: &str, sched: &str, mode: &str, seed: u64) -> serde_json
                 _ => panic!("SEED000_MODE={mode}: expected sudden or gradual"),
             };
             if (f - applied).abs() > 1e-3 {
-                let spec = if f > 1.5 { LinkSpec { loss: 1.0, ..worse(1.0) } } else { worse(f) };
+                let spec = if f > 1.5 {
+                    LinkSpec {
+                        loss: 1.0,
+                        ..worse(1.0)
+                    }
+                } else {
+                    worse(f)
+                };
                 net.set_link(l2, spec);
                 applied = f;
             }
