@@ -4,7 +4,6 @@ claim; seed 002's findings, seed 003's transition time and seed 000's AR&P verdi
 their stated rules."""
 
 import json
-import statistics
 from pathlib import Path
 
 import pytest
@@ -340,85 +339,104 @@ def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
     )
 
 
-_ARP_FIELDS = seed000.ARP_SEED_FIELD
 
 
-def _arp_seed(sched: str, seed: int, scale: float, since: float | None, **over: float) -> dict:
-    """One `arp_asymmetric_rtt_seed` record: lrf's figures times `scale` (1 for lrf), `over`
-    replacing single fields; start-up over at 2.5 s; LTE's final stretch in N from `since`."""
-    lrf = {"completion_s": 4.7, "ofo_max_bytes": 1.8e6, "ofo_max_after_2s_bytes": 1.8e6,
-           "ofo_mean_bytes": 4.7e5, "ofo_max_steady_bytes": 7.0e5, "ofo_max_after_3s_bytes": 3.9e5}  # fmt: skip
-    rec = {k: v * scale for k, v in lrf.items()} | over
-    return rec | {"sched": sched, "seed": seed, "steady_from_s": 2.5, "redundant_bytes": 1.5e6,
-                  "last_path_in_n_at_end_since_s": since if sched == "arp" else None}  # fmt: skip
-
-
-def _arp_over_seeds(per_seed: list[dict]) -> list[dict]:
-    """The test's `arp_asymmetric_rtt_over_seeds` records for these seeds: per scheduler and
-    metric the median and range, and of the per-seed ratio to lrf."""
-    out = []
-    lrf = {r["seed"]: r for r in per_seed if r["sched"] == "lrf"}
-    for sched in ("lrf", "rr", "arp"):
-        recs = [r for r in per_seed if r["sched"] == sched]
-        for metric, f in _ARP_FIELDS.items():
-            v = [r[f] for r in recs]
-            ratio = [r[f] / lrf[r["seed"]][f] for r in recs]
-            out.append({"sched": sched, "metric": metric, "seeds": len(recs), "ack_jitter_ms": 1.0,
-                        "median": statistics.median(v), "min": min(v), "max": max(v),
-                        "ratio_to_lrf_median": statistics.median(ratio),
-                        "ratio_to_lrf_min": min(ratio), "ratio_to_lrf_max": max(ratio)})  # fmt: skip
-    return out
-
-
-def _arp_runs(arp: list[dict]) -> tuple[list[dict], list[dict]]:
-    per_seed = [_arp_seed(s, r["seed"], 1.0, None) for s in ("lrf", "rr") for r in arp] + arp
-    return _arp_over_seeds(per_seed), per_seed
+def _arp_seed(sched: str, seed: int, since: float | None, **fields: float) -> dict:
+    """One `arp_asymmetric_rtt_seed` record (start-up over at 2.5 s)."""
+    rec = {"completion_s": 4.7, "ofo_mean_bytes": 4.7e5, "ofo_max_steady_bytes": 7.0e5} | fields
+    return rec | {"cc": "coupled-bbr", "sched": sched, "seed": seed, "steady_from_s": 2.5,
+                  "redundant_bytes": 1.5e6, "last_path_in_n_at_end_since_s": since}  # fmt: skip
 
 
 def test_arp_mode_is_when_lte_entered_n_for_the_last_time_against_the_end_of_start_up() -> None:
-    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, 1.3)) == seed000.ARP_MODE_EARLY
-    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, 2.5)) == seed000.ARP_MODE_EARLY
-    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, 3.2)) == seed000.ARP_MODE_LATE
-    assert seed000.arp_mode(_arp_seed("arp", 1, 1.0, None)) == seed000.ARP_MODE_NEVER
+    assert seed000.arp_mode(_arp_seed("arp", 1, 1.3)) == seed000.ARP_MODE_EARLY
+    assert seed000.arp_mode(_arp_seed("arp", 1, 2.5)) == seed000.ARP_MODE_EARLY
+    assert seed000.arp_mode(_arp_seed("arp", 1, 3.2)) == seed000.ARP_MODE_LATE
+    assert seed000.arp_mode(_arp_seed("arp", 1, None)) == seed000.ARP_MODE_NEVER
 
 
-def test_arp_verdicts_follow_the_over_seeds_figures() -> None:
-    early = dict(ofo_mean_bytes=2.8e5, ofo_max_steady_bytes=7e4, completion_s=4.95)
-    # Every seed in the first mode: the queue claim holds in every seed; +5.3 % time.
-    over, per_seed = _arp_runs([_arp_seed("arp", s, 1.0, 1.3, **early) for s in range(1, 6)])
-    (queue, time), table = seed000.arp_asymmetric_rtt_claims(over, per_seed, True)
-    assert queue.verdict == REPRODUCED
-    assert "≤ 0.5× in 5 of 5 seeds" in queue.ours
-    assert time.verdict == NOT_REPRODUCED  # median ratio 4.95 / 4.7 = 1.053 > 1.05
-    assert "arp slower than lrf in 5 of 5 seeds" in time.ours
-    assert "| LTE in N from its start-up on | 5 (1, 2, 3, 4, 5) | 1.30 s |" in table
-    assert "| LTE never in N (copies only) | 0 |" in table
-    # Two of five seeds late or never in N: the queue after start-up holds in the median
-    # only (partly), the modes are counted, the median time is the first mode's.
-    late = dict(ofo_mean_bytes=4e4, ofo_max_steady_bytes=7e5, completion_s=6.0)
-    never = dict(ofo_mean_bytes=6e3, ofo_max_steady_bytes=0.0, completion_s=8.5)
-    arp = [_arp_seed("arp", s, 1.0, 1.3, **early | {"completion_s": 4.7}) for s in (1, 2, 3)]
-    arp += [_arp_seed("arp", 4, 1.0, 4.0, **late), _arp_seed("arp", 5, 1.0, None, **never)]
-    (queue, time), table = seed000.arp_asymmetric_rtt_claims(*_arp_runs(arp), True)
-    assert queue.verdict == PARTLY
-    assert "seed 4 (LTE in N for good only after start-up, 1.00×)" in queue.why
-    assert time.verdict == REPRODUCED  # median ratio 1.000
+def test_arp_queue_claim_combines_a_paired_direction_and_a_band_from_verdict_py() -> None:
+    lrf = [_arp_seed("lrf", s, None, ofo_mean_bytes=4.7e5 + 1e4 * s) for s in range(1, 11)]
+    short = [
+        _arp_seed("arp", s, 1.3, ofo_mean_bytes=2.8e5 + 5e3 * s, ofo_max_steady_bytes=7e4 + 1e3 * s,
+                  completion_s=4.9 + 0.01 * s)
+        for s in range(1, 11)
+    ]  # fmt: skip
+    (queue, time), table = seed000.arp_asymmetric_rtt_claims(lrf + short)
+    assert queue.verdict == REPRODUCED, queue.ours
+    assert "n = 10" in queue.ours and "interval" in queue.ours
+    # Download time is the testbed's check, not a paper claim; arp slower in every seed.
+    assert time.kind == TESTBED_CHECK and time.verdict == NOT_REPRODUCED
+    assert "| LTE in N from its start-up on | 10 (1, 2, 3, 4, 5, 6, 7, 8, 9, 10) |" in table
+    # The queue after start-up equal to lrf's: the "much shorter" band fails, the mean holds.
+    equal = [dict(r, ofo_max_steady_bytes=7.0e5 + 1e3 * r["seed"]) for r in short]
+    (queue, _), _ = seed000.arp_asymmetric_rtt_claims(lrf + equal)
+    assert queue.verdict == PARTLY, queue.ours
+
+
+def test_seed000_claims_without_records_are_inconclusive_not_failed() -> None:
+    claims, table = seed000.arp_asymmetric_rtt_claims([])
+    assert [c.verdict for c in claims] == [INCONCLUSIVE] and table == ""
+    assert seed000.fig3_bbr_claim([]).verdict == INCONCLUSIVE
+
+
+def _table1_row(cc: str, seed: int, scale: float = 1.0) -> dict:
+    mptcp, sf1, sf2, p1, p2, util = seed000.SEED000_TABLE1[cc]
+    wobble = 1 + 0.02 * (seed % 3 - 1)
+    return {"cc": cc, "seed": seed, "mptcp_mbps": mptcp * scale * wobble, "sf1_mbps": sf1 * scale,
+            "sf2_mbps": sf2 * scale, "tcp_p1_mbps": [p1, p1 * wobble], "tcp_p2_mbps": [p2, p2],
+            "utilisation": util}  # fmt: skip
+
+
+def test_table1_bands_ordering_and_the_lia_check_are_decided_over_seeds() -> None:
+    rows = [_table1_row(cc, s) for cc in seed000.SEED000_TABLE1 for s in range(1, 11)]
+    claims, table = seed000.table1_claims(rows)
+    by_name = {c.name: c for c in claims}
+    assert by_name["Table I, lia: MPTCP throughput"].verdict == REPRODUCED
     assert (
-        "LTE in N from its start-up on: 3; LTE in N for good only after start-up: 1; LTE never in N (copies only): 1"
-        in time.why
+        by_name["Table I: BBR > CUBIC > LIA, OLIA, BALIA in MPTCP throughput"].verdict == REPRODUCED
     )
-    assert "| LTE never in N (copies only) | 1 (5) | never | 1.809× |" in table
-    # A mean queue longer than lrf's in the median: not reproduced, whatever else holds.
-    worse = dict(ofo_mean_bytes=5e5, ofo_max_steady_bytes=7e4, completion_s=4.9)
-    (queue, time), _ = seed000.arp_asymmetric_rtt_claims(
-        *_arp_runs([_arp_seed("arp", s, 1.0, 1.3, **worse) for s in (1, 2, 3)]), True
-    )
-    assert queue.verdict == NOT_REPRODUCED
-    assert time.verdict == PARTLY  # 4.9 / 4.7 = 1.043
+    lia_check = by_name["LIA's subflow on bottleneck 1 takes no more than a Reno flow there"]
+    assert lia_check.kind == TESTBED_CHECK and lia_check.verdict == REPRODUCED  # 19.1 < 21.1
+    assert "table1-lia-seed000.md" in lia_check.why
+    assert "| lia | 10 | 20.3 (20.3) |" in table
+    # Twice the paper's LIA total: outside the ±25 % band, not reproduced.
+    doubled = [r for r in rows if r["cc"] != "lia"] + [
+        _table1_row("lia", s, 2.0) for s in range(1, 11)
+    ]
+    claims, _ = seed000.table1_claims(doubled)
+    assert {c.name: c for c in claims}["Table I, lia: MPTCP throughput"].verdict == NOT_REPRODUCED
 
 
-def test_arp_claims_without_figures_are_not_reproduced_and_say_the_test_failed() -> None:
-    claims, table = seed000.arp_asymmetric_rtt_claims([], [], False)
-    assert [c.verdict for c in claims] == [NOT_REPRODUCED, NOT_REPRODUCED]
-    assert all("test FAIL" in c.ours for c in claims)
-    assert table == ""
+def _fig8_row(loss2: float, seed: int, ratio: float) -> dict:
+    bbr = 9.0 + 0.1 * seed
+    return {"cc": "coupled-bbr", "seed": seed, "loss2": loss2, "mptcp_mbps": ratio * bbr * (1 + 0.01 * (seed % 2)),
+            "sf1_mbps": 1.0, "sf2_mbps": 1.0, "tcp_p1_mbps": [bbr, bbr], "tcp_p2_mbps": [5.0, 5.0]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ratio", "outcome"), [(0.15, NOT_REPRODUCED), (1.0, REPRODUCED), (2.0, NOT_REPRODUCED)]
+)
+def test_fig8a_and_fairness_are_two_sided_equality_bands(ratio: float, outcome: str) -> None:
+    rows = [_fig8_row(loss, s, ratio) for loss in seed000.FIG8A_LOSS2 for s in range(1, 11)]
+    claim, _ = seed000.fig8a_claim(rows)
+    assert claim.verdict == outcome, claim.ours
+    shared = [
+        {"cc": "coupled-bbr", "seed": s, "ratio": ratio * (1 + 0.01 * s)} for s in range(1, 11)
+    ]
+    assert seed000.shared_claim(shared).verdict == outcome
+
+
+def test_deterioration_claims_read_the_goodput_per_second() -> None:
+    def run(sched: str, seed: int, before: float, after: float) -> dict:
+        per_s = [before] * 15 + [after + 0.1 * seed] * 20
+        return {"sched": sched, "seed": seed, "goodput_mbps_per_s": per_s, "redundant_bytes": 0}
+
+    sudden = [run("arp", s, 19.0, 18.0) for s in range(1, 11)]
+    sudden += [run("rr", s, 19.0, 9.0) for s in range(1, 11)]
+    sudden += [run("redundant", s, 10.0, 10.0) for s in range(1, 11)]
+    claims, table = seed000.deterioration_claims(sudden, [])
+    assert [c.verdict for c in claims] == [REPRODUCED, REPRODUCED]
+    assert seed000.recovery_s(sudden[0]) == 3.0  # the first 3 s average after the break
+    assert seed000.recovery_s(sudden[10]) == 20.0  # never back at 80 %: the rest of the run
+    assert "| sudden | rr | 10 | 19.0 |" in table
