@@ -297,8 +297,8 @@ def fig8a_claim(rows: list[dict]) -> tuple[Claim, str]:
     """Coupled BBR gets a single BBR flow's throughput on the best path at every loss point."""
     parts = []
     table = [
-        "**Fig. 8(a), simulated: Coupled BBR against 2 BBR flows per bottleneck, bottleneck 1 "
-        f"lossless, mean over seeds {SEEDS}, Mbit/s**",
+        f"**Fig. 8(a), simulated at {SCALED_MBPS} Mbit/s per bottleneck: Coupled BBR against 2 "
+        f"BBR flows per bottleneck, bottleneck 1 lossless, mean over seeds {SEEDS}, Mbit/s**",
         "",
         "| bottleneck 2 loss | n | Coupled BBR (sf1 + sf2) | BBR flow on bottleneck 1 | ratio | BBR flow on bottleneck 2 |",
         "|---|---|---|---|---|---|",
@@ -474,12 +474,13 @@ def deterioration_claims(sudden: list[dict], gradual: list[dict]) -> tuple[list[
     return claims, "\n".join(table)
 
 
-# --- Figs. 17 and 18: three 100 Mbit/s paths --------------------------------------------------
+# --- Figs. 17 and 18: three paths (100 Mbit/s in the paper) --------------------------------------------------
 
 
 def fig17_claim(rows: list[dict]) -> tuple[Claim, str]:
     table = [
-        f"**Fig. 17(a), simulated: three 100 Mbit/s paths (20 ms one way), one background flow "
+        f"**Fig. 17(a), simulated: three {SCALED_MBPS} Mbit/s paths (the paper's are 100; "
+        f"20 ms one way), one background flow "
         f"each, mean over seeds {SEEDS}, Mbit/s over {THREE_PATHS_WARMUP_S}–{THREE_PATHS_S} s**",
         "",
         "| CC | loss | n | MPTCP | background flows (each) |",

@@ -339,8 +339,6 @@ def test_readme_table_counts_each_verdict_of_a_page(tmp_path: Path) -> None:
     )
 
 
-
-
 def _arp_seed(sched: str, seed: int, since: float | None, **fields: float) -> dict:
     """One `arp_asymmetric_rtt_seed` record (start-up over at 2.5 s)."""
     rec = {"completion_s": 4.7, "ofo_mean_bytes": 4.7e5, "ofo_max_steady_bytes": 7.0e5} | fields
