@@ -23,6 +23,11 @@ Rules (docs/METRICS.md, "Statistics"):
   efficiency 3/pi; a pair whose observed mean difference is 0 has no estimate.
 * Equivalence (`equivalent`): the 90 % paired bootstrap interval of the mean difference lies
   inside +-margin (two one-sided tests at 5 %), with at least `MIN_PAIRS` pairs.
+* Benchmarks' figures: the interval of a median (`median_interval`, percentile bootstrap of
+  `scipy.stats.bootstrap`) and the band a measured Bernoulli rate falls in by chance
+  (`binomial_rate_band`, `scipy.stats.binom.interval`).
+* Agreement of two rankings (`kendall_tau_b`, the simulator's cross-validation): Kendall's
+  tau-b of `scipy.stats.kendalltau` (ties in either ranking allowed).
 """
 
 from __future__ import annotations
@@ -351,6 +356,54 @@ def pairs_needed(differences: np.ndarray, alpha: float, power: float = POWER) ->
     if not math.isfinite(n_t):
         return math.nan
     return float(max(MIN_PAIRS, math.ceil(n_t / WILCOXON_ARE)))
+
+
+def median_interval(
+    values: Iterable[float],
+    confidence: float = CONFIDENCE,
+    resamples: int = 10_000,
+    rng: np.random.Generator | np.random.RandomState | None = None,
+) -> Interval:
+    """The median and its percentile bootstrap interval (NaN dropped; no interval with fewer
+    than 3 values); resampled with `rng`, by default the module's fixed seed."""
+    x = np.asarray(list(values), dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return Interval(0, math.nan, math.nan, math.nan, "none")
+    median = float(np.median(x))
+    if len(x) < 3:
+        return Interval(len(x), median, math.nan, math.nan, "none")
+    ci = scipy.stats.bootstrap(
+        (x,),
+        np.median,
+        confidence_level=confidence,
+        n_resamples=resamples,
+        method="percentile",
+        rng=_rng() if rng is None else rng,
+    ).confidence_interval
+    return Interval(len(x), median, float(ci.low), float(ci.high), "percentile")
+
+
+def binomial_rate_band(p: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The central `confidence` range of the rate k / n measured over n Bernoulli(p) draws
+    (exact binomial quantiles): how far a correct loss rate may land from p by chance."""
+    low, high = scipy.stats.binom.interval(confidence, n, p)
+    return float(low) / n, float(high) / n
+
+
+def kendall_tau_b(x: Iterable[float], y: Iterable[float]) -> float:
+    """Kendall's tau-b between two rankings of the same items (`scipy.stats.kendalltau`,
+    ties allowed); pairs with a NaN on either side are left out. NaN with fewer than 2 pairs
+    left or when one side is all ties."""
+    a = np.asarray(list(x), dtype=float)
+    b = np.asarray(list(y), dtype=float)
+    if len(a) != len(b):
+        raise ValueError(f"rankings of different lengths: {len(a)} and {len(b)}")
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        return math.nan
+    return float(scipy.stats.kendalltau(a, b, variant="b").statistic)
 
 
 def equivalent(differences: np.ndarray, margin: float) -> bool:
