@@ -39,9 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import elementwise as root_finding
 import scipy.stats
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.power import TTestPower
+from statsmodels.stats.power import TTestPower, normal_power
 
 CONFIDENCE = 0.95
 ALPHA = 1 - CONFIDENCE
@@ -55,6 +56,8 @@ WILCOXON_ARE = 3 / math.pi
 # Fewer pairs than this cannot decide anything at 5 % (the exact two-sided Wilcoxon p-value
 # is at least 2 / 2**n, 0.0625 at n = 5), nor show equivalence.
 MIN_PAIRS = 6
+# Above this many pairs a difference is as good as none: no estimate (NaN).
+MAX_PAIRS_ESTIMATE = 1e6
 # The Wilcoxon p-value from the exact null distribution of the signed-rank statistic (scipy's
 # "auto" switches to a permutation test when ranks tie, 100 times slower; the calibration
 # test, tests/test_metrics_stats_calibration.py, checks the error rate with ties and zeros).
@@ -334,28 +337,62 @@ def holm(p_values: Iterable[float], alpha: float = ALPHA) -> tuple[np.ndarray, n
 def pairs_needed(differences: np.ndarray, alpha: float, power: float = POWER) -> float:
     """Pairs that would decide a difference of the observed size at `alpha` with `power`
     (paired t sample size over the Wilcoxon efficiency 3/pi); NaN if the observed mean
-    difference is 0; for differences that never vary, the sign test's 1 + log2(1/alpha)."""
-    d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d)]
-    if len(d) == 0 or d.mean() == 0:
-        return math.nan
-    spread = d.std(ddof=1) if len(d) > 1 else 0.0
-    if spread == 0:
-        return float(max(MIN_PAIRS, math.ceil(1 + math.log2(1 / alpha))))
-    effect = abs(d.mean()) / spread
+    difference is 0 or the estimate is above MAX_PAIRS_ESTIMATE; for differences that never
+    vary, the sign test's 1 + log2(1/alpha)."""
+    return float(pairs_needed_batch([differences], alpha, power)[0])
+
+
+def pairs_needed_batch(
+    differences: list[np.ndarray], alpha: float, power: float = POWER
+) -> np.ndarray:
+    """`pairs_needed` of many comparisons at one `alpha`: the paired t test's sample size is
+    found for all of them at once, as the root in n of statsmodels' power function
+    (`TTestPower.power`, vectorised) with SciPy's elementwise bracketing root finder
+    (`scipy.optimize.elementwise.find_root`); a large report has 10^5 comparisons, and
+    `TTestPower.solve_power` one by one took 5 ms each."""
+    out = np.full(len(differences), math.nan)
+    sign_test = float(max(MIN_PAIRS, math.ceil(1 + math.log2(1 / alpha))))
+    rows: list[int] = []
+    effects: list[float] = []
+    for row, differences_of_pair in enumerate(differences):
+        d = np.asarray(differences_of_pair, dtype=float)
+        d = d[np.isfinite(d)]
+        if len(d) == 0 or d.mean() == 0:
+            continue
+        spread = d.std(ddof=1) if len(d) > 1 else 0.0
+        if spread == 0:
+            out[row] = sign_test
+        else:
+            rows.append(row)
+            effects.append(abs(d.mean()) / spread)
+    if not rows:
+        return out
+    index, effect = np.asarray(rows), np.asarray(effects)
     analysis = TTestPower()
-    if analysis.power(effect_size=effect, nobs=MIN_PAIRS * WILCOXON_ARE, alpha=alpha) >= power:
-        return float(MIN_PAIRS)
+
+    def shortfall(nobs: np.ndarray, effect_size: np.ndarray) -> np.ndarray:
+        t_power = analysis.power(effect_size=effect_size, nobs=nobs, alpha=alpha)
+        # SciPy's noncentral t returns NaN in parts of the range at very small alpha (the
+        # Holm threshold of a large report); there the normal approximation stands in.
+        z_power = normal_power(effect_size, nobs, alpha)
+        return np.where(np.isfinite(t_power), t_power, z_power) - power
+
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # no convergence: returned as NaN
-        try:
-            n_t = analysis.solve_power(effect_size=effect, alpha=alpha, power=power)
-        except (ValueError, RuntimeError):
-            return math.nan
-    n_t = float(np.asarray(n_t).reshape(-1)[0])
-    if not math.isfinite(n_t):
-        return math.nan
-    return float(max(MIN_PAIRS, math.ceil(n_t / WILCOXON_ARE)))
+        warnings.simplefilter("ignore")  # the NaNs above
+        n = len(effect)
+        enough = shortfall(np.full(n, MIN_PAIRS * WILCOXON_ARE), effect) >= 0
+        reachable = ~enough & (shortfall(np.full(n, MAX_PAIRS_ESTIMATE), effect) >= 0)
+        out[index[enough]] = MIN_PAIRS
+        if reachable.any():
+            found = root_finding.find_root(
+                shortfall,
+                (MIN_PAIRS * WILCOXON_ARE, MAX_PAIRS_ESTIMATE),
+                args=(effect[reachable],),
+                tolerances={"xrtol": 1e-12},
+            )
+            n_t = np.where(found.success, found.x, math.nan)
+            out[index[reachable]] = np.maximum(MIN_PAIRS, np.ceil(n_t / WILCOXON_ARE))
+    return out
 
 
 def median_interval(
@@ -501,10 +538,11 @@ def paired_table(
         (not decided) and equivalent(d, margins.get(m, math.nan))
         for d, m, decided in zip(differences, table["metric"], table["decided"], strict=True)
     ]
-    table["pairs_needed"] = [
-        math.nan if decided or same else pairs_needed(d, threshold)
-        for d, decided, same in zip(differences, table["decided"], table["equivalent"], strict=True)
-    ]
+    settled = (table["decided"] | table["equivalent"]).to_numpy(dtype=bool)
+    needed = np.full(len(table), math.nan)
+    open_rows = np.flatnonzero(~settled)
+    needed[open_rows] = pairs_needed_batch([differences[i] for i in open_rows], threshold)
+    table["pairs_needed"] = needed
     return table[columns]
 
 
