@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import elementwise as root_finding
 import scipy.stats
+from scipy.optimize import elementwise as root_finding
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower, normal_power
 
