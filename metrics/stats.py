@@ -609,25 +609,32 @@ def decided_ranks(comparisons: pd.DataFrame, cells: list[str], metric: str) -> p
     """One row per cell: rank (1 + cells decided better), better_than, worse_than and
     not_distinguishable (with the pair count) within one group of one metric."""
     rows = comparisons[comparisons["metric"] == metric]
-    out = []
-    for cell in cells:
-        mine = rows[(rows["a"] == cell) | (rows["b"] == cell)]
-        other = np.where(mine["a"] == cell, mine["b"], mine["a"])
-        better_than = [o for o, w in zip(other, mine["better"], strict=True) if w == cell]
-        worse_than = [o for o, w in zip(other, mine["better"], strict=True) if w not in ("", cell)]
-        unclear = [
-            f"{o} (n = {n})"
-            for o, decided, n in zip(other, mine["decided"], mine["n_pairs"], strict=True)
-            if not decided
-        ]
-        out.append(
-            {
-                "configuration": cell,
-                "metric": metric,
-                "rank": 1 + len(worse_than),
-                "better_than": ", ".join(sorted(better_than)),
-                "worse_than": ", ".join(sorted(worse_than)),
-                "not_distinguishable": ", ".join(sorted(unclear)),
-            }
-        )
+    # One pass over the comparisons, each filed under both of its cells (a 182-cell scenario
+    # has 16 471 comparisons per metric: filtering them once per cell took seconds).
+    better_than: dict[str, list[str]] = {cell: [] for cell in cells}
+    worse_than: dict[str, list[str]] = {cell: [] for cell in cells}
+    unclear: dict[str, list[str]] = {cell: [] for cell in cells}
+    for a, b, winner, decided, n in zip(
+        rows["a"], rows["b"], rows["better"], rows["decided"], rows["n_pairs"], strict=True
+    ):
+        for cell, other in ((a, b), (b, a)):
+            if cell not in better_than:
+                continue
+            if winner == cell:
+                better_than[cell].append(other)
+            elif winner != "":
+                worse_than[cell].append(other)
+            if not decided:
+                unclear[cell].append(f"{other} (n = {n})")
+    out = [
+        {
+            "configuration": cell,
+            "metric": metric,
+            "rank": 1 + len(worse_than[cell]),
+            "better_than": ", ".join(sorted(better_than[cell])),
+            "worse_than": ", ".join(sorted(worse_than[cell])),
+            "not_distinguishable": ", ".join(sorted(unclear[cell])),
+        }
+        for cell in cells
+    ]
     return pd.DataFrame(out).sort_values(["rank", "configuration"]) if out else pd.DataFrame(out)
