@@ -124,7 +124,7 @@ def build(run_dir: Path) -> Path:
     comparisons.to_csv(run_dir / COMPARISONS_CSV, index=False)
     ranks = rank_table(comparisons, summary)
     ranks.to_csv(run_dir / RANKING_CSV, index=False)
-    write_tables(run_dir / TABLES_DIR, tables)
+    write_tables(run_dir / TABLES_DIR, tables, source_key=_tables_key(dirs))
     page = render_html(
         run_dir, environments, summary, agg, tables, manifest, comparisons, ranks, dirs
     )
@@ -291,14 +291,46 @@ def unprocessable_trial_row(trial_dir: Path, error: Exception) -> pd.DataFrame:
     return order_summary_columns(pd.DataFrame([row]))
 
 
-def write_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
-    """The tidy event and interval tables, for analysis without code: <name>.csv.gz."""
+TABLES_KEY_FILE = ".source-key"  # in tables/: what the .csv.gz files were written from
+
+
+def write_tables(
+    folder: Path, tables: dict[str, pd.DataFrame], source_key: str | None = None
+) -> None:
+    """The tidy event and interval tables, for analysis without code: <name>.csv.gz. With a
+    `source_key` (`_tables_key`) equal to the one stored beside files that all exist, they
+    are left as they are: the same trials and code wrote them (a 2 000-trial run has
+    millions of interval rows, the largest part of a rebuilt report's time)."""
     folder.mkdir(exist_ok=True)
-    for name, table in tables.items():
-        # gzip level 1: a 2 000-trial run has millions of interval rows; level 9 (the
-        # default) took several times longer for files about a third smaller.
+    stamp = folder / TABLES_KEY_FILE
+    written = [folder / f"{name}.csv.gz" for name in tables]
+    if (
+        source_key is not None
+        and stamp.is_file()
+        and stamp.read_text() == source_key
+        and all(path.is_file() for path in written)
+    ):
+        return
+    stamp.unlink(missing_ok=True)
+    for path, table in zip(written, tables.values(), strict=True):
+        # gzip level 1: level 9 (the default) took several times longer for files about a
+        # third smaller.
         compression = {"method": "gzip", "compresslevel": 1, "mtime": 0}
-        table.to_csv(folder / f"{name}.csv.gz", index=False, compression=compression)
+        table.to_csv(path, index=False, compression=compression)
+    if source_key is not None:
+        stamp.write_text(source_key)
+
+
+def _tables_key(dirs: list[Path]) -> str | None:
+    """A hash of the code and of every trial folder's files (names, sizes, times), or None
+    when a trial has not finished (its files may still change)."""
+    digest = hashlib.sha256(_code_version().encode())
+    for trial_dir in dirs:
+        entry = _cache_entry(trial_dir)
+        if entry is None:
+            return None
+        digest.update(repr((str(trial_dir.resolve()), entry[1])).encode())
+    return digest.hexdigest()
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | str | None:
