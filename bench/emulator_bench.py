@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from metrics.stats import binomial_rate_band
 from testbed.linkprobe import LINKEMU, PROBE, ProbeFlow, constant_link
 from testbed.topology import PATHS, Topology
 
@@ -312,9 +313,10 @@ def run(work: Path, tick_us: int, quick: bool) -> dict:
         ge_loss_theory = GE["p_good_to_bad"] / (GE["p_good_to_bad"] + GE["p_bad_to_good"])
         bern["configured_p"] = BERNOULLI_P
         bern["relative_error"] = bern["loss_rate"] / BERNOULLI_P - 1
-        # 95 % sampling interval of the measured rate around p (binomial).
-        sd_rate = (BERNOULLI_P * (1 - BERNOULLI_P) / loss_count) ** 0.5
-        bern["sampling_relative_95"] = 1.96 * sd_rate / BERNOULLI_P
+        # 95 % sampling band of the measured rate around p (exact binomial), as a relative
+        # half-width: a relative error inside it is chance.
+        low, high = binomial_rate_band(BERNOULLI_P, loss_count)
+        bern["sampling_relative_95"] = (high - low) / 2 / BERNOULLI_P
         ge.update(
             {
                 "params": GE,

@@ -3,7 +3,8 @@
 Reads the benchmark's printed `seed000_table1_lia {json}` lines from the files named on the
 command line and prints, per (variant, run length): the median over seeds of the ratio
 "flow under study on bottleneck 1 / mean Reno flow there" with a 95 % percentile bootstrap
-interval of the median (`scipy.stats.bootstrap`, 10 000 resamples, random_state 0) and the
+interval of the median (`metrics.stats.median_interval`: `scipy.stats.bootstrap`, 10 000
+resamples, NumPy's RandomState(0), as the page's figures were computed) and the
 range; for runs of 120 s also the same over the windows 10-40 s (Table I's), 10-60 s and
 10-120 s of each run; and the loss-rate check: the least-squares slope of log(ratio) on
 ½·log(p_reno / p_studied), p = congestion events per packet sent (1 if the rates follow the
@@ -23,6 +24,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from metrics.stats import median_interval
+
 TAG = "seed000_table1_lia "
 WINDOWS = ((1, 4, "10-40 s"), (1, 6, "10-60 s"), (1, 12, "10-120 s"))  # 10 s windows [a, b)
 
@@ -36,24 +39,14 @@ def read_rows(paths: list[Path]) -> list[dict]:
     return rows
 
 
-def median_interval(values: list[float]) -> tuple[float, float, float]:
-    """Median and its 95 % percentile bootstrap interval (nan with fewer than 3 values)."""
-    x = np.asarray(values, dtype=float)
-    if len(x) < 3:
-        return float(np.median(x)), float("nan"), float("nan")
-    ci = stats.bootstrap(
-        (x,), np.median, n_resamples=10_000, method="percentile", random_state=0
-    ).confidence_interval
-    return float(np.median(x)), float(ci.low), float(ci.high)
-
-
 def window_ratio(row: dict, first: int, end: int) -> float:
     studied = sum(row["sf1_windows_mbps"][first:end])
     return studied / sum(row["reno_windows_mbps"][first:end])
 
 
 def line(label: str, values: list[float]) -> str:
-    m, lo, hi = median_interval(values)
+    found = median_interval(values, rng=np.random.RandomState(0))
+    m, lo, hi = found.estimate, found.low, found.high
     return (
         f"{label}: n={len(values)} median {m:.2f} [{lo:.2f}, {hi:.2f}], "
         f"range {min(values):.2f}-{max(values):.2f}"

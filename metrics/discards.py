@@ -36,6 +36,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from metrics.numbers import number_or_none
 
 FPS = 30  # the content's frame rate (server/content.py FPS)
@@ -58,15 +60,6 @@ DISCARD_COLUMNS = [
     "live_latency_max_s",
     "live_latency_error_s",
 ]
-
-
-def _quantile(values: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (as numpy's default)."""
-    ordered = sorted(values)
-    pos = q * (len(ordered) - 1)
-    low = math.floor(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
 def discard_metrics(
@@ -97,7 +90,7 @@ def discard_metrics(
         and (number_or_none(ln.get("media_time_s")) or 0.0) + latency <= end_s
     ]
     target = number_or_none(spec.get("live_latency_s")) if mode == "live" else None
-    median = _quantile(latencies, 0.5) if latencies else math.nan
+    median = float(np.quantile(latencies, 0.5)) if latencies else math.nan
     return {
         "video_mode": mode,
         "discarded_frames": skipped_frames + dropped_decoder + dropped_network,
@@ -111,7 +104,7 @@ def discard_metrics(
         "playback_rate_changes": sum(1 for ln in lines if ln.get("event") == "playback_rate"),
         "live_latency_target_s": target if target is not None else math.nan,
         "live_latency_median_s": median,
-        "live_latency_p95_s": _quantile(latencies, 0.95) if latencies else math.nan,
+        "live_latency_p95_s": float(np.quantile(latencies, 0.95)) if latencies else math.nan,
         "live_latency_max_s": max(latencies) if latencies else math.nan,
         "live_latency_error_s": median - target if latencies and target is not None else math.nan,
     }

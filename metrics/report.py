@@ -111,7 +111,8 @@ def build(run_dir: Path) -> Path:
             f"{run_dir}: not a run folder: expected {run_dir / 'trials'}/ holding one folder "
             "per trial (results/<run>/trials/<trial-id>/, docs/CONTRACTS.md §2)"
         )
-    summary, tables, environments = reduce_trials(trial_dirs(run_dir))
+    dirs = trial_dirs(run_dir)  # listed once: the reduction and the timeline use it
+    summary, tables, environments = reduce_trials(dirs)
     manifest = read_manifest(run_dir)
     summary = with_unstarted_trials(summary, manifest)
     # Write-then-rename: a full disk must not leave a cut summary.csv behind.
@@ -123,8 +124,10 @@ def build(run_dir: Path) -> Path:
     comparisons.to_csv(run_dir / COMPARISONS_CSV, index=False)
     ranks = rank_table(comparisons, summary)
     ranks.to_csv(run_dir / RANKING_CSV, index=False)
-    write_tables(run_dir / TABLES_DIR, tables)
-    page = render_html(run_dir, environments, summary, agg, tables, manifest, comparisons, ranks)
+    write_tables(run_dir / TABLES_DIR, tables, source_key=_tables_key(dirs))
+    page = render_html(
+        run_dir, environments, summary, agg, tables, manifest, comparisons, ranks, dirs
+    )
     if isinstance(manifest, dict) and manifest.get("engine") == "sim":
         page = mark_simulated(page)
     report = run_dir / REPORT_HTML
@@ -288,11 +291,46 @@ def unprocessable_trial_row(trial_dir: Path, error: Exception) -> pd.DataFrame:
     return order_summary_columns(pd.DataFrame([row]))
 
 
-def write_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
-    """The tidy event and interval tables, for analysis without code: <name>.csv.gz."""
+TABLES_KEY_FILE = ".source-key"  # in tables/: what the .csv.gz files were written from
+
+
+def write_tables(
+    folder: Path, tables: dict[str, pd.DataFrame], source_key: str | None = None
+) -> None:
+    """The tidy event and interval tables, for analysis without code: <name>.csv.gz. With a
+    `source_key` (`_tables_key`) equal to the one stored beside files that all exist, they
+    are left as they are: the same trials and code wrote them (a 2 000-trial run has
+    millions of interval rows, the largest part of a rebuilt report's time)."""
     folder.mkdir(exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(folder / f"{name}.csv.gz", index=False, compression="gzip")
+    stamp = folder / TABLES_KEY_FILE
+    written = [folder / f"{name}.csv.gz" for name in tables]
+    if (
+        source_key is not None
+        and stamp.is_file()
+        and stamp.read_text() == source_key
+        and all(path.is_file() for path in written)
+    ):
+        return
+    stamp.unlink(missing_ok=True)
+    for path, table in zip(written, tables.values(), strict=True):
+        # gzip level 1: level 9 (the default) took several times longer for files about a
+        # third smaller.
+        compression = {"method": "gzip", "compresslevel": 1, "mtime": 0}
+        table.to_csv(path, index=False, compression=compression)
+    if source_key is not None:
+        stamp.write_text(source_key)
+
+
+def _tables_key(dirs: list[Path]) -> str | None:
+    """A hash of the code and of every trial folder's files (names, sizes, times), or None
+    when a trial has not finished (its files may still change)."""
+    digest = hashlib.sha256(_code_version().encode())
+    for trial_dir in dirs:
+        entry = _cache_entry(trial_dir)
+        if entry is None:
+            return None
+        digest.update(repr((str(trial_dir.resolve()), entry[1])).encode())
+    return digest.hexdigest()
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | str | None:
@@ -371,6 +409,7 @@ def render_html(
     manifest: dict[str, Any] | str | None = None,
     comparisons: pd.DataFrame | None = None,
     ranks: pd.DataFrame | None = None,
+    dirs: list[Path] | None = None,
 ) -> str:
     comparisons = compare_run(summary) if comparisons is None else comparisons
     ranks = rank_table(comparisons, summary) if ranks is None else ranks
@@ -436,7 +475,7 @@ def render_html(
             )
             figure = plots.timeseries_figure(intervals, samples, stalls, example)
             parts.append(_image(figure, f"{example} time series"))
-    parts.extend(_timeline_section(run_dir))
+    parts.extend(_timeline_section(trial_dirs(run_dir) if dirs is None else dirs))
     parts.append("<h2>All trials</h2>")
     shown = [c for c in TRIAL_TABLE_COLUMNS if c in summary.columns]
     # Paths beyond wifi/lte (a three-path scenario's), after the fixed columns.
@@ -457,11 +496,11 @@ def render_html(
     return "\n".join(parts)
 
 
-def _timeline_section(run_dir: Path) -> list[str]:
+def _timeline_section(dirs: list[Path]) -> list[str]:
     """The scheduler timeline of one traced trial (run_trials.sh --sched-trace), if any."""
     from metrics import timeline
 
-    chosen = timeline.pick_trial(trial_dirs(run_dir))
+    chosen = timeline.pick_trial(dirs)
     if chosen is None:
         return []
     try:

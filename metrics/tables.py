@@ -209,10 +209,7 @@ def player_metrics(trial: Trial) -> dict[str, Any]:
 
 
 def _player_lines(trial: Trial) -> list[dict[str, Any]]:
-    p = trial.player
-    if "event" not in p.columns or p.empty:
-        return []
-    return p.to_dict("records")
+    return trial.player_records()
 
 
 def drop_and_qoe_metrics(trial: Trial) -> dict[str, Any]:

@@ -501,6 +501,20 @@ def _dispatch_other_modes(
 
     if args.report is not None:
         return matrix.rebuild_report(args.report)
+    auto = [
+        flag
+        for flag, given in (
+            ("--reps auto", args.reps == "auto"),
+            ("--max-reps", args.max_reps is not None),
+            ("--time-budget", args.time_budget is not None),
+        )
+        if given
+    ]
+    if auto and args.reproduce is not None:
+        print(f"run_trials.sh: {', '.join(auto)} cannot go with --reproduce: a reproduction "
+              "runs the repetitions its page states (--reps N overrides them); --reps auto "
+              "goes with a matrix run", file=sys.stderr)  # fmt: skip
+        return 2
     if args.reproduce is not None:
         from testbed.reproduce import run
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from metrics.stats import kendall_tau_b
+
 CELL = ["scenario", "cc", "sched"]
 TRIAL_MEASURES = ["stalls", "stall_total_ms", "mean_bitrate_bps", "startup_delay_ms"]
 # The measures ranked per cell (mean over the repetitions compared).
@@ -38,29 +40,6 @@ REPEATABILITY_FIGURES = [
     "kendall_tau_b_retrans_by_path",
     "stall_sign_agreement_by_scenario",
 ]
-
-
-def kendall_tau_b(x: list[float], y: list[float]) -> float:
-    """Kendall's tau-b (ties in either ranking allowed); NaN with fewer than 2 pairs or when
-    one side is all ties."""
-    pairs = [(a, b) for a, b in zip(x, y, strict=True) if not (math.isnan(a) or math.isnan(b))]
-    concordant = discordant = ties_x = ties_y = 0
-    for i in range(len(pairs)):
-        for j in range(i + 1, len(pairs)):
-            dx = pairs[i][0] - pairs[j][0]
-            dy = pairs[i][1] - pairs[j][1]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                ties_x += 1
-            elif dy == 0:
-                ties_y += 1
-            elif (dx > 0) == (dy > 0):
-                concordant += 1
-            else:
-                discordant += 1
-    denominator = math.sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y))
-    return (concordant - discordant) / denominator if denominator else math.nan
 
 
 def _per_trial(summary: pd.DataFrame) -> pd.DataFrame:

@@ -86,10 +86,9 @@ def check_options(args: argparse.Namespace) -> str | None:
         return None
     if args.executor != "local":
         return "--reps auto runs rounds locally; with --executor slurm give --reps N"
-    if args.cross_validate or args.interactive or args.reproduce is not None:
-        return (
-            "--reps auto goes with a matrix run (not --cross-validate, --interactive, --reproduce)"
-        )
+    # --reproduce is refused before this (testbed/cli.py): it never reaches the matrix runner.
+    if args.cross_validate or args.interactive:
+        return "--reps auto goes with a matrix run (not --cross-validate, --interactive)"
     if args.max_reps is None:
         args.max_reps = DEFAULT_MAX_REPS
     return None

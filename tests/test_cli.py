@@ -257,6 +257,28 @@ def test_player_defaults_to_dashjs_for_streaming_and_none_for_the_control_transf
     assert "control__none__-__-__none__v0__r0__s1" in control.stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--reps", "auto"], "--reps auto cannot go with --reproduce"),
+        (["--reps", "auto", "--max-reps", "5"], "--reps auto, --max-reps cannot go with"),
+        (["--time-budget", "60"], "--time-budget cannot go with --reproduce"),
+        (["--reps", "auto", "--engine", "sim"], "--reps auto cannot go with --reproduce"),
+    ],
+)
+def test_reps_auto_with_reproduce_exits_2_naming_the_options(tmp_path, args, named):
+    results = REPO / "results"
+    before = sorted(results.iterdir()) if results.is_dir() else []
+    pages = sorted((REPO / "docs" / "reproductions").iterdir())
+    done = _cli("--reproduce", "seed002", *args)
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr
+    assert "goes with a matrix run" in done.stderr
+    after = sorted(results.iterdir()) if results.is_dir() else []
+    assert after == before
+    assert sorted((REPO / "docs" / "reproductions").iterdir()) == pages
+
+
 def test_report_of_a_non_run_folder_exits_2(tmp_path):
     done = _cli("--report", str(tmp_path))
     assert done.returncode == 2

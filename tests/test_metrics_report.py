@@ -233,3 +233,23 @@ def test_a_trial_that_breaks_a_metric_is_listed_not_fatal(
     assert (odd_row["status"], odd_row["valid"]) == ("ok", False)
     assert odd_row["invalid_reason"].startswith("metrics could not process this trial: ValueError")
     assert "metrics could not process this trial" in page
+
+
+def test_tables_are_rewritten_only_when_the_trials_or_the_code_changed(tmp_path: Path) -> None:
+    run = Path(shutil.copytree(RUN_SMALL, tmp_path / "run"))
+    for trial in (run / "trials").iterdir():
+        if not (trial / "result.json").is_file():
+            shutil.rmtree(trial)  # an unfinished trial may change: tables always rewritten
+    build(run)
+    written = {p.name: p.stat().st_mtime_ns for p in (run / "tables").glob("*.csv.gz")}
+    assert len(written) == 5 and (run / "tables" / ".source-key").is_file()
+    build(run)
+    again = {p.name: p.stat().st_mtime_ns for p in (run / "tables").glob("*.csv.gz")}
+    assert again == written  # same trials, same code: left as they were
+    player = next((run / "trials").glob("*/player.jsonl"))
+    player.write_text(player.read_text())  # same content, new time: the trial may differ
+    build(run)
+    third = {p.name: p.stat().st_mtime_ns for p in (run / "tables").glob("*.csv.gz")}
+    assert all(third[name] > written[name] for name in written)
+    stalls = pd.read_csv(run / "tables" / "stalls.csv.gz")
+    assert set(stalls.columns) >= {"trial_id", "duration_ms"}

@@ -147,3 +147,32 @@ def test_reps_auto_stops_when_settled_and_grows_otherwise() -> None:
     assert following is not None and 4 <= following <= 6
     assert next_reps(open_, 30, 30) is None
     assert any("not decided" in line for line in open_.lines())
+
+
+def test_kendall_tau_b_of_equal_reversed_tied_and_degenerate_rankings() -> None:
+    assert stats.kendall_tau_b([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert stats.kendall_tau_b([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # 4 concordant pairs, one tie in each ranking: 4 / sqrt(5 * 5).
+    assert stats.kendall_tau_b([1, 2, 2, 3], [1, 2, 3, 3]) == pytest.approx(0.8)
+    # A pair with a NaN is left out: the three others are concordant.
+    assert stats.kendall_tau_b([1, 2, 3, math.nan], [1, 2, 3, 0]) == pytest.approx(1.0)
+    assert math.isnan(stats.kendall_tau_b([1, 1], [1, 2]))
+    assert math.isnan(stats.kendall_tau_b([1], [1]))
+
+
+def test_median_interval_holds_the_median_and_needs_three_values() -> None:
+    found = stats.median_interval([1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 2.0, 4.0, 9.0, math.nan])
+    assert (found.n, found.estimate, found.method) == (9, 4.0, "percentile")
+    assert found.low <= found.estimate <= found.high
+    assert found.low >= 1.0 and found.high <= 13.0
+    short = stats.median_interval([1.0, 2.0])
+    assert (short.estimate, math.isnan(short.low), short.method) == (1.5, True, "none")
+
+
+def test_binomial_rate_band_is_the_exact_binomial_range() -> None:
+    low, high = stats.binomial_rate_band(0.01, 20_000)
+    # 200 expected losses; the exact 95 % range of the count is 173..228.
+    assert (round(low * 20_000), round(high * 20_000)) == (173, 228)
+    # Close to the normal approximation's half-width 1.96 * sqrt(p (1 - p) / n) at this n.
+    normal = 1.96 * (0.01 * 0.99 / 20_000) ** 0.5
+    assert (high - low) / 2 == pytest.approx(normal, rel=0.05)
