@@ -7,7 +7,8 @@ the running trial torn down (its namespaces and processes gone), round one's res
 The same command then skips those 6 trials, runs the rest and stops by itself with a report.
 
 Real namespaces and real processes, one trial at a time: about 9 trials of 10 to 20 s each
-(longer under load), so it is marked slow (docs/METRICS.md, "`--reps auto`").
+(longer under load), so it is marked long: outside ./run_tests.sh, run with
+`pytest -m long` (docs/METRICS.md, "`--reps auto`").
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from test_topology_fakes import REPO, namespaces, needs_root, stop_gently
 
 pytestmark = [
     pytest.mark.netns,
-    pytest.mark.slow,
+    pytest.mark.long,
     needs_root,
     pytest.mark.skipif(
         not (REPO / "transport" / "target" / "release" / "mpproxy").is_file(),
