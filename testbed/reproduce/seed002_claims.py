@@ -216,7 +216,7 @@ def kendall_per_seed(
 ) -> dict[int, float]:
     """Per seed, Kendall's τ-b over `keys` between two metrics (NaN-free seeds with variation
     in both; a seed where every cell has the same value has no τ)."""
-    from scipy.stats import kendalltau
+    from metrics.stats import kendall_tau_b
 
     xs = [t.seeds(x_metric, *k) for k in keys]
     ys = [t.seeds(y_metric, *k) for k in keys]
@@ -227,7 +227,7 @@ def kendall_per_seed(
     for seed in sorted(seeds):
         a, b = [p[seed] for p in xs], [p[seed] for p in ys]
         if len(set(a)) > 1 and len(set(b)) > 1:
-            out[seed] = float(kendalltau(a, b).statistic)
+            out[seed] = kendall_tau_b(a, b)
     return out
 
 

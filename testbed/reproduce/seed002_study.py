@@ -351,13 +351,13 @@ def _cell_intervals(
 
 def _agreement(a: dict, b: dict) -> tuple[float, float, int]:
     """Kendall τ-b of the cell means, and the share of cells whose intervals overlap."""
-    from scipy.stats import kendalltau
+    from metrics.stats import kendall_tau_b
 
     keys = sorted(set(a) & set(b))
     if not keys:
         return math.nan, math.nan, 0
     x, y = [a[k][0] for k in keys], [b[k][0] for k in keys]
-    tau = float(kendalltau(x, y).statistic) if len(set(x)) > 1 and len(set(y)) > 1 else math.nan
+    tau = kendall_tau_b(x, y)  # NaN when either side has no variation
 
     def overlap(p, q) -> bool:
         lo1, hi1 = (p[1], p[2]) if p[1] == p[1] else (p[0], p[0])
