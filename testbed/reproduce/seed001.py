@@ -95,11 +95,51 @@ def _fmt(values: list[float]) -> str:
     return f"{statistics.mean(values):.1f} (min {min(values):.1f}, max {max(values):.1f}, n = {len(values)})"
 
 
+# Sensitivity variants: each changes one open parameter at one point; BALIA 3 seeds (mpbbr
+# 1 where the parameter can change it).
+RTT50 = Setup(one_way_ms=25)
+BOTH_DIRECTIONS = Setup(loss_direction="both")
+AUTOTUNED = Setup(recv_window_bytes=None)
+SENS_REPS = 3
+LOW = (1e-5, 1e-5)  # the grid's best point: claim 2 and most sensitivity variants
+RULE = f"{DURATION_S} s runs, goodput over {MEASURE_FROM_S}–{DURATION_S} s; "
+
+
 def build(r: Runner) -> Page:
     reps = r.opts.reps_or(DEFAULT_REPS)
     bbr_reps = min(reps, MPBBR_REPS)
     balia_seeds = list(range(1, reps + 1))
     bbr_seeds = list(range(1, bbr_reps + 1))
+    sens_seeds = balia_seeds[:SENS_REPS]
+    page = _page(reps, bbr_reps)
+    res = _run_all(r, _jobs(balia_seeds, bbr_seeds, sens_seeds))
+    g = {
+        (a, b): {
+            "balia": _g(res, PRIMARY, a, b, "balia", balia_seeds),
+            "bbr": _g(res, PRIMARY, a, b, "bbr", bbr_seeds),
+        }
+        for a, b in POINTS
+    }
+    page.claims += [
+        _claim_mpbbr_above_balia(g),
+        _claim_balia_half_of_mpbbr(g),
+        _claim_high_loss_on_path2(g),
+        _claim_balia_unstable(g),
+    ]
+    bbr_mean = statistics.mean(g[LOW]["bbr"])
+    page.claims += _sensitivity_claims(res, bbr_mean, balia_seeds, bbr_seeds, sens_seeds)
+    page.extra = _figures(res, g, balia_seeds, bbr_seeds)
+    page.extra_notes = [
+        "The earlier version of this page ran 30 MB transfers over the full grid with one seed: at "
+        "0.001 % a 30 MB transfer ends in its first 1.5 s, before any steady state, and mpbbr was "
+        "held at about 120 Mbit/s by the default receive buffer (see the sensitivity table), which "
+        "is why BALIA then looked as fast as mpbbr at the lowest loss.",
+    ]
+    return page
+
+
+def _page(reps: int, bbr_reps: int) -> Page:
+    """The page's set-up, repetitions note and open parameters (before any run)."""
     page = Page(
         "seed001",
         "mpbbr vs BALIA under random loss (seed 001)",
@@ -155,110 +195,106 @@ loss) of the paper's 7 × 7 grid {{{", ".join(f"{x * 100:g}" for x in GRID_LOSS)
             "the paper reports average, min and max; number of runs not stated",
         ),
     ]
-    # Sensitivity variants: each changes one open parameter at one point; BALIA 3 seeds (mpbbr
-    # 1 where the parameter can change it).
-    rtt50 = Setup(one_way_ms=25)
-    both = Setup(loss_direction="both")
-    autotune = Setup(recv_window_bytes=None)
-    sens_seeds = balia_seeds[:3]
+    return page
+
+
+def _jobs(
+    balia_seeds: list[int], bbr_seeds: list[int], sens_seeds: list[int]
+) -> list[tuple[Setup, float, float, str, int]]:
+    """Every run of the page: the primary points per CC, then the sensitivity variants."""
     jobs: list[tuple[Setup, float, float, str, int]] = []
     for a, b in POINTS:
         jobs += [(PRIMARY, a, b, "balia", s) for s in balia_seeds]
         jobs += [(PRIMARY, a, b, "bbr", s) for s in bbr_seeds]
-    jobs += [(rtt50, 1e-5, 1e-5, "balia", s) for s in sens_seeds]
-    jobs += [(both, 1e-5, 1e-2, "balia", s) for s in sens_seeds]
-    jobs += [(autotune, 1e-5, 1e-5, "balia", s) for s in sens_seeds]
-    jobs += [(autotune, 1e-5, 1e-5, "bbr", 1)]
-    res = _run_all(r, jobs)
+    jobs += [(RTT50, 1e-5, 1e-5, "balia", s) for s in sens_seeds]
+    jobs += [(BOTH_DIRECTIONS, 1e-5, 1e-2, "balia", s) for s in sens_seeds]
+    jobs += [(AUTOTUNED, 1e-5, 1e-5, "balia", s) for s in sens_seeds]
+    jobs += [(AUTOTUNED, 1e-5, 1e-5, "bbr", 1)]
+    return jobs
 
-    g = {
-        (a, b): {
-            "balia": _g(res, PRIMARY, a, b, "balia", balia_seeds),
-            "bbr": _g(res, PRIMARY, a, b, "bbr", bbr_seeds),
-        }
-        for a, b in POINTS
-    }
-    rule = f"{DURATION_S} s runs, goodput over {MEASURE_FROM_S}–{DURATION_S} s; "
 
-    # Claim 1: mpbbr above BALIA at every point run.
+def _claim_mpbbr_above_balia(g: dict) -> Claim:
+    """Claim 1: mpbbr above BALIA at every point run."""
     parts = {p: check_direction(g[p]["bbr"], g[p]["balia"], "higher", paired=False) for p in POINTS}
     overall = combine(parts.values())
-    page.claims.append(
-        Claim(
-            "mpbbr outperforms BALIA in all investigated conditions",
-            "Fig. 3a (and 3b–3h): mpbbr's average above BALIA's at every loss pair",
-            "<br>".join(
-                f"{a * 100:g} % / {b * 100:g} %: mpbbr − BALIA {v.text()}"
-                for (a, b), v in parts.items()
-            ),
-            overall,
-            rule + f"rule: mpbbr's mean above BALIA's at each of the {len(POINTS)} points run "
-            "(metrics/verdict.py check_direction, unpaired), combined (reproduced only if every point is). "
-            f"{len(POINTS)} of the paper's 49 points: see the repetitions note",
-        )
+    return Claim(
+        "mpbbr outperforms BALIA in all investigated conditions",
+        "Fig. 3a (and 3b–3h): mpbbr's average above BALIA's at every loss pair",
+        "<br>".join(
+            f"{a * 100:g} % / {b * 100:g} %: mpbbr − BALIA {v.text()}"
+            for (a, b), v in parts.items()
+        ),
+        overall,
+        RULE + f"rule: mpbbr's mean above BALIA's at each of the {len(POINTS)} points run "
+        "(metrics/verdict.py check_direction, unpaired), combined (reproduced only if every point is). "
+        f"{len(POINTS)} of the paper's 49 points: see the repetitions note",
     )
 
-    # Claim 2: at 0.001 % on both paths BALIA gets about half of mpbbr.
-    low = (1e-5, 1e-5)
-    bbr_mean = statistics.mean(g[low]["bbr"])
-    ratios = [x / bbr_mean for x in g[low]["balia"]]
+
+def _claim_balia_half_of_mpbbr(g: dict) -> Claim:
+    """Claim 2: at 0.001 % on both paths BALIA gets about half of mpbbr."""
+    bbr_mean = statistics.mean(g[LOW]["bbr"])
+    ratios = [x / bbr_mean for x in g[LOW]["balia"]]
     v2 = check_band(ratios, *HALF_BAND)
-    page.claims.append(
-        Claim.decided(
-            "At 0.001 % loss on both paths BALIA reaches its best, about half of mpbbr's",
-            "Section IV (Fig. 3b): BALIA/mpbbr ≈ 0.5 at 0.001 % / 0.001 %",
-            v2,
-            rule
-            + f"each BALIA seed's goodput over mpbbr's mean at the point ({bbr_mean:.1f} Mbit/s); "
-            f'rule: the ratio\'s 90 % interval inside {HALF_BAND[0]}–{HALF_BAND[1]} ("about half" read as 0.5 ± 0.1). '
-            f"BALIA {_fmt(g[low]['balia'])}, mpbbr {_fmt(g[low]['bbr'])} Mbit/s. A 30 MB transfer ends about "
-            "1.5 s in, before BALIA's window first halves after slow start: at 0.001 % each path sees one "
-            "random loss every 12 s, after which a coupled increase of under one packet per 100 ms round "
-            "trip takes tens of seconds to regrow, so only a run of a minute shows the steady state "
-            "(the per-path rate of Mathis et al. at RTT 100 ms and 0.001 % is about 45 Mbit/s)",
-        )
+    return Claim.decided(
+        "At 0.001 % loss on both paths BALIA reaches its best, about half of mpbbr's",
+        "Section IV (Fig. 3b): BALIA/mpbbr ≈ 0.5 at 0.001 % / 0.001 %",
+        v2,
+        RULE + f"each BALIA seed's goodput over mpbbr's mean at the point ({bbr_mean:.1f} Mbit/s); "
+        f'rule: the ratio\'s 90 % interval inside {HALF_BAND[0]}–{HALF_BAND[1]} ("about half" read as 0.5 ± 0.1). '
+        f"BALIA {_fmt(g[LOW]['balia'])}, mpbbr {_fmt(g[LOW]['bbr'])} Mbit/s. A 30 MB transfer ends about "
+        "1.5 s in, before BALIA's window first halves after slow start: at 0.001 % each path sees one "
+        "random loss every 12 s, after which a coupled increase of under one packet per 100 ms round "
+        "trip takes tens of seconds to regrow, so only a run of a minute shows the steady state "
+        "(the per-path rate of Mathis et al. at RTT 100 ms and 0.001 % is about 45 Mbit/s)",
     )
 
-    # Claim 3: path 2 above 0.1 %: BALIA far below a path's capacity, mpbbr still aggregates.
+
+def _claim_high_loss_on_path2(g: dict) -> Claim:
+    """Claim 3: path 2 above 0.1 %: BALIA far below a path's capacity, mpbbr still aggregates."""
     c3 = []
     for p in CLAIM3_POINTS:
         c3.append((p, "BALIA", check_band(g[p]["balia"], 0.0, PATH_MBIT_S / 2)))
         c3.append((p, "mpbbr", check_band(g[p]["bbr"], float(PATH_MBIT_S), 2.0 * PATH_MBIT_S)))
-    page.claims.append(
-        Claim(
-            "Path 2 above 0.1 % loss: BALIA far below each path's capacity, mpbbr high and still aggregating both paths",
-            "Section IV: 'when the loss rate of Path2 is higher than 0.1 %, the results in all the figures' (every path-1 loss, 0.001 % included) show BALIA 'significantly lower than the capacity of each path', mpbbr 'relatively high and usable', aggregating 'even in the extreme cases of 10 % loss rate on both paths'",
-            "<br>".join(
-                f"{a * 100:g} % / {b * 100:g} % {who}: {v.text()}" for (a, b), who, v in c3
-            ),
-            combine(v for _, _, v in c3),
-            rule
-            + f"rule (ours): BALIA's 90 % interval inside 0–{PATH_MBIT_S // 2} Mbit/s (under half of one path's "
-            f"capacity) and mpbbr's inside {PATH_MBIT_S}–{2 * PATH_MBIT_S} Mbit/s (more than one path can carry: both are used), "
-            "at path 1 = 0.001 % (the grid's best path 1) and at 10 % on both paths (its worst point); combined",
-        )
+    return Claim(
+        "Path 2 above 0.1 % loss: BALIA far below each path's capacity, mpbbr high and still aggregating both paths",
+        "Section IV: 'when the loss rate of Path2 is higher than 0.1 %, the results in all the figures' (every path-1 loss, 0.001 % included) show BALIA 'significantly lower than the capacity of each path', mpbbr 'relatively high and usable', aggregating 'even in the extreme cases of 10 % loss rate on both paths'",
+        "<br>".join(f"{a * 100:g} % / {b * 100:g} % {who}: {v.text()}" for (a, b), who, v in c3),
+        combine(v for _, _, v in c3),
+        RULE
+        + f"rule (ours): BALIA's 90 % interval inside 0–{PATH_MBIT_S // 2} Mbit/s (under half of one path's "
+        f"capacity) and mpbbr's inside {PATH_MBIT_S}–{2 * PATH_MBIT_S} Mbit/s (more than one path can carry: both are used), "
+        "at path 1 = 0.001 % (the grid's best path 1) and at 10 % on both paths (its worst point); combined",
     )
 
-    # Instability: BALIA's goodput varies more between runs than mpbbr's.
+
+def _claim_balia_unstable(g: dict) -> Claim:
+    """Instability: BALIA's goodput varies more between runs than mpbbr's."""
     dev_balia = [d for p in POINTS for d in _rel_dev(g[p]["balia"])]
     dev_bbr = [d for p in POINTS for d in _rel_dev(g[p]["bbr"])]
     v4 = check_direction(dev_balia, dev_bbr, "higher", paired=False)
-    page.claims.append(
-        Claim.decided(
-            "BALIA's throughput is unstable between runs; mpbbr's is more stable in all conditions",
-            "Section IV (Figs. 3b, 3c: min/max over runs; BALIA at 5 % can beat BALIA at 1 %)",
-            v4,
-            rule
-            + "each run's distance from its point's mean, as a fraction of that mean, pooled over the "
-            f"{len(POINTS)} points; rule: BALIA's mean relative deviation above mpbbr's (unpaired). The paper's "
-            "example (BALIA higher at 5 % than at 1 % on path 2) is a non-monotone pair of grid cells, "
-            "not run here",
-        )
+    return Claim.decided(
+        "BALIA's throughput is unstable between runs; mpbbr's is more stable in all conditions",
+        "Section IV (Figs. 3b, 3c: min/max over runs; BALIA at 5 % can beat BALIA at 1 %)",
+        v4,
+        RULE
+        + "each run's distance from its point's mean, as a fraction of that mean, pooled over the "
+        f"{len(POINTS)} points; rule: BALIA's mean relative deviation above mpbbr's (unpaired). The paper's "
+        "example (BALIA higher at 5 % than at 1 % on path 2) is a non-monotone pair of grid cells, "
+        "not run here",
     )
 
-    # Sensitivity: does each verdict survive the other plausible value of its open parameter?
+
+def _sensitivity_claims(
+    res: dict,
+    bbr_mean: float,
+    balia_seeds: list[int],
+    bbr_seeds: list[int],
+    sens_seeds: list[int],
+) -> list[Claim]:
+    """Does each verdict survive the other plausible value of its open parameter?"""
     sens = []
-    r50 = [x / bbr_mean for x in _g(res, rtt50, 1e-5, 1e-5, "balia", sens_seeds)]
+    r50 = [x / bbr_mean for x in _g(res, RTT50, 1e-5, 1e-5, "balia", sens_seeds)]
     sens.append(
         (
             "delay read as RTT 50 ms (one-way 25 ms)",
@@ -267,7 +303,9 @@ loss) of the paper's 7 × 7 grid {{{", ".join(f"{x * 100:g}" for x in GRID_LOSS)
             "BALIA over the primary mpbbr mean (BBR fills both paths at either RTT)",
         )
     )
-    both_v = check_band(_g(res, both, 1e-5, 1e-2, "balia", sens_seeds), 0.0, PATH_MBIT_S / 2)
+    both_v = check_band(
+        _g(res, BOTH_DIRECTIONS, 1e-5, 1e-2, "balia", sens_seeds), 0.0, PATH_MBIT_S / 2
+    )
     sens.append(
         (
             "loss on both directions",
@@ -288,8 +326,8 @@ loss) of the paper's 7 × 7 grid {{{", ".join(f"{x * 100:g}" for x in GRID_LOSS)
             "same runs, start-up included",
         )
     )
-    auto_bbr = mbps(res[(autotune, 1e-5, 1e-5, "bbr", 1)])
-    auto = [x / auto_bbr for x in _g(res, autotune, 1e-5, 1e-5, "balia", sens_seeds)]
+    auto_bbr = mbps(res[(AUTOTUNED, 1e-5, 1e-5, "bbr", 1)])
+    auto = [x / auto_bbr for x in _g(res, AUTOTUNED, 1e-5, 1e-5, "balia", sens_seeds)]
     sens.append(
         (
             "receive buffer autotuned as Linux (tcp_rmem max 6 MiB)",
@@ -298,18 +336,21 @@ loss) of the paper's 7 × 7 grid {{{", ".join(f"{x * 100:g}" for x in GRID_LOSS)
             f"mpbbr then reaches {auto_bbr:.1f} Mbit/s (one seed): the receive window, not BBR, limits it",
         )
     )
-    for name, claim, v, note in sens:
-        page.claims.append(
-            Claim(
-                f"Sensitivity: {name}",
-                f"{claim}: does the verdict survive?",
-                v.text() + f" ({note})",
-                v.outcome,
-                "",
-                kind=TESTBED_CHECK,
-            )
+    return [
+        Claim(
+            f"Sensitivity: {name}",
+            f"{claim}: does the verdict survive?",
+            v.text() + f" ({note})",
+            v.outcome,
+            "",
+            kind=TESTBED_CHECK,
         )
+        for name, claim, v, note in sens
+    ]
 
+
+def _figures(res: dict, g: dict, balia_seeds: list[int], bbr_seeds: list[int]) -> str:
+    """The page's table: goodput and per-path rates of every primary point."""
     rows = [
         "| path 1 / path 2 loss | mpbbr Mbit/s | BALIA Mbit/s | mpbbr per path (mean) | BALIA per path (mean) |",
         "|---|---|---|---|---|",
@@ -325,14 +366,7 @@ loss) of the paper's 7 × 7 grid {{{", ".join(f"{x * 100:g}" for x in GRID_LOSS)
         rows.append(
             f"| {a * 100:g} % / {b * 100:g} % | {_fmt(g[(a, b)]['bbr'])} | {_fmt(g[(a, b)]['balia'])} | {per_path('bbr', bbr_seeds)} | {per_path('balia', balia_seeds)} |"
         )
-    page.extra = (
+    return (
         f"Goodput over {MEASURE_FROM_S}–{DURATION_S} s, mean (min, max) over the seeds; per path: bytes acknowledged on each path over the same interval.\n\n"
         + "\n".join(rows)
     )
-    page.extra_notes = [
-        "The earlier version of this page ran 30 MB transfers over the full grid with one seed: at "
-        "0.001 % a 30 MB transfer ends in its first 1.5 s, before any steady state, and mpbbr was "
-        "held at about 120 Mbit/s by the default receive buffer (see the sensitivity table), which "
-        "is why BALIA then looked as fast as mpbbr at the lowest loss.",
-    ]
-    return page

@@ -102,6 +102,23 @@ def _x1(runs: list[dict]) -> list[float]:
 def build(r: Runner) -> Page:
     reps = r.opts.reps_or(DEFAULT_REPS)
     seeds = ",".join(str(s) for s in range(1, reps + 1))
+    page = _page(reps)
+    case1 = _by_cc(_sweep(r, 1, "emptcp,lia,balia,wmptcp,hmptcp", seeds))
+    case2 = _by_cc(_sweep(r, 2, "emptcp,wmptcp,hmptcp", seeds))
+    priced = _by_cc(_sweep(r, 1, "hmptcp", seeds, "weight.x12=0.1")).get("hmptcp", [])
+    page.claims += _case1_claims(case1)
+    page.claims += _case2_claims(case2)
+    page.claims += _hmptcp_vs_better_half_claims(case1, case2)
+    page.claims.append(_pricing_claim(case1.get("hmptcp", []), priced))
+    page.claims.append(_model_check(r))
+    ok3, f3 = r.cargo_test("seed003_case3", ignored=True, env={"SEED003_CASE3_SEEDS": seeds})
+    page.claims += seed003_case3_claims(values(f3, "seed003_case3"), ok3)
+    page.emulated = crosscheck_section("seed003", r, reps)
+    return page
+
+
+def _page(reps: int) -> Page:
+    """The page's set-up, repetitions note and open parameters (before any run)."""
     page = Page(
         "seed003",
         "H-MPTCP rate allocation and pricing (seed 003)",
@@ -153,10 +170,12 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
             "the paper reads it off Fig. 5; 250 ms bins",
         ),
     ]
-    case1 = _by_cc(_sweep(r, 1, "emptcp,lia,balia,wmptcp,hmptcp", seeds))
-    case2 = _by_cc(_sweep(r, 2, "emptcp,wmptcp,hmptcp", seeds))
-    priced = _by_cc(_sweep(r, 1, "hmptcp", seeds, "weight.x12=0.1")).get("hmptcp", [])
+    return page
 
+
+def _case1_claims(case1: dict[str, list[dict]]) -> list[Claim]:
+    """Case 1 (C1 = C2 = 1024): the CCs against the best single path, and the rates."""
+    claims: list[Claim] = []
     # Case 1 as the paper states it (Fig. 3f): EMPTCP, LIA and BALIA close to the best single
     # path (1024); WMPTCP and H-MPTCP above it.
     parts = []
@@ -170,7 +189,7 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
         v = check_direction(x1, [1024.0] * len(x1), "higher", paired=True)
         parts.append(v)
         lines.append(f"{cc} x1 − 1024: {v.text()}")
-    page.claims.append(
+    claims.append(
         Claim(
             "Case 1 (C1 = C2 = 1024): EMPTCP, LIA and BALIA stay close to the best single path; WMPTCP and H-MPTCP exceed it",
             "Fig. 3f: EMPTCP, LIA, BALIA 'just achieve close to' 1024 Mbit/s; WMPTCP/H-MPTCP 'higher ... than the best single flow rate' (theory 1365)",
@@ -188,7 +207,7 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
         for cc in ("emptcp", "wmptcp", "hmptcp")
         for i, name in enumerate(("x11", "x12", "x2"))
     ]
-    page.claims.append(
+    claims.append(
         Claim(
             "Case 1: the rates within 10 %",
             "EMPTCP x11 = 1024, x12 = 0, x2 = 1024; WMPTCP and H-MPTCP x12 = 341, x2 = 683 (Section V)",
@@ -198,6 +217,12 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
             "The paper's values are those of synchronised losses (model check below)",
         )
     )
+    return claims
+
+
+def _case2_claims(case2: dict[str, list[dict]]) -> list[Claim]:
+    """Case 2 (C1 = 8, C2 = 1024): EMPTCP's and H-MPTCP's rates, then WMPTCP's."""
+    claims: list[Claim] = []
     c2_parts = {
         cc: [
             _band10([v[n] for v in case2.get(cc, [])], PAPER[(2, cc)][i])
@@ -205,7 +230,7 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
         ]
         for cc in ("emptcp", "hmptcp", "wmptcp")
     }
-    page.claims.append(
+    claims.append(
         Claim(
             "Case 2 (C1 = 8, C2 = 1024): EMPTCP and H-MPTCP rates within 10 %",
             "x11 = 8, x12 = 508, x2 = 516 (EMPTCP = H-MPTCP; Fig. 4)",
@@ -222,7 +247,7 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
             "independent losses give the same rates here (x1 = x2 either way)",
         )
     )
-    page.claims.append(
+    claims.append(
         Claim(
             "Case 2: WMPTCP rates within 10 %",
             "x11 = 8, x12 = 341, x2 = 683 (Fig. 4)",
@@ -238,10 +263,18 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
             "loses at an equal per-packet rate, which gives √ω : 1 (x12 ≈ 424)",
         )
     )
+    return claims
+
+
+def _hmptcp_vs_better_half_claims(
+    case1: dict[str, list[dict]], case2: dict[str, list[dict]]
+) -> list[Claim]:
+    """Cases 1 and 2: H-MPTCP against the better of EMPTCP and WMPTCP, seed by seed."""
+    claims: list[Claim] = []
     for case, runs in ((1, case1), (2, case2)):
         h, e, w = (_x1(runs.get(cc, [])) for cc in ("hmptcp", "emptcp", "wmptcp"))
         ratio = [hx / max(ex, wx) for hx, ex, wx in zip(h, e, w, strict=False)]
-        page.claims.append(
+        claims.append(
             Claim.decided(
                 f"Case {case}: H-MPTCP does as well as the better of EMPTCP and WMPTCP",
                 "Section V: H-MPTCP 'always achieves higher flow rate from EMPTCP and WMPTCP' ("
@@ -251,9 +284,12 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
                 "rule (ours): the ratio's 90 % interval inside 0.9–1.1",
             )
         )
-    # Pricing: the claim is H-MPTCP's (its weight), so it runs on `hmptcp`, paired by seed with
-    # case 1's default-weight H-MPTCP runs.
-    default = case1.get("hmptcp", [])
+    return claims
+
+
+def _pricing_claim(default: list[dict], priced: list[dict]) -> Claim:
+    """The pricing weight: the claim is H-MPTCP's (its weight), so it runs on `hmptcp` with a
+    low weight on x12 (`priced`), paired by seed with case 1's default-weight runs (`default`)."""
     n = min(len(default), len(priced))
     v12 = check_direction(
         [v["x12"] for v in priced[:n]], [v["x12"] for v in default[:n]], "lower", paired=True
@@ -261,48 +297,44 @@ JSON output; every verdict comes from the per-seed values (metrics/verdict.py)."
     v2 = check_direction(
         [v["x2"] for v in priced[:n]], [v["x2"] for v in default[:n]], "higher", paired=True
     )
-    page.claims.append(
-        Claim(
-            "Pricing incentive: a low H-MPTCP weight on the metered path shifts traffic off it",
-            "Sections I, III: H-MPTCP's weight lets a user prefer the free path over the priced one (WMPTCP's price awareness, kept in H-MPTCP)",
-            "<br>".join(
-                [
-                    _mean_line("hmptcp weight.x12=0.1", priced),
-                    _mean_line("hmptcp default weight 0.5", default),
-                    f"x12 (weight 0.1 − default): {v12.text()}",
-                    f"x2 (weight 0.1 − default): {v2.text()}",
-                ]
-            ),
-            combine([v12, v2]),
-            "case 1 (C1 = C2 = 1024), paired by seed; rule: x12 lower and x2 higher with the low "
-            "weight (95 % intervals of the paired differences). Under H-MPTCP the increase is the "
-            "larger of EMPTCP's and ω, so a low ω only bites where EMPTCP's own increase on x12 is "
-            "below ω; the paper gives no price → weight mapping (0.1 is ours)",
-        )
+    return Claim(
+        "Pricing incentive: a low H-MPTCP weight on the metered path shifts traffic off it",
+        "Sections I, III: H-MPTCP's weight lets a user prefer the free path over the priced one (WMPTCP's price awareness, kept in H-MPTCP)",
+        "<br>".join(
+            [
+                _mean_line("hmptcp weight.x12=0.1", priced),
+                _mean_line("hmptcp default weight 0.5", default),
+                f"x12 (weight 0.1 − default): {v12.text()}",
+                f"x2 (weight 0.1 − default): {v2.text()}",
+            ]
+        ),
+        combine([v12, v2]),
+        "case 1 (C1 = C2 = 1024), paired by seed; rule: x12 lower and x2 higher with the low "
+        "weight (95 % intervals of the paired differences). Under H-MPTCP the increase is the "
+        "larger of EMPTCP's and ω, so a low ω only bites where EMPTCP's own increase on x12 is "
+        "below ω; the paper gives no price → weight mapping (0.1 is ours)",
     )
-    # The model check: deterministic (no seeds), so no interval; its rule is a fixed 10 %.
+
+
+def _model_check(r: Runner) -> Claim:
+    """The fluid model under synchronised losses: deterministic (no seeds), so no interval;
+    its rule is the transport test's own fixed 10 %."""
     okm, fm = r.cargo_test("seed003_rates", "under_synchronised_losses")
     model = values(fm, "seed003_model")
-    page.claims.append(
-        Claim(
-            "The paper's theoretical rates follow from its equations under synchronised losses",
-            "a fluid model of the implemented increase rules where every flow on a link halves at each overflow: every rate of cases 1 and 2 within 10 % of the paper's (0: within 10 % of C2)",
-            "<br>".join(
-                f"case {v['case']} {v['cc']}: x11 {v['x11']:.1f}, x12 {v['x12']:.1f}, x2 {v['x2']:.1f} (paper {', '.join(f'{x:g}' for x in v['paper'])})"
-                for v in model
-            )
-            or "the model test produced no figures",
-            REPRODUCED if okm and model else NOT_REPRODUCED,
-            "a deterministic model (no random draws, so no seeds and no interval): the verdict is the "
-            "test's own 10 % assertion. It shows the gap between the simulator and the paper's "
-            "values is the loss model, not the increase rules",
-            kind=TESTBED_CHECK,
+    return Claim(
+        "The paper's theoretical rates follow from its equations under synchronised losses",
+        "a fluid model of the implemented increase rules where every flow on a link halves at each overflow: every rate of cases 1 and 2 within 10 % of the paper's (0: within 10 % of C2)",
+        "<br>".join(
+            f"case {v['case']} {v['cc']}: x11 {v['x11']:.1f}, x12 {v['x12']:.1f}, x2 {v['x2']:.1f} (paper {', '.join(f'{x:g}' for x in v['paper'])})"
+            for v in model
         )
+        or "the model test produced no figures",
+        REPRODUCED if okm and model else NOT_REPRODUCED,
+        "a deterministic model (no random draws, so no seeds and no interval): the verdict is the "
+        "test's own 10 % assertion. It shows the gap between the simulator and the paper's "
+        "values is the loss model, not the increase rules",
+        kind=TESTBED_CHECK,
     )
-    ok3, f3 = r.cargo_test("seed003_case3", ignored=True, env={"SEED003_CASE3_SEEDS": seeds})
-    page.claims += seed003_case3_claims(values(f3, "seed003_case3"), ok3)
-    page.emulated = crosscheck_section("seed003", r, reps)
-    return page
 
 
 def seed003_case3_claims(runs: list[dict], ok: bool) -> list[Claim]:
