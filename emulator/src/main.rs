@@ -339,6 +339,8 @@ fn main() -> ExitCode {
     }
 }
 
+type PacketLog = std::io::BufWriter<std::fs::File>;
+
 fn run(
     args: &Args,
     scenario: &scenario::Scenario,
@@ -349,87 +351,27 @@ fn run(
 ) -> Result<(), String> {
     let mut log = FileSink::create(log_path)
         .map_err(|e| format!("cannot create log file {}: {e}", log_path.display()))?;
-    let mut packet_log = match &args.packet_log {
-        None => None,
-        Some(path) => Some(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .map_err(|e| format!("cannot create packet log {}: {e}", path.display()))?,
-        )),
-    };
+    let mut packet_log = open_packet_log(args)?;
     install_signal_handlers();
-    // SAFETY: plain syscalls. Locked memory avoids page-fault stalls under
-    // real-time priority; 1 ns timer slack makes ppoll wake on time.
-    unsafe {
-        if libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) != 0 {
-            eprintln!(
-                "linkemu: warning: mlockall failed: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
+    lock_memory_and_tighten_timers();
     let mut nfq = NfQueue::open().map_err(|e| format!("cannot open an NFQUEUE socket: {e}"))?;
     let path_links = network.path_links();
     let slots = network.slots.clone();
-    for (i, slot) in slots.iter().enumerate().take(path_links) {
-        let q = queue_of(args, i);
-        nfq.bind(q, COPY_BYTES, KERNEL_QUEUE_MAX_LEN).map_err(|e| {
-            format!(
-                "cannot bind NFQUEUE {q} ({}/{}): {e} (is another linkemu running?)",
-                slot.name(),
-                slot.dir.name()
-            )
-        })?;
-    }
+    bind_queues(args, &mut nfq, &slots[..path_links])?;
     // Virtual time 0 of every link is now: schedules and traces start here.
     let start_ns = monotonic_ns();
     let trial_t = |mono_ns: u64| mono_ns as i64 - t0_ns as i64;
-    let described: serde_json::Map<String, serde_json::Value> = slots
-        .iter()
-        .zip(&network.links)
-        .map(|(s, l)| {
-            let key = match &s.label {
-                LinkLabel::Path(n) => format!("{n}/{}", s.dir.name()),
-                LinkLabel::Bottleneck(n) => format!("bottleneck {n}/{}", s.dir.name()),
-            };
-            (key, json!(l.link.describe()))
-        })
-        .collect();
-    let chains: serde_json::Map<String, serde_json::Value> = slots
-        .iter()
-        .filter_map(|s| {
-            let j = s.next_hop?;
-            Some((
-                format!("{}/{}", s.name(), s.dir.name()),
-                json!(slots[j].name()),
-            ))
-        })
-        .collect();
-    log.write_line(&json!({
-        "t_ns": trial_t(start_ns), "src": "emulator", "event": "start",
-        "scenario": scenario.name, "seed": seed, "backend": "nfqueue",
-        "queue_base": args.queue_base, "tick_us": args.tick_us, "links": described,
-        "bottleneck_of": chains,
-    }));
+    log.write_line(&start_line(
+        args,
+        scenario,
+        seed,
+        trial_t(start_ns),
+        &network,
+        &slots,
+    ));
     log.flush();
     if let Some(out) = packet_log.as_mut() {
-        use std::io::Write;
-        let mut header = format!(
-            "# linkemu packet log: ms on the trial clock (t0_ns {t0_ns}); emulator start at \
-             {:.3} ms; `+ bytes` arrival, `- bytes sojourn_ms` departure, `d bytes reason` drop\n",
-            trial_t(start_ns) as f64 / 1e6
-        );
-        for (slot, link) in slots.iter().zip(network.links.iter_mut()) {
-            header += &format!(
-                "# {}/{}: {}\n",
-                slot.name(),
-                slot.dir.name(),
-                link.link.describe()
-            );
-            link.link.record_packet_events();
-        }
-        out.write_all(header.as_bytes())
-            .map_err(|e| format!("cannot write packet log: {e}"))?;
+        write_packet_log_header(out, t0_ns, trial_t(start_ns), &mut network.links, &slots)?;
     }
 
     let interval_ns = STATS_INTERVAL_MS * 1_000_000;
@@ -446,38 +388,9 @@ fn run(
             .map_err(|e| format!("reading NFQUEUE failed: {e}"))?;
         let now_ns = monotonic_ns().saturating_sub(start_ns);
         let pass_start_ns = now_ns;
-        // Kernel receive stamps are CLOCK_REALTIME: map them onto virtual time.
-        let realtime_minus_virtual_ns = realtime_ns() as i64 - now_ns as i64;
-        for p in &arrivals {
-            let Some(index) = p
-                .queue
-                .checked_sub(args.queue_base)
-                .map(usize::from)
-                .filter(|&i| i < path_links)
-            else {
-                nfq.drop_packet(p.queue, p.packet_id);
-                continue;
-            };
-            arrivals_total += 1;
-            // The link clamps an arrival to its own clock, so a stamp a little
-            // older than the link's last event is harmless.
-            let arrival_ns = match p.rx_realtime_ns {
-                Some(rx) => {
-                    arrivals_stamped += 1;
-                    (rx as i64 - realtime_minus_virtual_ns).clamp(0, now_ns as i64) as u64
-                }
-                None => now_ns,
-            };
-            let packet = NfPacket {
-                path_link: index,
-                id: p.packet_id,
-                bytes: p.bytes,
-                addrs: p.addrs,
-            };
-            if let Verdict::Dropped(_) = network.links[index].enqueue(packet, arrival_ns) {
-                nfq.drop_packet(p.queue, p.packet_id);
-            }
-        }
+        let (total, stamped) = enqueue_arrivals(args, &mut nfq, &mut network, &arrivals, now_ns);
+        arrivals_total += total;
+        arrivals_stamped += stamped;
         // What leaves the network is accepted, what it drops is dropped, at the
         // packet's own NFQUEUE.
         network.advance(now_ns, |_, event| match event {
@@ -511,20 +424,7 @@ fn run(
         }
         if now_ns >= next_stats_ns {
             let t = trial_t(start_ns + next_stats_ns);
-            for (index, slot) in slots.iter().enumerate() {
-                let stats = network.links[index].link.take_interval();
-                log.write_line(&stats_line(slot, t, STATS_INTERVAL_MS, &stats));
-                if let LinkLabel::Bottleneck(name) = &slot.label {
-                    let flows = network.take_flows_interval(index);
-                    if !flows.is_empty() {
-                        log.write_line(&json!({
-                            "t_ns": t, "src": "emulator", "event": "bottleneck_flows",
-                            "bottleneck": name, "dir": slot.dir.name(),
-                            "interval_ms": STATS_INTERVAL_MS, "flows": flows_json(&flows),
-                        }));
-                    }
-                }
-            }
+            write_interval_stats(&mut log, &mut network, &slots, t);
             log.flush();
             while next_stats_ns <= now_ns {
                 next_stats_ns += interval_ns;
@@ -556,25 +456,13 @@ fn run(
         );
     }
     let end_ns = monotonic_ns();
-    for (index, slot) in slots.iter().enumerate() {
-        let link = &mut network.links[index].link;
-        link.advance_to(end_ns - start_ns);
-        let mut line = totals_line(
-            trial_t(end_ns),
-            slot.name(),
-            slot.dir.name(),
-            &link.totals(),
-        );
-        relabel(&mut line, slot);
-        log.write_line(&line);
-        if let LinkLabel::Bottleneck(name) = &slot.label {
-            log.write_line(&json!({
-                "t_ns": trial_t(end_ns), "src": "emulator", "event": "bottleneck_flow_totals",
-                "bottleneck": name, "dir": slot.dir.name(),
-                "flows": flows_json(network.flows_total(index)),
-            }));
-        }
-    }
+    write_totals(
+        &mut log,
+        &mut network,
+        &slots,
+        end_ns - start_ns,
+        trial_t(end_ns),
+    );
     if let Some(out) = packet_log.as_mut() {
         use std::io::Write;
         write_packet_events(out, &mut network.links, &slots, trial_t(start_ns));
@@ -582,13 +470,231 @@ fn run(
             eprintln!("linkemu: cannot write packet log: {e}");
         }
     }
-    // Packets the kernel dropped on its own (never seen by the links).
+    write_kernel_counters(args, &mut log, &slots[..path_links], trial_t(end_ns));
+    log.flush();
+    for i in 0..path_links {
+        let _ = nfq.unbind(queue_of(args, i));
+    }
+    if nfq.verdict_errors > 0 {
+        eprintln!(
+            "linkemu: the kernel rejected {} verdicts",
+            nfq.verdict_errors
+        );
+    }
+    Ok(())
+}
+
+fn open_packet_log(args: &Args) -> Result<Option<PacketLog>, String> {
+    match &args.packet_log {
+        None => Ok(None),
+        Some(path) => Ok(Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| format!("cannot create packet log {}: {e}", path.display()))?,
+        ))),
+    }
+}
+
+fn lock_memory_and_tighten_timers() {
+    // SAFETY: plain syscalls. Locked memory avoids page-fault stalls under
+    // real-time priority; 1 ns timer slack makes ppoll wake on time.
+    unsafe {
+        if libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) != 0 {
+            eprintln!(
+                "linkemu: warning: mlockall failed: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// One NFQUEUE per path link (`path_slots`: the path links, in queue order).
+fn bind_queues(args: &Args, nfq: &mut NfQueue, path_slots: &[LinkSlot]) -> Result<(), String> {
+    for (i, slot) in path_slots.iter().enumerate() {
+        let q = queue_of(args, i);
+        nfq.bind(q, COPY_BYTES, KERNEL_QUEUE_MAX_LEN).map_err(|e| {
+            format!(
+                "cannot bind NFQUEUE {q} ({}/{}): {e} (is another linkemu running?)",
+                slot.name(),
+                slot.dir.name()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The log's first line: the scenario, every link's description and which
+/// bottleneck each chained link hands its packets to.
+fn start_line(
+    args: &Args,
+    scenario: &scenario::Scenario,
+    seed: u64,
+    t_ns: i64,
+    network: &Network<NfLink>,
+    slots: &[LinkSlot],
+) -> serde_json::Value {
+    let described: serde_json::Map<String, serde_json::Value> = slots
+        .iter()
+        .zip(&network.links)
+        .map(|(s, l)| {
+            let key = match &s.label {
+                LinkLabel::Path(n) => format!("{n}/{}", s.dir.name()),
+                LinkLabel::Bottleneck(n) => format!("bottleneck {n}/{}", s.dir.name()),
+            };
+            (key, json!(l.link.describe()))
+        })
+        .collect();
+    let chains: serde_json::Map<String, serde_json::Value> = slots
+        .iter()
+        .filter_map(|s| {
+            let j = s.next_hop?;
+            Some((
+                format!("{}/{}", s.name(), s.dir.name()),
+                json!(slots[j].name()),
+            ))
+        })
+        .collect();
+    json!({
+        "t_ns": t_ns, "src": "emulator", "event": "start",
+        "scenario": scenario.name, "seed": seed, "backend": "nfqueue",
+        "queue_base": args.queue_base, "tick_us": args.tick_us, "links": described,
+        "bottleneck_of": chains,
+    })
+}
+
+/// The packet log's header (clock, format, links); turns on every link's
+/// packet-event recording.
+fn write_packet_log_header(
+    out: &mut PacketLog,
+    t0_ns: u64,
+    start_t_ns: i64,
+    links: &mut [NfLink],
+    slots: &[LinkSlot],
+) -> Result<(), String> {
+    use std::io::Write;
+    let mut header = format!(
+        "# linkemu packet log: ms on the trial clock (t0_ns {t0_ns}); emulator start at \
+         {:.3} ms; `+ bytes` arrival, `- bytes sojourn_ms` departure, `d bytes reason` drop\n",
+        start_t_ns as f64 / 1e6
+    );
+    for (slot, link) in slots.iter().zip(links.iter_mut()) {
+        header += &format!(
+            "# {}/{}: {}\n",
+            slot.name(),
+            slot.dir.name(),
+            link.link.describe()
+        );
+        link.link.record_packet_events();
+    }
+    out.write_all(header.as_bytes())
+        .map_err(|e| format!("cannot write packet log: {e}"))
+}
+
+/// Feeds one batch of packets read from NFQUEUE to their path links at
+/// `now_ns`; drops packets of unknown queues and those a link refuses.
+/// Returns (packets fed, packets that carried a kernel receive stamp).
+fn enqueue_arrivals(
+    args: &Args,
+    nfq: &mut NfQueue,
+    network: &mut Network<NfLink>,
+    arrivals: &[linkemu::nfqueue::QueuedPacket],
+    now_ns: u64,
+) -> (u64, u64) {
+    let path_links = network.path_links();
+    let (mut total, mut stamped) = (0u64, 0u64);
+    // Kernel receive stamps are CLOCK_REALTIME: map them onto virtual time.
+    let realtime_minus_virtual_ns = realtime_ns() as i64 - now_ns as i64;
+    for p in arrivals {
+        let Some(index) = p
+            .queue
+            .checked_sub(args.queue_base)
+            .map(usize::from)
+            .filter(|&i| i < path_links)
+        else {
+            nfq.drop_packet(p.queue, p.packet_id);
+            continue;
+        };
+        total += 1;
+        // The link clamps an arrival to its own clock, so a stamp a little
+        // older than the link's last event is harmless.
+        let arrival_ns = match p.rx_realtime_ns {
+            Some(rx) => {
+                stamped += 1;
+                (rx as i64 - realtime_minus_virtual_ns).clamp(0, now_ns as i64) as u64
+            }
+            None => now_ns,
+        };
+        let packet = NfPacket {
+            path_link: index,
+            id: p.packet_id,
+            bytes: p.bytes,
+            addrs: p.addrs,
+        };
+        if let Verdict::Dropped(_) = network.links[index].enqueue(packet, arrival_ns) {
+            nfq.drop_packet(p.queue, p.packet_id);
+        }
+    }
+    (total, stamped)
+}
+
+/// One stats interval ending at trial time `t_ns`: every link's stats, and
+/// each bottleneck's per-flow shares.
+fn write_interval_stats(
+    log: &mut FileSink,
+    network: &mut Network<NfLink>,
+    slots: &[LinkSlot],
+    t_ns: i64,
+) {
+    for (index, slot) in slots.iter().enumerate() {
+        let stats = network.links[index].link.take_interval();
+        log.write_line(&stats_line(slot, t_ns, STATS_INTERVAL_MS, &stats));
+        if let LinkLabel::Bottleneck(name) = &slot.label {
+            let flows = network.take_flows_interval(index);
+            if !flows.is_empty() {
+                log.write_line(&json!({
+                    "t_ns": t_ns, "src": "emulator", "event": "bottleneck_flows",
+                    "bottleneck": name, "dir": slot.dir.name(),
+                    "interval_ms": STATS_INTERVAL_MS, "flows": flows_json(&flows),
+                }));
+            }
+        }
+    }
+}
+
+/// At the end: brings every link to `elapsed_ns` and logs its totals (and each
+/// bottleneck's per-flow totals) at trial time `t_ns`.
+fn write_totals(
+    log: &mut FileSink,
+    network: &mut Network<NfLink>,
+    slots: &[LinkSlot],
+    elapsed_ns: u64,
+    t_ns: i64,
+) {
+    for (index, slot) in slots.iter().enumerate() {
+        let link = &mut network.links[index].link;
+        link.advance_to(elapsed_ns);
+        let mut line = totals_line(t_ns, slot.name(), slot.dir.name(), &link.totals());
+        relabel(&mut line, slot);
+        log.write_line(&line);
+        if let LinkLabel::Bottleneck(name) = &slot.label {
+            log.write_line(&json!({
+                "t_ns": t_ns, "src": "emulator", "event": "bottleneck_flow_totals",
+                "bottleneck": name, "dir": slot.dir.name(),
+                "flows": flows_json(network.flows_total(index)),
+            }));
+        }
+    }
+}
+
+/// Packets the kernel dropped on its own (never seen by the links), per path
+/// link (`path_slots`, in queue order).
+fn write_kernel_counters(args: &Args, log: &mut FileSink, path_slots: &[LinkSlot], t_ns: i64) {
     for c in linkemu::nfqueue::kernel_counters() {
-        let path_link = (0..path_links).find(|&i| queue_of(args, i) == c.queue);
-        if let Some(slot) = path_link.map(|i| &slots[i]) {
+        let path_link = (0..path_slots.len()).find(|&i| queue_of(args, i) == c.queue);
+        if let Some(slot) = path_link.map(|i| &path_slots[i]) {
             let (path, dir) = (slot.name(), slot.dir.name());
             log.write_line(&json!({
-                "t_ns": trial_t(end_ns), "src": "emulator", "event": "nfqueue_totals",
+                "t_ns": t_ns, "src": "emulator", "event": "nfqueue_totals",
                 "path": path, "dir": dir, "queue": c.queue,
                 "kernel_queue_dropped_total": c.queue_dropped,
                 "kernel_user_dropped_total": c.user_dropped,
@@ -603,15 +709,4 @@ fn run(
             }
         }
     }
-    log.flush();
-    for i in 0..path_links {
-        let _ = nfq.unbind(queue_of(args, i));
-    }
-    if nfq.verdict_errors > 0 {
-        eprintln!(
-            "linkemu: the kernel rejected {} verdicts",
-            nfq.verdict_errors
-        );
-    }
-    Ok(())
 }

@@ -155,6 +155,29 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
             ),
         ));
     }
+    validate_paths(s, &err)?;
+    validate_bottlenecks(s, &err)?;
+    validate_cross_traffic(s, &err)?;
+    for (label, dir, link) in s.links() {
+        validate_queue(
+            link,
+            &format!("{}.{}", label.field_prefix(), dir.name()),
+            &err,
+        )?;
+    }
+    // Every link must also be constructible (trace files readable, ...).
+    for (index, (label, dir, link)) in s.links().into_iter().enumerate() {
+        crate::link::Link::new(link, 0, index as u64)
+            .map_err(|m| err(&format!("{}.{}", label.field_prefix(), dir.name()), m))?;
+    }
+    Ok(())
+}
+
+/// Builds the error of one field (the file is already known).
+type ErrorAt<'a> = dyn Fn(&str, String) -> ScenarioError + 'a;
+
+/// Every path: its name becomes an interface name; then its up and down links.
+fn validate_paths(s: &Scenario, err: &ErrorAt<'_>) -> Result<(), ScenarioError> {
     for (name, links) in &s.paths {
         if !is_valid_link_name(name) || name == "lo" {
             return Err(err(
@@ -178,7 +201,11 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
             )?;
         }
     }
-    // Bottlenecks: known paths, each path in at most one bottleneck per direction.
+    Ok(())
+}
+
+/// Bottlenecks: known paths, each path in at most one bottleneck per direction.
+fn validate_bottlenecks(s: &Scenario, err: &ErrorAt<'_>) -> Result<(), ScenarioError> {
     let mut owner: std::collections::HashMap<(&str, Direction), &str> = Default::default();
     for (bname, b) in &s.bottlenecks {
         let at = format!("bottlenecks.{bname}");
@@ -238,6 +265,12 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
             }
         }
     }
+    Ok(())
+}
+
+/// Cross-traffic flows: a known path, a bounded count, times within the
+/// scenario, and the fields of each kind.
+fn validate_cross_traffic(s: &Scenario, err: &ErrorAt<'_>) -> Result<(), ScenarioError> {
     let mut flows_per_path: std::collections::HashMap<&str, u32> = Default::default();
     for (i, ct) in s.cross_traffic.iter().enumerate() {
         let at = format!("cross_traffic[{i}]");
@@ -332,18 +365,6 @@ fn validate(s: &Scenario, file: &str) -> Result<(), ScenarioError> {
             }
             CrossTraffic::TcpBulk { .. } => {}
         }
-    }
-    for (label, dir, link) in s.links() {
-        validate_queue(
-            link,
-            &format!("{}.{}", label.field_prefix(), dir.name()),
-            &err,
-        )?;
-    }
-    // Every link must also be constructible (trace files readable, ...).
-    for (index, (label, dir, link)) in s.links().into_iter().enumerate() {
-        crate::link::Link::new(link, 0, index as u64)
-            .map_err(|m| err(&format!("{}.{}", label.field_prefix(), dir.name()), m))?;
     }
     Ok(())
 }
