@@ -358,29 +358,15 @@ fn main() -> ExitCode {
     let mut trace_error: Option<std::io::Error> = None;
     let mut hook = step_hook(broken_path, &mut trace, &mut trace_error);
     let timed_result = timed.map(|spec| run_timed(&mut pair, &spec, &mut hook));
-    let (r, app) = match cli.app_write_bytes {
-        _ if timed_result.is_some() => (None, None),
-        None => {
-            let spec = TransferSpec {
-                request_bytes: cli.request_bytes,
-                response_bytes: cli.bytes,
-                seed: cli.seed,
-                ..TransferSpec::default()
-            };
-            (Some(run_transfer_with(&mut pair, &spec, &mut hook)), None)
-        }
-        Some(write_bytes) if write_bytes > 0 => {
-            let spec = AppLimitedSpec {
-                write_bytes,
-                interval: Duration::from_millis(cli.app_interval_ms),
-                writes: cli.bytes.div_ceil(write_bytes),
-                ..AppLimitedSpec::default()
-            };
-            (None, Some(run_app_limited(&mut pair, &spec, &mut hook)))
-        }
-        Some(_) => {
-            eprintln!("mpsim: --app-write-bytes must be > 0");
-            return ExitCode::from(2);
+    let (r, app) = if timed_result.is_some() {
+        (None, None)
+    } else {
+        match run_size_based(&mut pair, &cli, &mut hook) {
+            Ok(results) => results,
+            Err(e) => {
+                eprintln!("mpsim: {e}");
+                return ExitCode::from(2);
+            }
         }
     };
     drop(hook); // gives back `trace` and `trace_error`
@@ -418,6 +404,36 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// A size-based bulk run: one transfer of --bytes, or application-limited writes of
+/// --app-write-bytes every --app-interval-ms.
+fn run_size_based(
+    pair: &mut Pair,
+    cli: &Cli,
+    hook: &mut impl FnMut(&mut Pair),
+) -> Result<(Option<TransferResult>, Option<AppLimitedResult>), String> {
+    match cli.app_write_bytes {
+        None => {
+            let spec = TransferSpec {
+                request_bytes: cli.request_bytes,
+                response_bytes: cli.bytes,
+                seed: cli.seed,
+                ..TransferSpec::default()
+            };
+            Ok((Some(run_transfer_with(pair, &spec, hook)), None))
+        }
+        Some(write_bytes) if write_bytes > 0 => {
+            let spec = AppLimitedSpec {
+                write_bytes,
+                interval: Duration::from_millis(cli.app_interval_ms),
+                writes: cli.bytes.div_ceil(write_bytes),
+                ..AppLimitedSpec::default()
+            };
+            Ok((None, Some(run_app_limited(pair, &spec, hook))))
+        }
+        Some(_) => Err("--app-write-bytes must be > 0".into()),
     }
 }
 
