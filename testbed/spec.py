@@ -49,7 +49,7 @@ OPTIONAL_FIELDS = {
 VIDEO_MODES = ("vod", "live")
 # The content ladder a trial plays (server/content.py LADDERS); the default is the 4-rung one.
 DEFAULT_LADDER_NAME = "720p"
-# The smallest fixed receive window mpproxy and mpsim take (transport/src/connection/mod.rs,
+# The smallest fixed receive window mpproxy and mpsim take (transport/core/src/connection/mod.rs,
 # MIN_RECV_WINDOW_BYTES); a smaller --recv-window-bytes would be raised to it silently.
 MIN_RECV_WINDOW_BYTES = 64 * 1024
 

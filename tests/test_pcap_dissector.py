@@ -21,7 +21,7 @@ from testbed.transports.user import MPPROXY_PORT
 
 REPO = Path(__file__).resolve().parent.parent
 LUA = REPO / "transport" / "wireshark" / "mptransport.lua"
-WIRE = REPO / "transport" / "src" / "wire.rs"
+WIRE = REPO / "transport" / "core" / "src" / "wire.rs"
 
 
 def test_dissector_version_and_port_follow_the_transport() -> None:

@@ -1,4 +1,4 @@
--- Wireshark dissector for the user-space MPTCP transport's wire format (transport/src/wire.rs).
+-- Wireshark dissector for the user-space MPTCP transport's wire format (transport/core/src/wire.rs).
 --
 -- Install for the current user (Wireshark and tshark load it at start):
 --   mkdir -p ~/.local/lib/wireshark/plugins && cp transport/wireshark/mptransport.lua "$_"
@@ -19,7 +19,7 @@
 -- as not captured, which is not an error. A frame that runs past the datagram's real end
 -- is malformed (expert error), as the transport itself would reject it.
 
-local WIRE_VERSION = 1 -- = transport/src/wire.rs VERSION (tests/test_pcap_dissector.py checks)
+local WIRE_VERSION = 1 -- = transport/core/src/wire.rs VERSION (tests/test_pcap_dissector.py checks)
 local MAGIC = 0x4D
 local HEADER_BYTES = 19
 local UDP_PORT = 4433 -- = testbed/transports/user.py MPPROXY_PORT
