@@ -137,7 +137,9 @@ def provenance(sources: list[RunSource], repo: Path) -> list[str]:
     for s in sources:
         rows.append(f"| `{shown(s.run, repo)}` | {s.engine} | {s.commit[:12]} | {', '.join(c[:12] for c in s.commits) or '–'} | "
                     f"{s.n_rows} | {s.n_used} | {s.n_not_ok} | {s.n_outside} | {s.summary_from} |")  # fmt: skip
-    commands = [f"* `{shown(s.run, repo)}`: `{s.command}`" for s in sources]
+    # The commands as run.json recorded them, with this checkout's absolute path taken out (a
+    # page must not name the machine it was made on).
+    commands = [f"* `{shown(s.run, repo)}`: `{s.command.replace(f'{repo}/', '')}`" for s in sources]
     return [*rows, "", "Their commands:", "", *commands]
 
 
