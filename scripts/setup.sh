@@ -96,12 +96,14 @@ else
 fi
 # 5. The default run's video: its ladder encoded once (server/content.py caches it in
 # cache/content/), so that `./run_trials.sh` with no options spends its time on trials.
-default_clip_s=$(.venv/bin/python -c "from testbed.plan import DEFAULT_RUN; print(DEFAULT_RUN['video_duration'])")
-if ! .venv/bin/python -c "
-import sys
+# One interpreter start: prints the clip length when its ladder is not cached yet, else nothing.
+default_clip_s=$(.venv/bin/python -c "
 from server.content import DEFAULT_CACHE, LADDER_FILE, content_hash, content_params
-sys.exit(0 if (DEFAULT_CACHE / content_hash(content_params($default_clip_s, None)) / LADDER_FILE).is_file() else 1)
-" 2>/dev/null; then
+from testbed.plan import DEFAULT_RUN
+s = DEFAULT_RUN['video_duration']
+print('' if (DEFAULT_CACHE / content_hash(content_params(s, None)) / LADDER_FILE).is_file() else s)
+")
+if [[ -n $default_clip_s ]]; then
   encode_default() { .venv/bin/python -m server.content --duration-s "$default_clip_s" >/dev/null; }
   step content "encoding the default run's ${default_clip_s} s video ladder (FFmpeg)" "30 s-2 min" encode_default
 fi
