@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from metrics import schemas
+from testbed.plan import DEFAULT_RUN
 from testbed.topology import NAMESPACE_PREFIX
 
 REPO = Path(__file__).resolve().parent.parent
 PAIR = REPO / "bench" / "pair_session.py"
 CLIP_S = 12
+RATE_DROP_S = 10
 LOWEST_RUNG_REP = "3"  # 640x360 @ 0.8 Mbit/s (server/content.py DEFAULT_LADDER)
 
 pytestmark = [
@@ -91,12 +93,14 @@ def test_gstreamer_session(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("player", ["dashjs", "gstreamer"])
 def test_degraded_path_stalls_and_drops_to_lowest_rung(tmp_path: Path, player: str) -> None:
-    # 8 Mbit/s (the top rung plays), then from 20 s 0.6 Mbit/s: below even the lowest rung
+    # 8 Mbit/s (the top rung plays), then from 10 s 0.6 Mbit/s: below even the lowest rung
     # (0.81 Mbit/s measured), so the buffer must run dry. docs/PLAYER.md shows the same with
-    # 1 Mbit/s, where a stall depends on how fast the ABR reacts.
+    # 1 Mbit/s, where a stall depends on how fast the ABR reacts. The default run's clip
+    # (setup.sh encodes it), so that the test encodes nothing.
     result, lines = session(
-        tmp_path, player, "--rate-mbit", "8", "--rate-step", "20:0.6", duration_s=60
-    )
+        tmp_path, player, "--rate-mbit", "8", "--rate-step", f"{RATE_DROP_S}:0.6",
+        duration_s=DEFAULT_RUN["video_duration"],
+    )  # fmt: skip
     stalls = [ln for ln in lines if ln["event"] == "stall"]
     assert result["stalls"] == len(stalls) >= 1
     for s in stalls:
@@ -104,7 +108,7 @@ def test_degraded_path_stalls_and_drops_to_lowest_rung(tmp_path: Path, player: s
         assert s["end_t_ns"] - s["start_t_ns"] == pytest.approx(s["duration_ms"] * 1e6, abs=2e6)
     # At least one stall after the rate dropped (t_ns counts from the session start); a short
     # one at start-up is possible too (the ABR jumps to the top rung with 2 s buffered).
-    assert any(s["start_t_ns"] > 20e9 for s in stalls)
+    assert any(s["start_t_ns"] > RATE_DROP_S * 1e9 for s in stalls)
     assert result["stall_total_ms"] == pytest.approx(sum(s["duration_ms"] for s in stalls), abs=1)
     samples = [ln for ln in lines if ln["event"] == "sample" and ln["rep_id"] is not None]
     assert any(s["height"] == 720 for s in samples)  # the top rung played before the drop
@@ -127,7 +131,7 @@ def test_rate_drop_skips_live_media_and_stalls_vod(tmp_path: Path, mode: str) ->
     result, lines = session(
         tmp_path, "dashjs", "--only-rung", TOP_RUNG, "--rate-mbit", "8",
         "--rate-step", f"5:{SIXTY_PERCENT_OF_TOP_MBIT}", "--rate-step", "15:8", *live,
-        duration_s=30,
+        duration_s=DEFAULT_RUN["video_duration"],
     )  # fmt: skip
     assert result["reason"] == "ended"
     seeks = [ln for ln in lines if ln["event"] == "live_seek"]

@@ -146,7 +146,7 @@ def _submissions(run: Path) -> list[dict]:
 @pytest.mark.netns
 def test_matrix_on_a_slurm_cluster_gives_the_local_summary_and_resumes(cluster, tmp_path):
     run = tmp_path / "slurm-run"
-    matrix = ["--transport", "none,user", "--scenario", "control", "--video-duration", "10"]
+    matrix = ["--transport", "none,user", "--scenario", "control", "--video-duration", "4"]
     proc = _run_trials(cluster, *matrix, "--out", str(run))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "slurm job" in proc.stderr and "submitted slurm job array" in proc.stdout

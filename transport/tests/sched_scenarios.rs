@@ -13,6 +13,7 @@
 //!
 //! Figures: `cargo test --release --test sched_scenarios -- --nocapture --test-threads 1`.
 
+mod par_runs;
 mod sim_harness;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +26,7 @@ use mptransport::sched::{self, SchedConfig, Scheduler, Selection, SendKind, Snap
 use mptransport::sim::{
     AppLimitedSpec, Pair, SimPath, TransferSpec, run_app_limited, run_transfer_with,
 };
+use par_runs::par_map;
 use sim_harness::{bdp_path, cfg, cfg_autotuned, observe};
 
 const NEW_SCHEDULERS: [&str; 5] = ["arp", "blest", "ecf", "default-oot", "default-upstream"];
@@ -749,12 +751,17 @@ fn arp_asymmetric_rtt_over_seeds(
     // `SCHED_CC` runs the same seeds over another CC (seed 000's page: coupled-bbr, as the
     // paper ran AR&P); the bounds below were measured with bbr.
     let cc = std::env::var("SCHED_CC").unwrap_or_else(|_| "bbr".to_string());
-    let mut out = std::collections::BTreeMap::new();
-    for &s in scheds {
-        let v: Vec<Outcome> = (1..=n_seeds)
-            .map(|seed| transfer_jittered(&cc, s, &paths, 20_000_000, seed))
-            .collect();
-        out.insert(s, v);
+    let runs: Vec<(&'static str, u64)> = scheds
+        .iter()
+        .flat_map(|&s| (1..=n_seeds).map(move |seed| (s, seed)))
+        .collect();
+    let outcomes = par_map(&runs, |&(s, seed)| {
+        transfer_jittered(&cc, s, &paths, 20_000_000, seed)
+    });
+    let mut out: std::collections::BTreeMap<&'static str, Vec<Outcome>> =
+        std::collections::BTreeMap::new();
+    for ((s, _), o) in runs.iter().zip(outcomes) {
+        out.entry(*s).or_default().push(o);
     }
     for seed in 1..=n_seeds {
         for &s in scheds {
@@ -910,14 +917,10 @@ const APP_WINDOWS: [u64; 4] = [AUTOTUNED, 16 << 20, 512 << 10, 256 << 10];
 
 /// 10 Mbit/s each, RTT 10 ms vs 100 ms: per seed 1..=`n_seeds`, the p95 of the per-write
 /// delivery delay over `writes` writes of 1 MB, one a second.
-fn p95_per_seed(window: u64, cc: &str, sched_name: &str, n_seeds: u64, writes: u64) -> Vec<f64> {
+fn p95_of_seed(window: u64, cc: &str, sched_name: &str, seed: u64, writes: u64) -> f64 {
     let paths = [path("fast", 10.0, 5), path("slow", 10.0, 50)];
-    (1..=n_seeds)
-        .map(|seed| {
-            let delays = app_limited(cc, sched_name, &paths, writes, window, Some(seed));
-            percentile(&delays, 0.95)
-        })
-        .collect()
+    let delays = app_limited(cc, sched_name, &paths, writes, window, Some(seed));
+    percentile(&delays, 0.95)
 }
 
 /// Per-seed ratios of one cell against lrf with the same window, CC and seed.
@@ -937,16 +940,28 @@ fn app_limited_over_seeds(
     n_seeds: u64,
     writes: u64,
 ) -> P95Table {
-    let mut t = P95Table::new();
+    let mut keys: Vec<(u64, &'static str, &'static str)> = Vec::new();
     let mut groups: Vec<(u64, &'static str)> = Vec::new();
     for &(w, cc, s) in cells {
         for name in ["lrf", s] {
-            t.entry((w, cc, name))
-                .or_insert_with(|| p95_per_seed(w, cc, name, n_seeds, writes));
+            if !keys.contains(&(w, cc, name)) {
+                keys.push((w, cc, name));
+            }
         }
         if !groups.contains(&(w, cc)) {
             groups.push((w, cc));
         }
+    }
+    let runs: Vec<_> = keys
+        .iter()
+        .flat_map(|&k| (1..=n_seeds).map(move |seed| (k, seed)))
+        .collect();
+    let p95 = par_map(&runs, |&((w, cc, name), seed)| {
+        p95_of_seed(w, cc, name, seed, writes)
+    });
+    let mut t = P95Table::new();
+    for ((key, _), v) in runs.iter().zip(p95) {
+        t.entry(*key).or_default().push(v);
     }
     for (w, cc) in groups {
         let mut line = format!(

@@ -21,10 +21,13 @@
 //!   conclusions is asserted (x11 fills C1; every MPTCP flow beats the best single-path flow in
 //!   case 1; H-MPTCP does as well as the better of its halves).
 //!
-//! Figures: `cargo test --release --test seed003_rates -- --nocapture`; the sweep behind the
-//! docs' tables: `cargo test --release --test seed003_rates sweep -- --ignored --nocapture`
-//! (variables at `sweep`).
+//! The checks on 5-seed medians are ignored in the suite (about 70 s of CPU): the page
+//! (`./run_trials.sh --reproduce seed003`) decides the same claims over 10 seeds with intervals,
+//! from `sweep`. Figures: `cargo test --release --test seed003_rates -- --include-ignored
+//! --nocapture`; the sweep behind the docs' tables: `cargo test --release --test seed003_rates
+//! sweep -- --ignored --nocapture` (variables at `sweep`).
 
+mod par_runs;
 mod seed_cc_common;
 
 use std::collections::BTreeMap;
@@ -34,6 +37,7 @@ use std::time::Duration;
 use mptransport::connection::Config;
 use mptransport::sim::net::ACK_JITTER;
 use mptransport::sim::{LinkSpec, Net, Route};
+use par_runs::par_map;
 use seed_cc_common::{bottleneck, cfg, run_rates, within};
 
 /// Paper Mbit/s → simulated Mbit/s.
@@ -249,6 +253,7 @@ fn measure_case_medians(cc: &str, case: u8) -> [f64; 3] {
 /// Asserted: the points of the paper that the simulator reproduces within 10 % (case 2 under
 /// EMPTCP and H-MPTCP, where synchronised and independent losses give the same rates).
 #[test]
+#[ignore = "5-seed figures (about 70 s of CPU): --reproduce seed003 decides the same claims over 10 seeds with intervals (`sweep`)"]
 fn case2_emptcp_and_hmptcp_give_the_papers_rates_within_10_percent() {
     assert_matches_paper("emptcp", 2, case_medians("emptcp", 2));
     assert_matches_paper("hmptcp", 2, case_medians("hmptcp", 2));
@@ -286,6 +291,7 @@ fn case1_gives_the_papers_rates_within_10_percent() {
 /// flow (C1); H-MPTCP does at least as well as the better of its halves (0.9: the spread of
 /// the medians).
 #[test]
+#[ignore = "5-seed figures (about 70 s of CPU): --reproduce seed003 decides the same claims over 10 seeds with intervals (`sweep`)"]
 fn case1_every_variant_beats_the_best_single_path_flow() {
     let [e, w, h] = ["emptcp", "wmptcp", "hmptcp"].map(|cc| case_medians(cc, 1));
     for (cc, x) in [("emptcp", e), ("wmptcp", w), ("hmptcp", h)] {
@@ -298,6 +304,7 @@ fn case1_every_variant_beats_the_best_single_path_flow() {
 /// The paper's claim that H-MPTCP does at least as well as the better of its two halves in
 /// case 2 (it equals EMPTCP there), at 0.9 of the better half's total x1, on the medians.
 #[test]
+#[ignore = "5-seed figures (about 70 s of CPU): --reproduce seed003 decides the same claims over 10 seeds with intervals (`sweep`)"]
 fn case2_hmptcp_does_at_least_as_well_as_its_better_half() {
     let [e, h, w] = ["emptcp", "hmptcp", "wmptcp"].map(|cc| case_medians(cc, 2));
     let better = (e[0] + e[1]).max(w[0] + w[1]);
@@ -327,28 +334,25 @@ fn a_path_weight_reaches_the_sending_side() {
     // effects: the packets it drops are mostly the ones a window increase adds, so x12 with
     // ω = 0.1 (one extra packet every 10 round trips) is almost never hit and keeps its rate
     // (x12 422 with ω = 0.1 against 424 with ω = 1/2, 6 against 29 packets lost).
+    let one_bdp = Setup {
+        queue_bdp: 1.0,
+        ..Setup::jittered()
+    };
+    let runs: Vec<(u64, &[(&str, &str)])> = (1..=3)
+        .flat_map(|seed| [(seed, &[("weight.x12", "0.1")][..]), (seed, &[][..])])
+        .collect();
+    let out = par_map(&runs, |&(seed, opts)| {
+        run_case_with("wmptcp", opts, 1024.0, 1024.0, one_bdp, seed)
+    });
     let mut light = Vec::new();
     let mut default = Vec::new();
-    for seed in 1..=3 {
-        let (l, w) = run_case_with(
-            "wmptcp",
-            &[("weight.x12", "0.1")],
-            1024.0,
-            1024.0,
-            Setup {
-                queue_bdp: 1.0,
-                ..Setup::jittered()
-            },
-            seed,
-        );
-        assert_eq!(w, vec![("x11".to_string(), 0.5), ("x12".to_string(), 0.1)]);
-        let one_bdp = Setup {
-            queue_bdp: 1.0,
-            ..Setup::jittered()
-        };
-        let (d, _) = run_case_with("wmptcp", &[], 1024.0, 1024.0, one_bdp, seed);
-        light.push(l);
-        default.push(d);
+    for ((_, opts), (x, w)) in runs.iter().zip(out) {
+        if opts.is_empty() {
+            default.push(x);
+        } else {
+            assert_eq!(w, vec![("x11".to_string(), 0.5), ("x12".to_string(), 0.1)]);
+            light.push(x);
+        }
     }
     let (l12, d12) = (
         median(light.iter().map(|x| x[1]).collect()),
