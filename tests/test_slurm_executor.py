@@ -22,6 +22,9 @@ from testbed import slurm
 from testbed.spec import TrialSpec
 
 RUN_TRIALS = str(REPO / "run_trials.sh")
+# The control trials of transport `none` time a few bulk transfers (testbed/probe.py, 3 s
+# each by default); what these tests check does not depend on their length.
+SHORT_TRANSFERS = {"TESTBED_CONTROL_TRANSFER_S": "0.5"}
 
 
 def _completed(stdout: str, code: int = 0) -> subprocess.CompletedProcess:
@@ -127,7 +130,7 @@ def cluster(tmp_path_factory):
 def _run_trials(cluster: SlurmCluster, *argv: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(
         [RUN_TRIALS, "--executor", "slurm", *argv],
-        capture_output=True, text=True, env=cluster.env, timeout=900, **kw,
+        capture_output=True, text=True, env={**cluster.env, **SHORT_TRANSFERS}, timeout=900, **kw,
     )  # fmt: skip
 
 
@@ -159,7 +162,7 @@ def test_matrix_on_a_slurm_cluster_gives_the_local_summary_and_resumes(cluster, 
     local = tmp_path / "local-run"
     subprocess.run(
         [RUN_TRIALS, "--transport", "none", "--scenario", "control", "--out", str(local)],
-        check=True, capture_output=True, timeout=600,
+        check=True, capture_output=True, timeout=600, env={**os.environ, **SHORT_TRANSFERS},
     )  # fmt: skip
     local_row = _summary(local)[0]
     slurm_row = next(r for r in rows if r["trial_id"] == local_row["trial_id"])
