@@ -9,19 +9,15 @@ from pathlib import Path
 import pytest
 
 from testbed.reproduce import fingerprint
-from testbed.reproduce.run import PAPERS
+from testbed.reproduce.run import PAPERS, inputs_of
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "reproductions"
 
 
-def _inputs(seed: str) -> tuple[str, ...]:
-    return fingerprint.page_inputs(seed, getattr(PAPERS[seed], "FINGERPRINT_INPUTS", ()))
-
-
 @pytest.mark.parametrize("seed", list(PAPERS))
 def test_page_matches_the_code_it_was_computed_from(seed: str) -> None:
-    changes = fingerprint.stale_inputs(REPO, DOCS, seed, _inputs(seed))
+    changes = fingerprint.stale_inputs(REPO, DOCS, seed, inputs_of(seed))
     assert not changes, (
         f"docs/reproductions/{seed}.md was computed from other code; regenerate it with "
         f"./run_trials.sh --reproduce {seed}:\n  " + "\n  ".join(changes[:20])

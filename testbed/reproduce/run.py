@@ -77,7 +77,11 @@ def reps_of(seed: str, opts: Options) -> int:
     return 1 if fixed_seed(seed) else opts.reps_or(PAPERS[seed].DEFAULT_REPS)
 
 
-DEFAULT_REPS = {"seed000": 1, "seed001": 1, "seed002": 3, "seed003": 3, "seed004": 2}
+def inputs_of(seed: str) -> tuple[str, ...]:
+    """The files the paper's simulated part depends on (its fingerprint, fingerprint.py)."""
+    return fingerprint.page_inputs(seed, getattr(PAPERS[seed], "FINGERPRINT_INPUTS", ()))
+
+
 # Options of run_trials.sh that --reproduce fixes itself (the seed defines the matrix) or that
 # select another mode: giving them with --reproduce exits 2.
 _REFUSED = {
@@ -279,7 +283,7 @@ def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
         wall, cpu = time.monotonic() - t0, cpu_s() - c0
         docs = repo / "docs" / "reproductions"
         docs.mkdir(parents=True, exist_ok=True)
-        inputs = fingerprint.page_inputs(seed, getattr(PAPERS[seed], "FINGERPRINT_INPUTS", ()))
+        inputs = inputs_of(seed)
         page.fingerprint = fingerprint.record(repo, docs, seed, inputs)
         text = page.markdown(wall, _command(seed, opts), cpu)
         (docs / f"{seed}.md").write_text(text)
