@@ -61,7 +61,8 @@ def bdp(mbit_s: float, one_way_ms: float) -> int:
 CROSSCHECKS: dict[str, tuple[str, list[BulkPoint]]] = {
     "seed000": (
         "the asymmetric-RTT point of the AR&P claims (20 Mbit/s both paths, one-way 25 vs 75 ms, "
-        "bbr, 20 MB, lrf and arp): download time on both engines. Table I and Coupled BBR at a "
+        "Coupled BBR as the paper ran AR&P and as the simulated verdicts above do, 20 MB, lrf and "
+        "arp): download time on both engines. Table I and Coupled BBR at a "
         "shared bottleneck are not cross-checked: the emulated bulk harness has no cross "
         "traffic, and the matrix's cross-traffic scenarios (`seed000-table1-*.toml`) carry "
         "video, which is application-limited far below 100 Mbit/s",
@@ -69,14 +70,14 @@ CROSSCHECKS: dict[str, tuple[str, list[BulkPoint]]] = {
             BulkPoint(
                 "asym-rtt 25/75 ms, lrf",
                 (("wifi", 20, 25, 0, bdp(20, 25)), ("lte", 20, 75, 0, bdp(20, 75))),
-                ("bbr",),
+                ("coupled-bbr",),
                 "lrf",
                 20_000_000,
             ),
             BulkPoint(
                 "asym-rtt 25/75 ms, arp",
                 (("wifi", 20, 25, 0, bdp(20, 25)), ("lte", 20, 75, 0, bdp(20, 75))),
-                ("bbr",),
+                ("coupled-bbr",),
                 "arp",
                 20_000_000,
                 note="One emulated transfer per scheduler: it compares the two engines on one "
