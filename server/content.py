@@ -41,6 +41,12 @@ SEGMENT_S = 2
 # player can switch rendition at any segment boundary.
 GOP_FRAMES = FPS * SEGMENT_S
 X264_PRESET = "veryfast"
+# One x264 thread per rung: with frame threads x264's rate control (ABR with a VBV buffer, as
+# here) plans each frame from the predicted sizes of frames still being encoded, so two
+# encodes of the same clip differed in every segment (by up to 0.5 %), and with them every
+# simulated result that reads the segment sizes. One thread makes the bytes a function of
+# the parameters below; an encode takes about 1.7 x as long.
+X264_THREADS = 1
 # Temporal noise strength for the synthetic source (0-100). With 12 every rung meets its
 # target bitrate with x264 veryfast (ladder.json, docs/PLAYER.md) and the picture stays
 # readable for manual playback.
@@ -112,6 +118,7 @@ def content_params(
         "gop_frames": GOP_FRAMES,
         "codec": "h264",
         "x264_preset": X264_PRESET,
+        "x264_threads": X264_THREADS,
         "b_frames": 0,
         "source": (
             {"kind": "file", "name": input_file.name, "sha256": _file_sha256(input_file)}
@@ -210,6 +217,8 @@ def ffmpeg_argv(
         "chunk-$RepresentationID$-$Number%05d$.m4s",
         "-adaptation_sets",
         "id=0,streams=v",
+        "-threads",
+        str(X264_THREADS),
         str(out_dir / MANIFEST),
     ]
     return argv

@@ -64,6 +64,17 @@ def test_prepare_is_cached(clip: Path) -> None:
     assert (clip / "ladder.json").stat().st_mtime_ns == mtime
 
 
+def test_two_encodes_of_the_same_parameters_are_the_same_bytes(tmp_path: Path) -> None:
+    # The simulator reads segment sizes, so a page's figures depend on these bytes; the
+    # cache key (content_params) must decide them (x264 with frame threads did not).
+    def segments(folder: Path) -> dict[str, bytes]:
+        clip = content.prepare(4, cache=folder, ladder=content.DEFAULT_LADDER[2:])
+        return {p.name: p.read_bytes() for p in sorted(clip.glob("*.m4s"))}
+
+    first, second = segments(tmp_path / "a"), segments(tmp_path / "b")
+    assert len(first) == 6 and first == second  # per rung: init + 2 segments
+
+
 def test_hash_depends_on_parameters() -> None:
     a = content.content_hash(content.content_params(12, None))
     b = content.content_hash(content.content_params(14, None))
