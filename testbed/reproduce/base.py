@@ -27,6 +27,9 @@ NOT_RUN = "not yet run"
 PAPER_CLAIM, TESTBED_CHECK = "paper", "testbed"
 PAPER_TABLE_HEADER = "| claim | paper | this testbed | verdict |"
 TESTBED_TABLE_HEADER = "| check | rule | this testbed | verdict |"
+# Every figure and table of a paper's evaluation: where the page runs it, or why it does not.
+FIGURES_TABLE_HEADER = "| figure / table | status |"
+RUN, NOT_RUN_FIGURE = "run", "not run"
 # Repetitions (seeds) per simulated point when --reps is not given.
 SEED002_VIDEO_S = 180  # the paper's playout time (Table I: 3 min)
 # The emulated study's clip: the paper's 3 min as well (seed 002's pre-registration, §5).
@@ -81,6 +84,16 @@ def run_engine(run_dir: Path) -> str:
     return "sim" if manifest.get("engine") == "sim" else "emulate"
 
 
+def ran(where: str) -> str:
+    """The status of a paper figure the page runs: which claims (or checks) read it."""
+    return f"{RUN}: {where}"
+
+
+def not_ran(reason: str) -> str:
+    """The status of a paper figure the page does not run, with the reason."""
+    return f"{NOT_RUN_FIGURE}: {reason}"
+
+
 @dataclass
 class Claim:
     name: str
@@ -112,6 +125,8 @@ class Page:
     emulated: str = ""  # the emulated cross-check section (subset, command, status/results)
     reps_note: str = ""
     fingerprint: str = ""  # digest of the simulated part's inputs (fingerprint.py)
+    # (figure or table of the paper's evaluation, ran(...) or not_ran(...)): every one of them
+    paper_figures: tuple[tuple[str, str], ...] = ()
 
     def markdown(self, wall_s: float, command: str, cpu_s: float | None = None) -> str:
         lines = [f"# Reproduction: {self.title}", "", self.setup.strip(), ""]
@@ -144,6 +159,18 @@ class Page:
             ]
             lines += [TESTBED_TABLE_HEADER, "|---|---|---|---|"]
             lines += [f"| {c.name} | {c.paper} | {c.ours} | **{c.verdict}** |" for c in checks]
+        if self.paper_figures:
+            lines += [
+                "",
+                "## Paper's figures and tables",
+                "",
+                "Every figure and table of the paper's evaluation: which claim or check above runs "
+                "it, or why this page does not.",
+                "",
+                FIGURES_TABLE_HEADER,
+                "|---|---|",
+            ]
+            lines += [f"| {f} | {status} |" for f, status in self.paper_figures]
         lines += ["", "## Likely reasons for differences", ""]
         lines += [f"* **{c.name}**: {c.why}" for c in self.claims if c.why]
         if self.extra:

@@ -224,11 +224,13 @@ def crosscheck_section(seed: str, r: Runner, reps: int) -> str:
     ]
     runs = r.opts.runs_of_engine("crosscheck")
     if not runs:
+        per_point = ", ".join(f"{p.label}: {len(p.ccs)} CC(s) × {reps}" for p in points)
         lines.append(
-            f"**Not run in this session** ({len(points)} point(s), {sum(len(p.ccs) for p in points) * reps} "
-            "transfers). Run the command above on a quiet machine: with other work competing "
-            "for the CPU the user-space proxy falls behind and the emulated figures are not "
-            "valid."
+            f"**Not run in this session**: {reps} repetitions (emulator seeds 1–{reps}) per point "
+            f"and CC, {sum(len(p.ccs) for p in points) * reps} transfers ({per_point}); "
+            f"`--reps N` changes the repetitions (at least 5 per point for a verdict). Run the "
+            "command above on a quiet machine: with other work competing for the CPU the "
+            "user-space proxy falls behind and the emulated figures are not valid."
         )
         return "\n".join(lines)
     rows = [

@@ -21,6 +21,7 @@ from testbed.reproduce.seed000_arp import (  # noqa: F401  (the page's tests rea
     arp_asymmetric_rtt_claims,
     arp_mode,
 )
+from testbed.reproduce.seed000_figures import PAPER_FIGURES
 from testbed.reproduce.seed000_records import (
     _combined,
     _mean,
@@ -509,51 +510,6 @@ def fig17_claim(rows: list[dict]) -> tuple[Claim, str]:
     return claim, "\n".join(table)
 
 
-# --- what the page does not run ---------------------------------------------------------------
-
-OUT_OF_SCOPE: tuple[tuple[str, str], ...] = (
-    (
-        "Fig. 8(b) (per-second rates at 0 / 1 %)",
-        "a time series of one run, no claim beyond Fig. 8(a)'s; the Fig. 8(a) runs cover its "
-        "set-up",
-    ),
-    (
-        "Fig. 9 (asymmetric bandwidth / delay: Coupled BBR's split and fairness)",
-        "the β·BW split on disjoint paths is checked by coupled_bbr.rs' unit tests and "
-        "`transport/tests/coupled_bbr_sim.rs` (docs/algorithms/coupled-bbr.md); its fairness "
-        "half rests on the mechanism Fig. 8(a) and the shared bottleneck test here",
-    ),
-    (
-        "Figs. 12–15 (real 4G / Wi-Fi and cloud paths)",
-        "measurements on the authors' networks; no model of those paths exists to simulate",
-    ),
-    (
-        "Fig. 17(b) (delay sweep 2–100 ms at 0.05 %)",
-        "CPU budget: at 100 ms one way a run needs several seconds of start-up before a "
-        "window can be read; Fig. 17(a) carries the loss side of the claim",
-    ),
-    (
-        "Fig. 18 (loss ramping from 0.01 % to 1 % over 10–30 s on Fig. 16's topology)",
-        "CPU budget: 10 seeds × {Coupled BBR, LIA} × 30 s took about 50 s of CPU even at "
-        "20 Mbit/s per path (a run of this page at commit c6d1bb3), which took the page past its "
-        "6 min; Fig. 17(a) tests the same direction (Coupled BBR holds, LIA declines) at the "
-        "ramp's loss range",
-    ),
-    (
-        "Fig. 19 (100 random networks: goodput and out-of-order packets per CC × scheduler)",
-        "CPU budget: 100 networks × 5 CC-scheduler pairs on three paths of up to 100 Mbit/s "
-        "with background flows; one 20 s run of Fig. 16's topology at 100 Mbit/s took 6.9 s of "
-        "CPU here (Coupled BBR, seed 1), so the figure alone is about ten times this page's "
-        "6 min budget",
-    ),
-    (
-        "Fig. 20 (changing network: goodput and out-of-order packets, AR&P vs minRTT)",
-        "CPU budget and time: it needs per-path rate/delay/loss schedules on Fig. 16's topology "
-        "(not built); AR&P's reaction to a deteriorating path is tested on two paths instead "
-        "(Fig. 10), its out-of-order queue under asymmetric RTT by Fig. 11",
-    ),
-)
-
 # The paper leaves these open: (parameter, value used here, why).
 OPEN_PARAMS: tuple[tuple[str, str, str], ...] = (
     (
@@ -657,13 +613,15 @@ runs over Coupled BBR, as the paper ran it. Each seed draws the random losses an
 0–1 ms extra delay on every ACK link. Table I runs at the paper's 100 Mbit/s; Figs. 3,
 8(a) and 17(a) at {SCALED_MBPS} Mbit/s per bottleneck to fit the CPU budget (why, and a
 sensitivity line at 100 Mbit/s, below). The figures come from the benchmarks' JSON output
-(`REPRO_OUT`). Figures of the paper not run are listed with the reason under "Figures".""",
+(`REPRO_OUT`). Every figure and table of the paper's evaluation is listed under "Paper's figures and
+tables", with the claim that runs it or the reason it is not run.""",
     )
 
 
 def build(r: Runner) -> Page:
     page = _page()
     page.open_params = list(OPEN_PARAMS)
+    page.paper_figures = PAPER_FIGURES
     figures: list[str] = []
     sensitivity: list[tuple[str, str, str, str]] = []
 
@@ -790,10 +748,6 @@ def build(r: Runner) -> Page:
     figures.append(table17)
 
     figures.append(sensitivity_table(sensitivity))
-    figures.append(
-        "**Figures of the paper not run**\n\n| figure | why |\n|---|---|\n"
-        + "\n".join(f"| {f} | {w} |" for f, w in OUT_OF_SCOPE)
-    )
     page.extra = "\n\n".join(f for f in figures if f)
     page.extra_notes = [
         "docs/reproductions/table1-lia-seed000.md: why a one-seed Table I once showed LIA's "

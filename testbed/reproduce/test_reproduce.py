@@ -13,7 +13,11 @@ from testbed.reproduce import (
     base,
     crosscheck,
     seed000,
+    seed000_figures,
+    seed001,
     seed002_matrix,
+    seed003,
+    seed004,
 )
 from testbed.reproduce import readme as readme_table
 from testbed.reproduce import run as reproduce_run
@@ -161,6 +165,36 @@ def test_case3_verdicts_come_from_the_seeds() -> None:
     runs = [_case3_run(cc, s, settle[cc] + 0.1 * s) for cc in settle for s in range(1, 11)]
     faster = [c for c in seed003_case3_claims(runs, True) if "faster" in c.name][0]
     assert faster.verdict == PARTLY, faster.ours
+
+
+def test_a_wider_transition_band_counts_an_arrival_earlier() -> None:
+    run = _case3_run("lia", 1, 3.0)
+    narrow, wide = transition_s(run, 0.10), transition_s(run, 0.20)
+    assert 0.0 < wide < narrow, (wide, narrow)
+    assert transition_s(run) == narrow  # the page's rule is the 10 % band
+
+
+@pytest.mark.parametrize(
+    "figures",
+    [
+        seed000_figures.PAPER_FIGURES,
+        seed001.PAPER_FIGURES,
+        seed003.PAPER_FIGURES,
+        seed004.PAPER_FIGURES,
+    ],
+    ids=["seed000", "seed001", "seed003", "seed004"],
+)
+def test_each_bulk_page_says_for_every_paper_figure_whether_it_runs(
+    figures: tuple[tuple[str, str], ...],
+) -> None:
+    assert figures
+    for figure, status in figures:
+        word, _, detail = status.partition(": ")
+        assert figure and word in (base.RUN, base.NOT_RUN_FIGURE) and detail, (figure, status)
+    page = Page("seedX", "T", "setup text", paper_figures=figures)
+    text = page.markdown(1.0, "cmd")
+    assert "## Paper's figures and tables" in text
+    assert f"| {figures[-1][0]} | {figures[-1][1]} |" in text
 
 
 def test_the_emulated_cross_check_calls_the_benchmark_harness_as_it_is() -> None:
