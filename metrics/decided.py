@@ -8,7 +8,10 @@ it at the observed effect; an equivalent pair names the margin.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from metrics.stats import ALPHA, EQUIVALENCE_MARGINS, min_pairs_to_decide
@@ -35,15 +38,15 @@ def _p(value: float) -> str:
     return "< 0.001" if value < 0.001 else f"= {value:.3g}"
 
 
-def _where(row: pd.Series) -> str:
+def _where(row: Mapping[str, Any]) -> str:
     parts = [str(row[c]) for c in GROUP_LABEL_COLUMNS if c in row and pd.notna(row[c])]
     return parts[0] if parts else ""
 
 
-def sentence(row: pd.Series) -> str:
-    """One comparison (a row of stats.paired_table) in plain words."""
+def sentence(row: Mapping[str, Any]) -> str:
+    """One comparison (a row of stats.paired_table, as a dict or Series) in plain words."""
     metric, a, b, n = row["metric"], row["a"], row["b"], int(row["n_pairs"])
-    where = f"{_where(row)}: " if _where(row) else ""
+    where = f"{place}: " if (place := _where(row)) else ""
     test = "exact McNemar" if row["test"] == "mcnemar-exact" else "Wilcoxon signed-rank"
     if row["decided"]:
         if row["better"]:
@@ -77,12 +80,26 @@ def sentence(row: pd.Series) -> str:
     return text + "."
 
 
-def summary_lines(comparisons: pd.DataFrame) -> dict[str, list[str]]:
-    """The sentences, grouped: decided, equivalent, not decided."""
-    out: dict[str, list[str]] = {"decided": [], "equivalent": [], "not decided": []}
-    for _, row in comparisons.iterrows():
-        kind = "decided" if row["decided"] else "equivalent" if row["equivalent"] else "not decided"
-        out[kind].append(sentence(row))
+KINDS = ("decided", "equivalent", "not decided")
+
+
+def kinds(comparisons: pd.DataFrame) -> pd.Series:
+    """Each comparison's kind: decided, equivalent or not decided."""
+    decided = comparisons["decided"].astype(bool).to_numpy()
+    equivalent = comparisons["equivalent"].astype(bool).to_numpy()
+    labels = np.where(decided, KINDS[0], np.where(equivalent, KINDS[1], KINDS[2]))
+    return pd.Series(labels, index=comparisons.index, dtype=object)
+
+
+def summary_lines(comparisons: pd.DataFrame, limit: int | None = None) -> dict[str, list[str]]:
+    """The sentences, grouped: decided, equivalent, not decided; at most `limit` of each
+    (in table order) when given: a large report has 10^5 comparisons and shows a few."""
+    kind = kinds(comparisons) if len(comparisons) else pd.Series(dtype=object)
+    out: dict[str, list[str]] = {}
+    for name in KINDS:
+        rows = comparisons[kind == name] if len(comparisons) else comparisons
+        rows = rows if limit is None else rows.head(limit)
+        out[name] = [sentence(row) for row in rows.to_dict("records")]
     return out
 
 

@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import os
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ import pandas as pd
 
 from metrics import plots
 from metrics.aggregate import RANKED_METRICS, aggregate, compare_run, counted, rank_table
-from metrics.decided import reach_line, summary_lines
+from metrics.decided import kinds, reach_line, summary_lines
 from metrics.qoe import LAMBDA_SWITCH, MU_STALL, MU_STARTUP, p1203_status
 from metrics.read import read_json, read_trial, trial_dirs
 from metrics.tables import (
@@ -120,14 +121,18 @@ def build(run_dir: Path) -> Path:
     os.replace(run_dir / f".{SUMMARY_CSV}.tmp", run_dir / SUMMARY_CSV)
     agg = aggregate(summary)
     agg.to_csv(run_dir / AGGREGATE_CSV, index=False)
-    comparisons = compare_run(summary)
-    comparisons.to_csv(run_dir / COMPARISONS_CSV, index=False)
-    ranks = rank_table(comparisons, summary)
-    ranks.to_csv(run_dir / RANKING_CSV, index=False)
-    write_tables(run_dir / TABLES_DIR, tables, source_key=_tables_key(dirs))
-    page = render_html(
-        run_dir, environments, summary, agg, tables, manifest, comparisons, ranks, dirs
-    )
+    # A large run's paired statistics and its figures each take many seconds: the statistics
+    # run in a forked process while this one writes the tables and draws the figures.
+    beside = len(dirs) >= PARALLEL_MIN_TRIALS and (os.cpu_count() or 1) > 1
+    context = multiprocessing.get_context("fork")
+    with (
+        concurrent.futures.ProcessPoolExecutor(1, mp_context=context)
+        if beside
+        else _Inline() as pool
+    ):
+        statistics = pool.submit(_statistics, run_dir, summary)
+        write_tables(run_dir / TABLES_DIR, tables, source_key=_tables_key(dirs))
+        page = render_html(run_dir, environments, summary, agg, tables, manifest, statistics, dirs)
     if isinstance(manifest, dict) and manifest.get("engine") == "sim":
         page = mark_simulated(page)
     report = run_dir / REPORT_HTML
@@ -135,6 +140,31 @@ def build(run_dir: Path) -> Path:
     partial.write_text(page, encoding="utf-8")
     partial.replace(report)  # never a half-written report
     return report
+
+
+def _statistics(run_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The run's paired comparisons and decided ranks, written as comparisons.csv and
+    ranking.csv."""
+    comparisons = compare_run(summary)
+    comparisons.to_csv(run_dir / COMPARISONS_CSV, index=False)
+    ranks = rank_table(comparisons, summary)
+    ranks.to_csv(run_dir / RANKING_CSV, index=False)
+    return comparisons, ranks
+
+
+class _Inline:
+    """An executor that runs what is submitted at once, in this process (a small run)."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
+        done: concurrent.futures.Future = concurrent.futures.Future()
+        done.set_result(function(*args))
+        return done
 
 
 TABLE_FUNCTIONS = {
@@ -406,13 +436,12 @@ def render_html(
     summary: pd.DataFrame,
     agg: pd.DataFrame,
     tables: dict[str, pd.DataFrame],
-    manifest: dict[str, Any] | str | None = None,
-    comparisons: pd.DataFrame | None = None,
-    ranks: pd.DataFrame | None = None,
+    manifest: dict[str, Any] | str | None,
+    statistics: concurrent.futures.Future,
     dirs: list[Path] | None = None,
 ) -> str:
-    comparisons = compare_run(summary) if comparisons is None else comparisons
-    ranks = rank_table(comparisons, summary) if ranks is None else ranks
+    """The page; `statistics` (`_statistics`, possibly still running) is waited for only
+    after the figures are drawn: its sections are filled in last."""
     run_name = run_dir.resolve().name
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
@@ -427,11 +456,13 @@ def render_html(
         "(BCa bootstrap; Student t for QoE and bitrate; none with a single repetition), and "
         "cells are compared paired over the seeds they share, with Holm's correction over "
         "every comparison of the report (docs/METRICS.md, Statistics).</p>",
-        _decided_section(comparisons),
+        "",  # What this run decided: filled in when the statistics are done
         _problems_section(summary),
         _spec_section(summary, manifest),
         _quality_section(summary),
     ]
+    decided_at = len(parts) - 4
+    ranking_at: dict[int, str] = {}  # part index -> scenario, filled in with the statistics
     scenarios = sorted(str(s) for s in summary["scenario"].dropna().unique())
     intervals, samples, stalls = (tables[k] for k in ("path_intervals", "samples", "stalls"))
     paths = _paths(summary)
@@ -465,7 +496,8 @@ def render_html(
             parts.append(_aggregate_table(scenario_agg))
             in_scenario = summary[summary["scenario"].astype(str) == scenario]
             parts.extend(_cdf_section(in_scenario, scenario))
-            parts.append(_ranking_section(ranks[ranks["scenario"].astype(str) == scenario]))
+            ranking_at[len(parts)] = scenario
+            parts.append("")
         example = _example_trial(summary[summary["scenario"].astype(str) == scenario], intervals)
         if example is not None:
             parts.append(
@@ -493,6 +525,10 @@ def render_html(
     )
     parts.append(_environment_section(environments))
     parts.append("</body></html>")
+    comparisons, ranks = statistics.result()
+    parts[decided_at] = _decided_section(comparisons)
+    for at, scenario in ranking_at.items():
+        parts[at] = _ranking_section(ranks[ranks["scenario"].astype(str) == scenario])
     return "\n".join(parts)
 
 
@@ -663,7 +699,8 @@ def _ranking_section(ranks: pd.DataFrame) -> str:
 def _decided_section(comparisons: pd.DataFrame, shown: int = 40) -> str:
     """ "What this run decided": every decided comparison, then what is equivalent and what is
     not decided (with the repetitions that would decide it), in plain words."""
-    lines = summary_lines(comparisons)
+    lines = summary_lines(comparisons, limit=shown)
+    counts = kinds(comparisons).value_counts() if len(comparisons) else pd.Series(dtype=int)
     parts = ['<h2 id="decided">What this run decided</h2>']
     if comparisons.empty:
         parts.append("<p>Nothing to compare: every scenario has one configuration, or too few "
@@ -671,9 +708,9 @@ def _decided_section(comparisons: pd.DataFrame, shown: int = 40) -> str:
         return "\n".join(parts)
     total = len(comparisons)
     parts.append(
-        f"<p>{len(lines['decided'])} of {total} paired comparison(s) decided at 95 % (Holm over "
-        f"all {total}), {len(lines['equivalent'])} equivalent within their margin, "
-        f"{len(lines['not decided'])} not decided. Metrics compared: "
+        f"<p>{counts.get('decided', 0)} of {total} paired comparison(s) decided at 95 % (Holm "
+        f"over all {total}), {counts.get('equivalent', 0)} equivalent within their margin, "
+        f"{counts.get('not decided', 0)} not decided. Metrics compared: "
         f"{_e(', '.join(RANKED_METRICS))}; every comparison is in "
         f"<code>{COMPARISONS_CSV}</code>.</p>"
     )
@@ -682,8 +719,9 @@ def _decided_section(comparisons: pd.DataFrame, shown: int = 40) -> str:
     for kind, found in lines.items():
         if not found:
             continue
-        items = "".join(f"<li>{_e(line)}</li>" for line in found[:shown])
-        more = f"<li>... and {len(found) - shown} more</li>" if len(found) > shown else ""
+        items = "".join(f"<li>{_e(line)}</li>" for line in found)
+        left = int(counts.get(kind, 0)) - len(found)
+        more = f"<li>... and {left} more</li>" if left > 0 else ""
         parts.append(f"<p><strong>{kind.capitalize()}</strong></p><ul>{items}{more}</ul>")
     return "\n".join(parts)
 

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import scipy.stats
-from scipy.optimize import elementwise as root_finding
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower, normal_power
 
@@ -357,11 +356,14 @@ def pairs_needed(differences: np.ndarray, alpha: float, power: float = POWER) ->
 def pairs_needed_batch(
     differences: list[np.ndarray], alpha: float, power: float = POWER
 ) -> np.ndarray:
-    """`pairs_needed` of many comparisons at one `alpha`: the paired t test's sample size is
-    found for all of them at once, as the root in n of statsmodels' power function
-    (`TTestPower.power`, vectorised) with SciPy's elementwise bracketing root finder
-    (`scipy.optimize.elementwise.find_root`); a large report has 10^5 comparisons, and
-    `TTestPower.solve_power` one by one took 5 ms each."""
+    """`pairs_needed` of many comparisons at one `alpha`, all at once: the smallest whole
+    number of pairs m at which the paired t test (`paired_t_power`) with m x WILCOXON_ARE
+    observations reaches `power`, that is the t test's sample size over the Wilcoxon
+    efficiency, rounded up. Found by `_smallest_passing` from the normal approximation's size:
+    a few vectorised power evaluations for 10^5 comparisons (`TTestPower.solve_power` one by
+    one took 5 ms each; a continuous root finder to 12 digits took 64). Where SciPy's NaNs
+    make the power jump between the t and the normal value, the answer is a crossing (reached
+    at m, not at m - 1), not necessarily the first, as it was for the root finder."""
     out = np.full(len(differences), math.nan)
     sign_test = float(max(MIN_PAIRS, math.ceil(1 + math.log2(1 / alpha))))
     rows: list[int] = []
@@ -380,31 +382,70 @@ def pairs_needed_batch(
     if not rows:
         return out
     index, effect = np.asarray(rows), np.asarray(effects)
-    analysis = TTestPower()
 
-    def shortfall(nobs: np.ndarray, effect_size: np.ndarray) -> np.ndarray:
-        t_power = analysis.power(effect_size=effect_size, nobs=nobs, alpha=alpha)
-        # SciPy's noncentral t returns NaN in parts of the range at very small alpha (the
-        # Holm threshold of a large report); there the normal approximation stands in.
-        z_power = normal_power(effect_size, nobs, alpha)
-        return np.where(np.isfinite(t_power), t_power, z_power) - power
+    def passes(pairs: np.ndarray, effect_size: np.ndarray) -> np.ndarray:
+        nobs = pairs * WILCOXON_ARE
+        return paired_t_power(effect_size, nobs, alpha) >= power
 
+    enough = passes(np.full(len(effect), MIN_PAIRS), effect)
+    reachable = ~enough & passes(np.full(len(effect), MAX_PAIRS_ESTIMATE / WILCOXON_ARE), effect)
+    out[index[enough]] = MIN_PAIRS
+    if reachable.any():
+        effect = effect[reachable]
+        z = scipy.stats.norm.isf(alpha / 2) + scipy.stats.norm.ppf(power)
+        out[index[reachable]] = _smallest_passing(
+            lambda pairs, at: passes(pairs, effect[at]),
+            fails_at=np.full(len(effect), MIN_PAIRS, dtype=np.int64),
+            passes_at=np.full(len(effect), math.ceil(MAX_PAIRS_ESTIMATE / WILCOXON_ARE)),
+            guess=np.ceil((z / effect) ** 2 / WILCOXON_ARE),
+        )
+    return out
+
+
+def paired_t_power(effect_size: np.ndarray, nobs: np.ndarray, alpha: float) -> np.ndarray:
+    """Power of the two-sided paired t test (statsmodels `TTestPower.power`) at standardised
+    effect `effect_size` with `nobs` pairs. SciPy's noncentral t returns NaN in parts of the
+    range (small samples, and the tiny Holm thresholds of a large report); there the normal
+    approximation (`normal_power`) stands in."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the NaNs above
-        n = len(effect)
-        enough = shortfall(np.full(n, MIN_PAIRS * WILCOXON_ARE), effect) >= 0
-        reachable = ~enough & (shortfall(np.full(n, MAX_PAIRS_ESTIMATE), effect) >= 0)
-        out[index[enough]] = MIN_PAIRS
-        if reachable.any():
-            found = root_finding.find_root(
-                shortfall,
-                (MIN_PAIRS * WILCOXON_ARE, MAX_PAIRS_ESTIMATE),
-                args=(effect[reachable],),
-                tolerances={"xrtol": 1e-12},
-            )
-            n_t = np.where(found.success, found.x, math.nan)
-            out[index[reachable]] = np.maximum(MIN_PAIRS, np.ceil(n_t / WILCOXON_ARE))
-    return out
+        t_power = TTestPower().power(effect_size=effect_size, nobs=nobs, alpha=alpha)
+        z_power = normal_power(effect_size, nobs, alpha)
+    return np.where(np.isfinite(t_power), t_power, z_power)
+
+
+def _smallest_passing(
+    passes: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    fails_at: np.ndarray,
+    passes_at: np.ndarray,
+    guess: np.ndarray,
+) -> np.ndarray:
+    """For each element i, the smallest whole m in (fails_at[i], passes_at[i]] with
+    `passes(m, i)`, a test monotone in m (False at fails_at, True at passes_at), evaluated
+    for many elements at once (`passes(ms, indices)`). From `guess` it gallops (steps 1, 2,
+    4, ...) towards the other side, then bisects: a few evaluations when guesses are close."""
+    lo, hi = fails_at.copy(), passes_at.copy()
+    at = np.arange(len(lo))
+    start = np.clip(np.asarray(guess, dtype=np.int64), lo + 1, hi)
+    ok = passes(start, at)
+    hi[ok], lo[~ok] = start[ok], start[~ok]
+    going_down, done, step = ok, np.zeros(len(lo), dtype=bool), 1
+    while True:
+        probe = np.where(going_down, hi - step, lo + step)
+        active = np.flatnonzero(~done & (probe > lo) & (probe < hi))
+        if not len(active):
+            break
+        ok = passes(probe[active], active)
+        hi[active[ok]], lo[active[~ok]] = probe[active[ok]], probe[active[~ok]]
+        done[active[ok != going_down[active]]] = True  # the probe crossed: bracketed
+        step *= 2
+    while True:
+        active = np.flatnonzero(hi - lo > 1)
+        if not len(active):
+            return hi
+        middle = (lo[active] + hi[active]) // 2
+        ok = passes(middle, active)
+        hi[active[ok]], lo[active[~ok]] = middle[ok], middle[~ok]
 
 
 def median_interval(
@@ -573,15 +614,17 @@ def _group_comparisons(metric: str, wide: pd.DataFrame) -> list[tuple[Comparison
         d = x - y
         p_values = paired_p_values(metric, x, y)
         test = "mcnemar-exact" if metric in BINARY_METRICS else "wilcoxon"
-        for row, k in enumerate(batch):
+        row_means = (np.ascontiguousarray(v).mean(axis=1).tolist() for v in (x, y, d))
+        means = zip(*row_means, strict=True)
+        for row, (k, (mean_x, mean_y, mean_d)) in enumerate(zip(batch, means, strict=True)):
             found = Comparison(
                 metric,
                 cells[first[k]],
                 cells[second[k]],
-                len(d[row]),
-                float(x[row].mean()),
-                float(y[row].mean()),
-                float(d[row].mean()),
+                d.shape[1],
+                mean_x,
+                mean_y,
+                mean_d,
                 test,
                 float(p_values[row]),
             )

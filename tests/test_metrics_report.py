@@ -253,3 +253,26 @@ def test_tables_are_rewritten_only_when_the_trials_or_the_code_changed(tmp_path:
     assert all(third[name] > written[name] for name in written)
     stalls = pd.read_csv(run / "tables" / "stalls.csv.gz")
     assert set(stalls.columns) >= {"trial_id", "duration_ms"}
+
+
+def test_statistics_beside_the_figures_give_the_same_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large run computes its statistics in a forked process while the figures are drawn;
+    the page and the CSVs must be those of the run computed in one process."""
+    import os
+
+    from metrics import report
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("the statistics run beside the figures only with 2 CPUs or more")
+    outputs = []
+    for name, threshold in (("inline", 10**9), ("beside", 1)):
+        run = Path(shutil.copytree(RUN_SMALL, tmp_path / name / "run-small"))
+        monkeypatch.setattr(report, "PARALLEL_MIN_TRIALS", threshold)
+        page = build(run).read_text()
+        page = re.sub(r"Generated \S+ \S+ UTC", "", page)
+        csvs = [(run / f).read_text() for f in ("comparisons.csv", "ranking.csv")]
+        outputs.append((page.replace(str(run), "RUN"), csvs))
+    assert outputs[0] == outputs[1]
+    assert "What this run decided" in outputs[1][0]

@@ -85,6 +85,47 @@ def test_pairs_needed_grows_as_the_effect_shrinks_and_is_nan_without_one() -> No
     assert math.isnan(stats.pairs_needed(np.array([1.0, -1.0]), 0.05))
 
 
+@pytest.mark.parametrize("alpha", [0.05, 1e-3, 1e-6])
+def test_pairs_needed_is_the_first_whole_number_of_pairs_that_reaches_the_power(
+    alpha: float,
+) -> None:
+    """The batched search gives what a scan over every whole number of pairs gives where the
+    power grows with the pairs, and a crossing (reached at m, not at m - 1) where SciPy's NaNs
+    make it jump."""
+    rng = np.random.default_rng(7)
+    noises = [rng.normal(size=rng.integers(4, 12)) for _ in range(40)]
+    # standardised noise plus an effect of 0.15 to 1.5 standard deviations
+    samples = [(z - z.mean()) / z.std(ddof=1) + rng.uniform(0.15, 1.5) for z in noises]
+    found = stats.pairs_needed_batch(samples, alpha)
+    pairs = np.arange(stats.MIN_PAIRS, 3_000)
+    monotone = 0
+    for sample, got in zip(samples, found, strict=True):
+        effect = abs(sample.mean()) / sample.std(ddof=1)
+        reached = stats.paired_t_power(effect, pairs * stats.WILCOXON_ARE, alpha) >= stats.POWER
+        assert reached.any() and not math.isnan(got)
+        if reached[np.argmax(reached) :].all():
+            monotone += 1
+            assert got == pairs[np.argmax(reached)]
+        else:
+            at = int(got) - stats.MIN_PAIRS
+            assert reached[at] and (at == 0 or not reached[at - 1])
+    # Most cases are the plain one, except at a tiny alpha, where SciPy's noncentral t is
+    # NaN over much of the range and the normal approximation stands in there.
+    assert monotone >= (20 if alpha >= 1e-3 else 0)
+
+
+def test_pairs_needed_agrees_with_statsmodels_solve_power() -> None:
+    from statsmodels.stats.power import TTestPower
+
+    for effect in (0.2, 0.5, 1.0):
+        nobs = TTestPower().solve_power(effect_size=effect, alpha=0.05, power=stats.POWER)
+        sample = np.array([effect - 1, effect + 1] * 3)  # mean `effect`, sd about 1.095
+        effect_of_sample = sample.mean() / sample.std(ddof=1)
+        nobs = TTestPower().solve_power(effect_size=effect_of_sample, alpha=0.05, power=0.8)
+        expected = max(stats.MIN_PAIRS, math.ceil(nobs / stats.WILCOXON_ARE))
+        assert stats.pairs_needed(sample, 0.05) == expected
+
+
 def run_rows(effect: float, seeds: int, rng: np.random.Generator) -> pd.DataFrame:
     """Two CCs x one scheduler, paired seeds; bbr stalls `effect` times less on average."""
     rows = []
