@@ -94,10 +94,12 @@ def kinds(comparisons: pd.DataFrame) -> pd.Series:
 def summary_lines(comparisons: pd.DataFrame, limit: int | None = None) -> dict[str, list[str]]:
     """The sentences, grouped: decided, equivalent, not decided; at most `limit` of each
     (in table order) when given: a large report has 10^5 comparisons and shows a few."""
-    kind = kinds(comparisons) if len(comparisons) else pd.Series(dtype=object)
+    if comparisons.empty:
+        return {name: [] for name in KINDS}
+    kind = kinds(comparisons)
     out: dict[str, list[str]] = {}
     for name in KINDS:
-        rows = comparisons[kind == name] if len(comparisons) else comparisons
+        rows = comparisons[kind == name]
         rows = rows if limit is None else rows.head(limit)
         out[name] = [sentence(row) for row in rows.to_dict("records")]
     return out

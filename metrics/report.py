@@ -456,12 +456,14 @@ def render_html(
         "(BCa bootstrap; Student t for QoE and bitrate; none with a single repetition), and "
         "cells are compared paired over the seeds they share, with Holm's correction over "
         "every comparison of the report (docs/METRICS.md, Statistics).</p>",
-        "",  # What this run decided: filled in when the statistics are done
+    ]
+    decided_at = len(parts)  # What this run decided: filled in when the statistics are done
+    parts += [
+        "",
         _problems_section(summary),
         _spec_section(summary, manifest),
         _quality_section(summary),
     ]
-    decided_at = len(parts) - 4
     ranking_at: dict[int, str] = {}  # part index -> scenario, filled in with the statistics
     scenarios = sorted(str(s) for s in summary["scenario"].dropna().unique())
     intervals, samples, stalls = (tables[k] for k in ("path_intervals", "samples", "stalls"))
@@ -699,13 +701,13 @@ def _ranking_section(ranks: pd.DataFrame) -> str:
 def _decided_section(comparisons: pd.DataFrame, shown: int = 40) -> str:
     """ "What this run decided": every decided comparison, then what is equivalent and what is
     not decided (with the repetitions that would decide it), in plain words."""
-    lines = summary_lines(comparisons, limit=shown)
-    counts = kinds(comparisons).value_counts() if len(comparisons) else pd.Series(dtype=int)
     parts = ['<h2 id="decided">What this run decided</h2>']
     if comparisons.empty:
         parts.append("<p>Nothing to compare: every scenario has one configuration, or too few "
                      "counted trials share a seed.</p>")  # fmt: skip
         return "\n".join(parts)
+    lines = summary_lines(comparisons, limit=shown)
+    counts = kinds(comparisons).value_counts()
     total = len(comparisons)
     parts.append(
         f"<p>{counts.get('decided', 0)} of {total} paired comparison(s) decided at 95 % (Holm "

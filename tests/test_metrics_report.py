@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -260,8 +261,6 @@ def test_statistics_beside_the_figures_give_the_same_report(
 ) -> None:
     """A large run computes its statistics in a forked process while the figures are drawn;
     the page and the CSVs must be those of the run computed in one process."""
-    import os
-
     from metrics import report
 
     if (os.cpu_count() or 1) < 2:
