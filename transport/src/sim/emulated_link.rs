@@ -9,7 +9,7 @@
 //! drops the token. Packets may be sent with a future time (pacing, ACK jitter); they enter the
 //! link when virtual time reaches them.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use linkemu::link::{Counters, Decision, DropReason, Link as EmuLink, Verdict};
@@ -93,10 +93,12 @@ pub struct Link {
     /// The simple spec this link was built from (None for a scenario link).
     spec: Option<LinkSpec>,
     inner: EmuLink,
-    /// Sent but not yet entered the link: (time, sequence) -> token.
-    arrivals: BTreeMap<(Instant, u64), u64>,
-    /// Token -> (payload, caller tag), from send until release or drop.
-    packets: HashMap<u64, (Vec<u8>, u64)>,
+    /// Sent but not yet entered the link: (time, token), in sending order. Arrival times
+    /// never decrease (`send_tagged` holds a packet back behind the one before it) and tokens
+    /// increase, so this order is the (time, token) order the link needs.
+    arrivals: VecDeque<(Instant, u64)>,
+    /// Packets from send until release or drop: token -> (payload, caller tag).
+    packets: TokenSlots,
     /// Released tokens whose release time may still be ahead of the caller's `now`.
     released: VecDeque<(u64, u64)>,
     next_token: u64,
@@ -104,6 +106,13 @@ pub struct Link {
     last_arrival: Instant,
     pool: Vec<Vec<u8>>,
     pub counters: LinkCounters,
+    /// `next_delivery`'s answer, recomputed whenever the link changes: the simulator asks
+    /// every link for it at every step, far more often than a link changes.
+    next_event: Option<Instant>,
+    /// The time the link was last run up to, while nothing was sent or changed since: running
+    /// it to the same time again changes nothing (the network model polls a link until it has
+    /// nothing more to release, so each poll would).
+    advanced_to: Option<Instant>,
 }
 
 impl Link {
@@ -118,17 +127,21 @@ impl Link {
     /// A link from a scenario's link spec, seeded as linkemu seeds link `link_index`
     /// (its position in `Scenario::links()`) for trial seed `seed`.
     pub fn from_emulator_spec(spec: &EmuSpec, seed: u64, link_index: u64) -> Result<Link, String> {
-        Ok(Link {
+        let mut link = Link {
             spec: None,
             inner: EmuLink::new(spec, seed, link_index)?,
-            arrivals: BTreeMap::new(),
-            packets: HashMap::new(),
+            arrivals: VecDeque::new(),
+            packets: TokenSlots::default(),
             released: VecDeque::new(),
             next_token: 0,
             last_arrival: Instant::ZERO,
             pool: Vec::new(),
             counters: LinkCounters::default(),
-        })
+            next_event: None,
+            advanced_to: None,
+        };
+        link.recompute_next_event();
+        Ok(link)
     }
 
     /// The simple spec in force (None for a scenario link).
@@ -145,6 +158,8 @@ impl Link {
         params.loss_p = Some(spec.loss.clamp(0.0, 1.0));
         self.inner.set_params(params);
         self.spec = Some(spec);
+        self.advanced_to = None;
+        self.recompute_next_event();
     }
 
     /// A packet enters the link at `at` (which may lie ahead of the link's time), but never
@@ -165,17 +180,19 @@ impl Link {
         self.packets.insert(token, (buf, tag));
         let at = at.max(self.last_arrival);
         self.last_arrival = at;
-        self.arrivals.insert((at, token), token);
+        self.arrivals.push_back((at, token));
+        self.advanced_to = None;
+        self.recompute_next_event();
     }
 
     /// Feeds arrivals and runs the link up to `now`.
     fn advance(&mut self, now: Instant) {
-        while let Some((&(at, _), _)) = self.arrivals.first_key_value() {
+        while let Some(&(at, token)) = self.arrivals.front() {
             if at > now {
                 break;
             }
-            let ((at, _), token) = self.arrivals.pop_first().expect("checked non-empty");
-            let len = self.packets[&token].0.len() as u32;
+            self.arrivals.pop_front();
+            let len = self.packets.get(token).0.len() as u32;
             self.inner.advance_to(at.as_nanos());
             self.counters.expected_random_drops += self.inner.params().loss_p.unwrap_or(0.0);
             match self
@@ -206,7 +223,7 @@ impl Link {
             DropReason::Queue => self.counters.packets.drops_queue += 1,
             DropReason::Outage => self.counters.packets.drops_outage += 1,
         }
-        if let Some((buf, _)) = self.packets.remove(&token) {
+        if let Some((buf, _)) = self.packets.remove(token) {
             self.recycle(buf);
         }
     }
@@ -214,15 +231,19 @@ impl Link {
     /// When something next happens on this link (a release, or internal work such as the end
     /// of a serialisation or a schedule step); `pop_due` at that time may return nothing.
     pub fn next_delivery(&self) -> Option<Instant> {
-        [
+        self.next_event
+    }
+
+    fn recompute_next_event(&mut self) {
+        self.next_event = [
             self.released.front().map(|r| r.0),
             self.inner.next_wakeup(),
-            self.arrivals.first_key_value().map(|(k, _)| k.0.as_nanos()),
+            self.arrivals.front().map(|a| a.0.as_nanos()),
         ]
         .into_iter()
         .flatten()
         .min()
-        .map(Instant::from_nanos)
+        .map(Instant::from_nanos);
     }
 
     /// The next packet due at or before `now`; give the buffer back with `recycle`.
@@ -232,10 +253,22 @@ impl Link {
 
     /// As `pop_due`, with the packet's tag.
     pub fn pop_due_tagged(&mut self, now: Instant) -> Option<(Vec<u8>, u64)> {
-        self.advance(now);
+        let ran = self.advanced_to != Some(now);
+        if ran {
+            self.advance(now);
+            self.advanced_to = Some(now);
+        }
+        let popped = self.pop_released(now);
+        if ran || popped.is_some() {
+            self.recompute_next_event();
+        }
+        popped
+    }
+
+    fn pop_released(&mut self, now: Instant) -> Option<(Vec<u8>, u64)> {
         if self.released.front().is_some_and(|r| r.0 <= now.as_nanos()) {
             let (_, token) = self.released.pop_front()?;
-            let (data, tag) = self.packets.remove(&token)?;
+            let (data, tag) = self.packets.remove(token)?;
             self.counters.packets.pkts_out += 1;
             self.counters.packets.bytes_out += data.len() as u64;
             return Some((data, tag));
@@ -247,6 +280,42 @@ impl Link {
         if self.pool.len() < 1024 {
             self.pool.push(buf);
         }
+    }
+}
+
+/// The packets a link holds, by token. Tokens are handed out in increasing order and leave
+/// nearly in that order (releases are FIFO; drops leave gaps), so a window of slots starting
+/// at the oldest token still held replaces a hash map.
+#[derive(Default)]
+struct TokenSlots {
+    first_token: u64,
+    slots: VecDeque<Option<(Vec<u8>, u64)>>,
+}
+
+impl TokenSlots {
+    /// Stores the packet of the next token (tokens must come in increasing order, one by one).
+    fn insert(&mut self, token: u64, packet: (Vec<u8>, u64)) {
+        if self.slots.is_empty() {
+            self.first_token = token;
+        }
+        debug_assert_eq!(token, self.first_token + self.slots.len() as u64);
+        self.slots.push_back(Some(packet));
+    }
+
+    fn get(&self, token: u64) -> &(Vec<u8>, u64) {
+        self.slots[(token - self.first_token) as usize]
+            .as_ref()
+            .expect("a packet the link holds")
+    }
+
+    fn remove(&mut self, token: u64) -> Option<(Vec<u8>, u64)> {
+        let index = usize::try_from(token.checked_sub(self.first_token)?).ok()?;
+        let packet = self.slots.get_mut(index)?.take();
+        while self.slots.front().is_some_and(Option::is_none) {
+            self.slots.pop_front();
+            self.first_token += 1;
+        }
+        packet
     }
 }
 
@@ -299,6 +368,77 @@ mod tests {
         assert!(l.pop_due(Instant::from_nanos(10_999_999)).is_none());
         assert!(l.pop_due(Instant::from_nanos(11_000_000)).is_some());
         assert!(l.pop_due(Instant::from_nanos(12_000_000)).is_some());
+    }
+
+    #[test]
+    fn token_slots_release_in_any_order_and_keep_the_window_short() {
+        let mut slots = TokenSlots::default();
+        for token in 5..10u64 {
+            slots.insert(token, (vec![token as u8], token));
+        }
+        assert_eq!(slots.remove(7).map(|p| p.1), Some(7)); // a drop from the middle
+        assert_eq!(slots.remove(7), None);
+        assert_eq!(slots.remove(4), None); // before the window
+        assert_eq!(slots.remove(5).map(|p| p.1), Some(5));
+        assert_eq!(slots.get(6).1, 6);
+        assert_eq!(slots.remove(6).map(|p| p.1), Some(6));
+        // 5, 6 and 7 gone: the window starts at 8.
+        assert_eq!((slots.first_token, slots.slots.len()), (8, 2));
+        assert_eq!(slots.remove(12), None); // past the window
+        slots.remove(8);
+        slots.remove(9);
+        assert!(slots.slots.is_empty());
+        slots.insert(10, (Vec::new(), 10)); // an empty window restarts at the next token
+        assert_eq!(slots.get(10).1, 10);
+    }
+
+    /// A packet sent after the link was run to `now` enters it when polled at that same `now`
+    /// (the link does not skip a run it has already made while something new came in).
+    #[test]
+    fn a_packet_sent_after_a_poll_at_the_same_time_is_not_skipped() {
+        let spec = LinkSpec {
+            rate: None,
+            delay: Duration::ZERO,
+            loss: 0.0,
+            queue_limit_bytes: 15_000,
+        };
+        let mut l = Link::new(spec, 1);
+        let t = Instant::from_nanos(5_000);
+        assert!(l.pop_due(t).is_none());
+        l.send(t, &[7u8; 100]);
+        assert_eq!(l.next_delivery(), Some(t));
+        assert_eq!(l.pop_due(t).as_deref(), Some(&[7u8; 100][..]));
+    }
+
+    /// The cached next event is what the link would compute afresh, whatever the sequence of
+    /// sends (some ahead of time), polls and spec changes.
+    #[test]
+    fn the_cached_next_event_matches_a_fresh_computation() {
+        let spec = LinkSpec::bdp_queue(Bandwidth::from_mbps(20.0), Duration::from_millis(7), 0.05);
+        let mut l = Link::new(spec, 11);
+        let mut rng = crate::rng::Rng::new(4);
+        let mut now = Instant::ZERO;
+        let fresh = |l: &mut Link| {
+            let cached = l.next_delivery();
+            l.recompute_next_event();
+            assert_eq!(cached, l.next_delivery());
+        };
+        for step in 0..20_000u64 {
+            now = Instant::from_nanos(now.as_nanos() + rng.next_u64() % 300_000);
+            match rng.next_u64() % 4 {
+                0 | 1 => {
+                    let ahead = rng.next_u64() % 2_000_000;
+                    l.send(Instant::from_nanos(now.as_nanos() + ahead), &[0u8; 1200]);
+                }
+                2 => while l.pop_due(now).is_some() {},
+                _ if step % 1000 == 3 => l.set_spec(LinkSpec { loss: 0.2, ..spec }),
+                _ => {
+                    l.pop_due(now);
+                }
+            }
+            fresh(&mut l);
+        }
+        assert!(l.counters.pkts_out > 1000 && l.counters.drops_random > 0);
     }
 
     #[test]
