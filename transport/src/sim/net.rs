@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
-use super::endpoint::{deliver_to_endpoint, earliest, fire_all_due_timers};
+use super::endpoint::{deliver_to_endpoint, earliest, fire_due_timers};
 use crate::connection::{Config, Connection, PathConfig};
 use crate::rng::Rng;
 use crate::units::Instant;
@@ -57,6 +57,9 @@ pub struct Net {
     rng: Rng,
     buf: Vec<u8>,
     pub steps: u64,
+    /// Per flow, (client, server): the timeout asked before this step's deliveries, and
+    /// whether the connection received a packet since (then it is asked again).
+    timeouts: Vec<[(Option<Instant>, bool); 2]>,
 }
 
 impl Net {
@@ -69,6 +72,7 @@ impl Net {
             rng: Rng::new(seed),
             buf: vec![0u8; 65536],
             steps: 0,
+            timeouts: Vec::new(),
         }
     }
 
@@ -160,11 +164,15 @@ impl Net {
         }
     }
 
-    fn next_time(&self) -> Option<Instant> {
+    /// The earliest deadline of any connection or link; notes each connection's timeout.
+    fn next_time(&mut self) -> Option<Instant> {
         let mut t: Option<Instant> = None;
+        self.timeouts.clear();
         for f in &self.flows {
-            t = earliest(t, f.client.poll_timeout());
-            t = earliest(t, f.server.as_ref().and_then(|s| s.poll_timeout()));
+            let client = f.client.poll_timeout();
+            let server = f.server.as_ref().and_then(|s| s.poll_timeout());
+            self.timeouts.push([(client, false), (server, false)]);
+            t = earliest(earliest(t, client), server);
         }
         for l in &self.links {
             t = earliest(t, l.next_delivery());
@@ -173,6 +181,10 @@ impl Net {
     }
 
     /// Sends what is due, advances to the next event and processes it. False when idle.
+    ///
+    /// As `Pair::step`: a link whose next event lies ahead is not run (running it to `now`
+    /// would change nothing), and a connection that received nothing keeps the timeout it had
+    /// before the deliveries.
     pub fn step(&mut self) -> bool {
         self.steps += 1;
         self.flush();
@@ -182,6 +194,9 @@ impl Net {
         self.now = self.now.max(next);
         let now = self.now;
         for li in 0..self.links.len() {
+            if self.links[li].next_delivery().is_none_or(|t| t > now) {
+                continue;
+            }
             while let Some((d, flow)) = self.links[li].pop_due_tagged(now) {
                 let f = &mut self.flows[flow as usize];
                 // A packet travels towards the server iff this link is its flow's up link
@@ -195,11 +210,21 @@ impl Net {
                     towards_server,
                     &d,
                 );
+                self.timeouts[flow as usize][usize::from(towards_server)].1 = true;
                 self.links[li].recycle(d);
             }
         }
-        for f in &mut self.flows {
-            fire_all_due_timers(std::iter::once(&mut f.client).chain(f.server.as_mut()), now);
+        for (f, [client, server]) in self.flows.iter_mut().zip(&self.timeouts) {
+            let t = if client.1 {
+                f.client.poll_timeout()
+            } else {
+                client.0
+            };
+            fire_due_timers(&mut f.client, now, t);
+            if let Some(s) = f.server.as_mut() {
+                let t = if server.1 { s.poll_timeout() } else { server.0 };
+                fire_due_timers(s, now, t);
+            }
         }
         true
     }
