@@ -200,6 +200,19 @@ def undecided(results: list[ClaimResult]) -> list[str]:
             if any(not c.supports and not c.contradicts for c in r.cells)]  # fmt: skip
 
 
+def run_matrices_until_stopped(matrices: list[StudyMatrix], repo: Path) -> list[int]:
+    """Runs the matrices in order; the first that did not run through (130: stopped by
+    Ctrl-C or SIGTERM; 2: refused; 3: out of space) ends the study there. The signal handler
+    turns only the first signal into an interruption, so a matrix started after it would
+    ignore every later Ctrl-C while each one still killed its running trial."""
+    codes: list[int] = []
+    for m in matrices:
+        codes.append(run_study_matrix(m, repo))
+        if codes[-1] not in (0, 1):
+            break
+    return codes
+
+
 def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path) -> int:
     """Each setting from its minimum repetitions, adding a block of seeds while a claim has
     an undecided cell, up to the maximum (pre-registration §5)."""
@@ -213,9 +226,11 @@ def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path
         n = reps or low
         while True:
             matrices = [sim_matrix(setting, n)] if engine == "sim" else emulated_matrices(n)
-            codes = [run_study_matrix(m, repo) for m in matrices]
+            codes = run_matrices_until_stopped(matrices, repo)
             status = max(status, *codes)
-            if any(c not in (0, 1) for c in codes) or reps is not None or n >= high:
+            if any(c not in (0, 1) for c in codes):
+                return status  # stopped (Ctrl-C, SIGTERM), refused or out of space: no more
+            if reps is not None or n >= high:
                 break
             rows = load_ok(repo / matrices[0].out)
             open_claims = undecided(decide_all(rows, engine))

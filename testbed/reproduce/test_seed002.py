@@ -163,6 +163,34 @@ def test_study_commands_name_every_option_of_the_setting() -> None:
     assert baselines.argv()[baselines.argv().index("--transport") + 1] == "tcp-lte,tcp-wifi"
 
 
+@pytest.mark.parametrize("stop_code", [130, 2, 3])
+def test_a_stopped_matrix_ends_the_study(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, stop_code: int
+) -> None:
+    """Ctrl-C during the emulated cells must not go on to the baselines (nor to the next
+    setting): only the first signal interrupts, so a matrix started after it could not be
+    stopped and each later Ctrl-C would only kill (and fail) its running trial."""
+    ran: list[str] = []
+
+    def fake_run(m: seed002_study.StudyMatrix, repo: Path) -> int:
+        ran.append(m.out)
+        return stop_code
+
+    monkeypatch.setattr(seed002_study, "run_study_matrix", fake_run)
+    assert seed002_study.run_study("emulate", [], None, tmp_path) == stop_code
+    assert ran == ["results/seed002-study/emulate-S0"]
+    ran.clear()
+    assert seed002_study.run_study("sim", list(SETTINGS[:3]), None, tmp_path) == stop_code
+    assert ran == ["results/seed002-study/sim-S0"]
+
+
+def test_matrices_that_run_through_all_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    ran: list[str] = []
+    monkeypatch.setattr(seed002_study, "run_study_matrix", lambda m, repo: ran.append(m.out) or 1)
+    codes = seed002_study.run_matrices_until_stopped(seed002_study.emulated_matrices(), tmp_path)
+    assert codes == [1, 1] and len(ran) == 2
+
+
 def test_study_cli_refuses_unknown_settings(capsys: pytest.CaptureFixture[str]) -> None:
     assert seed002_study.main(["--settings", "S0,S99"]) == 2
     assert "--settings S99: unknown; valid: S0" in capsys.readouterr().err
