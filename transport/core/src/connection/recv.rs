@@ -26,7 +26,7 @@ impl Connection {
         if h.conn_id != self.conn_id {
             return Err(WireError::BadSubflow(h.subflow));
         }
-        wire::validate(payload)?;
+        let frames = wire::parse_valid(payload)?;
         if self.lifecycle == Lifecycle::Closed {
             return Ok(SubflowId(h.subflow));
         }
@@ -70,9 +70,9 @@ impl Connection {
         // sender sees a loss and sends it again once the window allows (acknowledging it
         // and dropping the data would lose it for good).
         let edge = self.advertised_edge.max(self.window_edge());
-        let beyond = wire::frames(payload).any(|f| {
-            matches!(f, Ok(Frame::Data { dsn, payload, .. }) if dsn + payload.len() as u64 > edge)
-        });
+        let beyond = frames.iter().any(
+            |f| matches!(f, Frame::Data { dsn, payload, .. } if dsn + payload.len() as u64 > edge),
+        );
         if beyond {
             self.counters.beyond_window_drops_total += 1;
             return Ok(id);
@@ -89,8 +89,7 @@ impl Connection {
             s.largest_received_time = Some(now);
         }
         let mut ack_eliciting = false;
-        for f in wire::frames(payload) {
-            let f = f?; // validated above
+        for f in frames.iter() {
             ack_eliciting |= f.is_ack_eliciting();
             match f {
                 Frame::Hello { .. } => {
