@@ -19,6 +19,7 @@
 
 use std::time::Duration;
 
+use super::chunks::ChunkTable;
 use super::{CloseReason, Connection, Event};
 use crate::cc::rate::AckRate;
 use crate::cc::{AckEvent, CcPhase, CongestionEvent};
@@ -169,7 +170,7 @@ impl Connection {
     /// connection-level DATA_ACK (which may arrive before the subflow ACK that carried it,
     /// or instead of it when the chunk was reinjected elsewhere).
     fn chunk_done(&self, c: &ChunkRef) -> bool {
-        self.chunks.is_delivered(c.dsn) || c.end() <= self.peer_data_ack || c.dsn < self.send_base
+        chunk_done(&self.chunks, self.peer_data_ack, self.send_base, c)
     }
 
     /// The lowest data sequence number the subflow still owes (its `snd_una` in TCP terms);
@@ -351,18 +352,16 @@ impl Connection {
     /// the RTO-loss state, an ACK arrived since the latest timeout). Returns, when it ended,
     /// the data lost during it from later packets that is still undelivered.
     fn check_episode_exit(&mut self, id: SubflowId, now: Instant) -> Option<Vec<ChunkRef>> {
-        let s = &self.subflows[id.index()];
-        let e = s.episode.as_ref()?;
-        let in_flight_below = s.in_flight_below(e.high_pn);
-        let undelivered: Vec<ChunkRef> = e
-            .undelivered
-            .iter()
-            .copied()
-            .filter(|c| !self.chunk_done(c))
-            .collect();
-        let acked_ok = e.kind == EpisodeKind::FastRecovery || e.acked_since_timeout;
         let s = &mut self.subflows[id.index()];
-        if undelivered.is_empty() && !in_flight_below && acked_ok {
+        let in_flight_below = s.in_flight_below(s.episode.as_ref()?.high_pn);
+        let e = s.episode.as_mut()?;
+        // Filtered in place (same elements, same order as a filtered copy): a chunk once done
+        // stays done, so what is dropped here would be dropped on every later call too.
+        let (chunks, peer_data_ack, send_base) = (&self.chunks, self.peer_data_ack, self.send_base);
+        e.undelivered
+            .retain(|c| !chunk_done(chunks, peer_data_ack, send_base, c));
+        let acked_ok = e.kind == EpisodeKind::FastRecovery || e.acked_since_timeout;
+        if e.undelivered.is_empty() && !in_flight_below && acked_ok {
             let lost_after = s.episode.take().map_or(Vec::new(), |e| e.lost_after);
             self.cc.on_recovery_exit(id, now);
             self.sched_dirty = true;
@@ -373,9 +372,6 @@ impl Connection {
                     .collect(),
             )
         } else {
-            if let Some(e) = s.episode.as_mut() {
-                e.undelivered = undelivered;
-            }
             None
         }
     }
@@ -466,4 +462,11 @@ impl Connection {
         }
         self.sched.on_event(&SchedEvent::Rto { path: id, now });
     }
+}
+
+/// [`Connection::chunk_done`] on the parts it reads (callable while a subflow is borrowed).
+/// The two comparisons go first: they settle most chunks without a chunk-table lookup, and
+/// all three tests are pure, so the order does not change the answer.
+fn chunk_done(chunks: &ChunkTable, peer_data_ack: u64, send_base: u64, c: &ChunkRef) -> bool {
+    c.end() <= peer_data_ack || c.dsn < send_base || chunks.is_delivered(c.dsn)
 }
