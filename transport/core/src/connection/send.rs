@@ -104,17 +104,20 @@ impl Connection {
         loop {
             let mut best: Option<(Instant, usize)> = None;
             for i in 0..n {
-                let cwnd = self.cc.cwnd_bytes(SubflowId(i as u8));
-                let rate = self.cc.pacing_rate(SubflowId(i as u8));
-                let s = &mut self.subflows[i];
+                // The CC is asked (pure getters) only about subflows with something to send.
+                let s = &self.subflows[i];
                 if !s.has_queued() || !s.is_established() {
                     continue;
                 }
+                let id = SubflowId(i as u8);
+                let cwnd = self.cc.cwnd_bytes(id);
+                let s = &mut self.subflows[i];
                 if s.inflight_bytes >= cwnd {
                     s.last_cwnd_limited = Some(now);
                     continue;
                 }
-                let release = s.pacer.release_time(now, rate);
+                let rate = self.cc.pacing_rate(id);
+                let release = self.subflows[i].pacer.release_time(now, rate);
                 if release <= horizon && best.is_none_or(|(t, _)| release < t) {
                     best = Some((release, i));
                 }
