@@ -110,7 +110,13 @@ impl Connection {
         // Outside fast recovery there is no hole the ACK could leave in place that matters:
         // an ACK of new data counts as advancing (Linux FLAG_DATA_ACKED).
         let snd_una_advanced = match una_before {
-            Some(before) => before.is_some() && self.snd_una_dsn(id) != before,
+            Some(before) => {
+                let advanced = before.is_some_and(|lowest| !self.still_owes(id, lowest));
+                if cfg!(test) {
+                    assert_eq!(advanced, before.is_some() && self.snd_una_dsn(id) != before);
+                }
+                advanced
+            }
             None => acked.acked_bytes > 0,
         };
         if !acked.delivered.is_empty() {
@@ -187,6 +193,19 @@ impl Connection {
             }
         }
         lowest
+    }
+
+    /// Whether the subflow still owes `dsn`: some packet in flight or queued retransmission
+    /// carries it and it is not delivered. Between the two `snd_una_dsn` points of an ACK
+    /// (packets only leave flight, chunks only become delivered) the owed set only shrinks,
+    /// so `snd_una_dsn` stayed at its earlier value exactly when that value is still owed;
+    /// this answers that with a walk that stops at the first carrier (DSNs mostly rise
+    /// along the packets, so it is near the front) instead of a walk over all of them.
+    fn still_owes(&self, id: SubflowId, dsn: u64) -> bool {
+        !self.chunks.is_delivered(dsn)
+            && self.subflows[id.index()]
+                .outstanding_dsns()
+                .any(|d| d == dsn)
     }
 
     /// The common tail of an ACK and of the loss timer: losses, episode exit and start, the
