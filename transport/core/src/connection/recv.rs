@@ -1,7 +1,7 @@
 //! Packets in: frame dispatch, the server side of the HELLO handshake, ACK policy, and
 //! reassembly of the incoming stream (read buffer + out-of-order queue, window edge).
 
-use super::{CloseReason, Connection, Event, Lifecycle, Role};
+use super::{CloseReason, Connection, Event, Lifecycle, OFO_SPARE_BUFFERS, Role};
 use crate::subflow::SubflowState;
 use crate::units::{Instant, SubflowId};
 use crate::wire::{self, Frame, WireError};
@@ -182,7 +182,10 @@ impl Connection {
                     .counters
                     .ofo_queue_max_bytes
                     .max(self.counters.ofo_queue_bytes);
-                self.ofo.insert(dsn, payload.to_vec());
+                let mut buf = self.ofo_spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(payload);
+                self.ofo.insert(dsn, buf);
             }
         }
         if let Some(f) = self.peer_fin_dsn
@@ -210,6 +213,9 @@ impl Connection {
                 self.recv_buf.extend(&data[skip..]);
                 self.counters.bytes_delivered_total += end - self.recv_next;
                 self.recv_next = end;
+            }
+            if self.ofo_spare.len() < OFO_SPARE_BUFFERS {
+                self.ofo_spare.push(data);
             }
         }
     }
