@@ -259,8 +259,6 @@ impl Connection {
         data: Option<ChunkRef>,
     ) {
         let id = SubflowId(i as u8);
-        let rate = self.cc.pacing_rate(id);
-        let burst = self.cc.pacing_burst_bytes(id);
         let s = &mut self.subflows[i];
         s.counters.pkts_sent_total += 1;
         s.counters.bytes_sent_total += len as u64;
@@ -268,6 +266,10 @@ impl Connection {
             s.on_untracked_sent(now, pn);
             return;
         }
+        // (Pure CC getters: asked only for packets the pacer books.)
+        let rate = self.cc.pacing_rate(id);
+        let burst = self.cc.pacing_burst_bytes(id);
+        let s = &mut self.subflows[i];
         // Linux `tcp_cwnd_restart`: data after more than one RTO with nothing in flight.
         let idle_restart = data.is_some()
             && s.inflight_bytes == 0
