@@ -70,6 +70,9 @@ pub const MIN_RECV_WINDOW_BYTES: u64 = 64 * 1024;
 /// fraction of the receive window (otherwise it rides on the next ACK).
 const WINDOW_UPDATE_FRACTION: u64 = 4;
 
+/// Most spare out-of-order segment buffers kept for reuse (`Connection::ofo_spare`).
+const OFO_SPARE_BUFFERS: usize = 256;
+
 /// Connection settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -289,6 +292,9 @@ pub struct Connection {
     recv_buf: VecDeque<u8>,
     recv_next: u64,
     ofo: BTreeMap<u64, Vec<u8>>,
+    /// Buffers of out-of-order segments already delivered, reused for the next ones (an
+    /// allocation per segment otherwise); at most [`OFO_SPARE_BUFFERS`].
+    ofo_spare: Vec<Vec<u8>>,
     peer_fin_dsn: Option<u64>,
     peer_finished: bool,
     advertised_edge: u64,
@@ -387,6 +393,7 @@ impl Connection {
             recv_buf: VecDeque::new(),
             recv_next: 0,
             ofo: BTreeMap::new(),
+            ofo_spare: Vec::new(),
             peer_fin_dsn: None,
             peer_finished: false,
             advertised_edge,

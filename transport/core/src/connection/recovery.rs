@@ -19,6 +19,7 @@
 
 use std::time::Duration;
 
+use super::chunks::ChunkTable;
 use super::{CloseReason, Connection, Event};
 use crate::cc::rate::AckRate;
 use crate::cc::{AckEvent, CcPhase, CongestionEvent};
@@ -109,7 +110,13 @@ impl Connection {
         // Outside fast recovery there is no hole the ACK could leave in place that matters:
         // an ACK of new data counts as advancing (Linux FLAG_DATA_ACKED).
         let snd_una_advanced = match una_before {
-            Some(before) => before.is_some() && self.snd_una_dsn(id) != before,
+            Some(before) => {
+                let advanced = before.is_some_and(|lowest| !self.still_owes(id, lowest));
+                if cfg!(test) {
+                    assert_eq!(advanced, before.is_some() && self.snd_una_dsn(id) != before);
+                }
+                advanced
+            }
             None => acked.acked_bytes > 0,
         };
         if !acked.delivered.is_empty() {
@@ -169,7 +176,7 @@ impl Connection {
     /// connection-level DATA_ACK (which may arrive before the subflow ACK that carried it,
     /// or instead of it when the chunk was reinjected elsewhere).
     fn chunk_done(&self, c: &ChunkRef) -> bool {
-        self.chunks.is_delivered(c.dsn) || c.end() <= self.peer_data_ack || c.dsn < self.send_base
+        chunk_done(&self.chunks, self.peer_data_ack, self.send_base, c)
     }
 
     /// The lowest data sequence number the subflow still owes (its `snd_una` in TCP terms);
@@ -186,6 +193,19 @@ impl Connection {
             }
         }
         lowest
+    }
+
+    /// Whether the subflow still owes `dsn`: some packet in flight or queued retransmission
+    /// carries it and it is not delivered. Between the two `snd_una_dsn` points of an ACK
+    /// (packets only leave flight, chunks only become delivered) the owed set only shrinks,
+    /// so `snd_una_dsn` stayed at its earlier value exactly when that value is still owed;
+    /// this answers that with a walk that stops at the first carrier (DSNs mostly rise
+    /// along the packets, so it is near the front) instead of a walk over all of them.
+    fn still_owes(&self, id: SubflowId, dsn: u64) -> bool {
+        !self.chunks.is_delivered(dsn)
+            && self.subflows[id.index()]
+                .outstanding_dsns()
+                .any(|d| d == dsn)
     }
 
     /// The common tail of an ACK and of the loss timer: losses, episode exit and start, the
@@ -351,18 +371,16 @@ impl Connection {
     /// the RTO-loss state, an ACK arrived since the latest timeout). Returns, when it ended,
     /// the data lost during it from later packets that is still undelivered.
     fn check_episode_exit(&mut self, id: SubflowId, now: Instant) -> Option<Vec<ChunkRef>> {
-        let s = &self.subflows[id.index()];
-        let e = s.episode.as_ref()?;
-        let in_flight_below = s.in_flight_below(e.high_pn);
-        let undelivered: Vec<ChunkRef> = e
-            .undelivered
-            .iter()
-            .copied()
-            .filter(|c| !self.chunk_done(c))
-            .collect();
-        let acked_ok = e.kind == EpisodeKind::FastRecovery || e.acked_since_timeout;
         let s = &mut self.subflows[id.index()];
-        if undelivered.is_empty() && !in_flight_below && acked_ok {
+        let in_flight_below = s.in_flight_below(s.episode.as_ref()?.high_pn);
+        let e = s.episode.as_mut()?;
+        // Filtered in place (same elements, same order as a filtered copy): a chunk once done
+        // stays done, so what is dropped here would be dropped on every later call too.
+        let (chunks, peer_data_ack, send_base) = (&self.chunks, self.peer_data_ack, self.send_base);
+        e.undelivered
+            .retain(|c| !chunk_done(chunks, peer_data_ack, send_base, c));
+        let acked_ok = e.kind == EpisodeKind::FastRecovery || e.acked_since_timeout;
+        if e.undelivered.is_empty() && !in_flight_below && acked_ok {
             let lost_after = s.episode.take().map_or(Vec::new(), |e| e.lost_after);
             self.cc.on_recovery_exit(id, now);
             self.sched_dirty = true;
@@ -373,9 +391,6 @@ impl Connection {
                     .collect(),
             )
         } else {
-            if let Some(e) = s.episode.as_mut() {
-                e.undelivered = undelivered;
-            }
             None
         }
     }
@@ -466,4 +481,11 @@ impl Connection {
         }
         self.sched.on_event(&SchedEvent::Rto { path: id, now });
     }
+}
+
+/// [`Connection::chunk_done`] on the parts it reads (callable while a subflow is borrowed).
+/// The two comparisons go first: they settle most chunks without a chunk-table lookup, and
+/// all three tests are pure, so the order does not change the answer.
+fn chunk_done(chunks: &ChunkTable, peer_data_ack: u64, send_base: u64, c: &ChunkRef) -> bool {
+    c.end() <= peer_data_ack || c.dsn < send_base || chunks.is_delivered(c.dsn)
 }

@@ -1,7 +1,7 @@
 //! Packets in: frame dispatch, the server side of the HELLO handshake, ACK policy, and
 //! reassembly of the incoming stream (read buffer + out-of-order queue, window edge).
 
-use super::{CloseReason, Connection, Event, Lifecycle, Role};
+use super::{CloseReason, Connection, Event, Lifecycle, OFO_SPARE_BUFFERS, Role};
 use crate::subflow::SubflowState;
 use crate::units::{Instant, SubflowId};
 use crate::wire::{self, Frame, WireError};
@@ -26,7 +26,7 @@ impl Connection {
         if h.conn_id != self.conn_id {
             return Err(WireError::BadSubflow(h.subflow));
         }
-        wire::validate(payload)?;
+        let frames = wire::parse_valid(payload)?;
         if self.lifecycle == Lifecycle::Closed {
             return Ok(SubflowId(h.subflow));
         }
@@ -70,9 +70,9 @@ impl Connection {
         // sender sees a loss and sends it again once the window allows (acknowledging it
         // and dropping the data would lose it for good).
         let edge = self.advertised_edge.max(self.window_edge());
-        let beyond = wire::frames(payload).any(|f| {
-            matches!(f, Ok(Frame::Data { dsn, payload, .. }) if dsn + payload.len() as u64 > edge)
-        });
+        let beyond = frames.iter().any(
+            |f| matches!(f, Frame::Data { dsn, payload, .. } if dsn + payload.len() as u64 > edge),
+        );
         if beyond {
             self.counters.beyond_window_drops_total += 1;
             return Ok(id);
@@ -89,8 +89,7 @@ impl Connection {
             s.largest_received_time = Some(now);
         }
         let mut ack_eliciting = false;
-        for f in wire::frames(payload) {
-            let f = f?; // validated above
+        for f in frames.iter() {
             ack_eliciting |= f.is_ack_eliciting();
             match f {
                 Frame::Hello { .. } => {
@@ -183,7 +182,10 @@ impl Connection {
                     .counters
                     .ofo_queue_max_bytes
                     .max(self.counters.ofo_queue_bytes);
-                self.ofo.insert(dsn, payload.to_vec());
+                let mut buf = self.ofo_spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(payload);
+                self.ofo.insert(dsn, buf);
             }
         }
         if let Some(f) = self.peer_fin_dsn
@@ -211,6 +213,9 @@ impl Connection {
                 self.recv_buf.extend(&data[skip..]);
                 self.counters.bytes_delivered_total += end - self.recv_next;
                 self.recv_next = end;
+            }
+            if self.ofo_spare.len() < OFO_SPARE_BUFFERS {
+                self.ofo_spare.push(data);
             }
         }
     }

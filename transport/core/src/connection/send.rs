@@ -104,17 +104,20 @@ impl Connection {
         loop {
             let mut best: Option<(Instant, usize)> = None;
             for i in 0..n {
-                let cwnd = self.cc.cwnd_bytes(SubflowId(i as u8));
-                let rate = self.cc.pacing_rate(SubflowId(i as u8));
-                let s = &mut self.subflows[i];
+                // The CC is asked (pure getters) only about subflows with something to send.
+                let s = &self.subflows[i];
                 if !s.has_queued() || !s.is_established() {
                     continue;
                 }
+                let id = SubflowId(i as u8);
+                let cwnd = self.cc.cwnd_bytes(id);
+                let s = &mut self.subflows[i];
                 if s.inflight_bytes >= cwnd {
                     s.last_cwnd_limited = Some(now);
                     continue;
                 }
-                let release = s.pacer.release_time(now, rate);
+                let rate = self.cc.pacing_rate(id);
+                let release = self.subflows[i].pacer.release_time(now, rate);
                 if release <= horizon && best.is_none_or(|(t, _)| release < t) {
                     best = Some((release, i));
                 }
@@ -256,8 +259,6 @@ impl Connection {
         data: Option<ChunkRef>,
     ) {
         let id = SubflowId(i as u8);
-        let rate = self.cc.pacing_rate(id);
-        let burst = self.cc.pacing_burst_bytes(id);
         let s = &mut self.subflows[i];
         s.counters.pkts_sent_total += 1;
         s.counters.bytes_sent_total += len as u64;
@@ -265,6 +266,10 @@ impl Connection {
             s.on_untracked_sent(now, pn);
             return;
         }
+        // (Pure CC getters: asked only for packets the pacer books.)
+        let rate = self.cc.pacing_rate(id);
+        let burst = self.cc.pacing_burst_bytes(id);
+        let s = &mut self.subflows[i];
         // Linux `tcp_cwnd_restart`: data after more than one RTO with nothing in flight.
         let idle_restart = data.is_some()
             && s.inflight_bytes == 0

@@ -7,13 +7,15 @@ use std::time::Duration;
 
 use super::{CloseReason, Connection, Lifecycle};
 use crate::subflow::SubflowState;
-use crate::units::{Instant, SubflowId};
+use crate::units::{Instant, MAX_SUBFLOWS, SubflowId};
 
 /// Shortest draining period after both streams completed.
 const MIN_DRAIN: Duration = Duration::from_millis(10);
 /// Longest draining period (it is [`DRAIN_RTOS`] RTOs otherwise).
 const MAX_DRAIN: Duration = Duration::from_secs(3);
 const DRAIN_RTOS: u32 = 3;
+/// Entries of [`Connection::timer_table`]: Idle, Draining and Persist, and four per subflow.
+const MAX_TIMERS: usize = 3 + 4 * MAX_SUBFLOWS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Timer {
@@ -122,12 +124,16 @@ impl Connection {
         if self.lifecycle == Lifecycle::Closed {
             return;
         }
-        let due: Vec<Timer> = self
-            .timer_table()
-            .filter(|(_, at)| at.is_some_and(|at| now >= at))
-            .map(|(t, _)| t)
-            .collect();
-        for t in due {
+        // The due timers, collected before firing any (on the stack: this runs per event).
+        let mut due = [Timer::Idle; MAX_TIMERS];
+        let mut n_due = 0;
+        for (t, at) in self.timer_table() {
+            if at.is_some_and(|at| now >= at) {
+                due[n_due] = t;
+                n_due += 1;
+            }
+        }
+        for &t in &due[..n_due] {
             if self.lifecycle == Lifecycle::Closed {
                 return;
             }
