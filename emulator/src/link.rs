@@ -378,14 +378,17 @@ impl Link {
 
     /// The earliest virtual time at which `advance_to` has work to do.
     pub fn next_wakeup(&self) -> Option<u64> {
-        [
-            self.head_finish_ns,
-            self.delay_line.front().map(|d| d.0),
+        // Written out rather than as a flattened iterator: the simulator asks for it after
+        // every packet, and the iterator form did not compile down to three comparisons.
+        let earliest = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        earliest(
+            earliest(self.head_finish_ns, self.delay_line.front().map(|d| d.0)),
             self.schedule.next_event_ns(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 
     /// The earliest time a packet can be released (a lower bound a shell
