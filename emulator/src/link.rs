@@ -830,7 +830,10 @@ mod tests {
         }
         assert_eq!(skipping.totals(), reference.totals());
         let t = skipping.totals();
-        assert!(t.pkts_out > 5_000 && t.drops_random > 100 && t.drops_outage > 0, "{t:?}");
+        assert!(
+            t.pkts_out > 5_000 && t.drops_random > 100 && t.drops_outage > 0,
+            "{t:?}"
+        );
     }
 
     #[test]
