@@ -186,12 +186,18 @@ impl<L: NetLink> Network<L> {
         }
         self.handoffs
             .sort_unstable_by_key(|&(at_ns, i, order, _)| (at_ns, i, order));
-        for (at_ns, i, _, packet) in std::mem::take(&mut self.handoffs) {
+        // Drained and put back, so the vector keeps its capacity from pass to pass.
+        let mut handoffs = std::mem::take(&mut self.handoffs);
+        for (at_ns, i, _, packet) in handoffs.drain(..) {
             let b = self.slots[i].next_hop.expect("handoffs have a next hop");
             self.count(b, &packet, Count::In);
             self.links[b].hand_in(at_ns, packet);
         }
+        self.handoffs = handoffs;
         for b in self.path_links..self.links.len() {
+            if !self.links[b].due(now_ns) {
+                continue;
+            }
             while let Some(event) = self.links[b].poll(now_ns) {
                 match &event {
                     LinkEvent::Released { packet, .. } => self.count(b, packet, Count::Out),

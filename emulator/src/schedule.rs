@@ -96,6 +96,12 @@ impl Schedule {
             .map(|e| seconds_to_ns(e.t_s()))
     }
 
+    /// Whether `apply_until(now_ns)` would change nothing: no event starts by then and no
+    /// ramp is in progress.
+    pub fn idle_until(&self, now_ns: u64) -> bool {
+        self.ramps.is_empty() && self.next_event_ns().is_none_or(|t| t > now_ns)
+    }
+
     pub fn in_outage(&self, t_ns: u64) -> bool {
         self.outages_ns
             .iter()

@@ -39,6 +39,24 @@ pub(super) fn fire_due_timers(conn: &mut Connection, now: Instant, timeout: Opti
     }
 }
 
+/// Fires `conn`'s timers if due at `now`, after this step's deliveries: `timeout_before` is its
+/// `poll_timeout` asked before them. Only a datagram can change a connection's timeout between
+/// the two (no timer fired, no write happened in between), so one that `received` nothing keeps
+/// it and is not asked again.
+pub(super) fn fire_due_timers_after_deliveries(
+    conn: &mut Connection,
+    now: Instant,
+    timeout_before: Option<Instant>,
+    received: bool,
+) {
+    let timeout = if received {
+        conn.poll_timeout()
+    } else {
+        timeout_before
+    };
+    fire_due_timers(conn, now, timeout);
+}
+
 /// Hands a datagram to a client and server pair: towards the server as
 /// [`deliver_to_server`], else to the client (if it exists yet).
 pub(super) fn deliver_to_endpoint(

@@ -18,10 +18,11 @@
 use std::time::Duration;
 
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
-use super::endpoint::{deliver_to_endpoint, earliest, fire_due_timers};
+use super::endpoint::{deliver_to_endpoint, earliest, fire_due_timers_after_deliveries};
 use crate::connection::{Config, Connection, PathConfig};
 use crate::rng::Rng;
 use crate::units::Instant;
+use linkemu::network::NetLink;
 
 /// Index of a link in a [`Net`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -194,7 +195,7 @@ impl Net {
         self.now = self.now.max(next);
         let now = self.now;
         for li in 0..self.links.len() {
-            if self.links[li].next_delivery().is_none_or(|t| t > now) {
+            if !self.links[li].due(now.as_nanos()) {
                 continue;
             }
             while let Some((d, flow)) = self.links[li].pop_due_tagged(now) {
@@ -214,16 +215,12 @@ impl Net {
                 self.links[li].recycle(d);
             }
         }
-        for (f, [client, server]) in self.flows.iter_mut().zip(&self.timeouts) {
-            let t = if client.1 {
-                f.client.poll_timeout()
-            } else {
-                client.0
-            };
-            fire_due_timers(&mut f.client, now, t);
+        for (f, &[(client_timeout, to_client), (server_timeout, to_server)]) in
+            self.flows.iter_mut().zip(&self.timeouts)
+        {
+            fire_due_timers_after_deliveries(&mut f.client, now, client_timeout, to_client);
             if let Some(s) = f.server.as_mut() {
-                let t = if server.1 { s.poll_timeout() } else { server.0 };
-                fire_due_timers(s, now, t);
+                fire_due_timers_after_deliveries(s, now, server_timeout, to_server);
             }
         }
         true

@@ -11,7 +11,8 @@ use sha2::{Digest, Sha256};
 use super::cross::{CBR_TAG, CbrFlow, CrossFlow};
 use super::emulated_link::{Link, LinkCounters, LinkSpec};
 use super::endpoint::{
-    deliver_to_endpoint, deliver_to_server, earliest, fire_all_due_timers, fire_due_timers,
+    deliver_to_endpoint, deliver_to_server, earliest, fire_all_due_timers,
+    fire_due_timers_after_deliveries,
 };
 use crate::connection::{CloseReason, Config, Connection, Event, PathConfig};
 use crate::rng::Rng;
@@ -384,19 +385,9 @@ impl Pair {
         for c in &mut self.side {
             fire_all_due_timers(std::iter::once(&mut c.client).chain(c.server.as_mut()), now);
         }
-        let client_timeout = if to_client {
-            self.client.poll_timeout()
-        } else {
-            client_timeout
-        };
-        fire_due_timers(&mut self.client, now, client_timeout);
+        fire_due_timers_after_deliveries(&mut self.client, now, client_timeout, to_client);
         if let Some(s) = self.server.as_mut() {
-            let server_timeout = if to_server {
-                s.poll_timeout()
-            } else {
-                server_timeout
-            };
-            fire_due_timers(s, now, server_timeout);
+            fire_due_timers_after_deliveries(s, now, server_timeout, to_server);
         }
         true
     }
