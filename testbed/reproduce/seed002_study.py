@@ -169,6 +169,33 @@ def emulated_matrices(reps: int = EMU_MIN_REPS, root: str = STUDY_DIR) -> list[S
     ]
 
 
+FIRST_ATTEMPTS_SUFFIX = "-first-attempts"
+
+
+def set_aside_for_retry(run_dir: Path) -> list[str]:
+    """Pre-registration §5: a trial that failed or is invalid is re-run once with the same
+    seed. Its first attempt moves to `<run>-first-attempts/trials/` (kept for the record), so
+    the runner redoes it; a trial whose first attempt is already there keeps its second
+    result, whatever it is. Only emulated runs call this: a simulated trial is deterministic,
+    so its re-run would repeat its result. Unfinished trials and those stopped for want of
+    space (the runner redoes those itself) stay. Returns the trial ids set aside."""
+    trials = run_dir / "trials"
+    aside = Path(f"{run_dir}{FIRST_ATTEMPTS_SUFFIX}") / "trials"
+    moved: list[str] = []
+    for trial_dir in sorted(p for p in trials.glob("*") if p.is_dir()):
+        result = read_json(trial_dir / "result.json")
+        if not result or result.get("out_of_space"):
+            continue
+        if result.get("status") == "ok" and truthy(result.get("valid")):
+            continue
+        if (aside / trial_dir.name).exists():
+            continue
+        aside.mkdir(parents=True, exist_ok=True)
+        trial_dir.rename(aside / trial_dir.name)
+        moved.append(trial_dir.name)
+    return moved
+
+
 def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
     """Runs one matrix through the plan layer (resumes: finished trials are skipped)."""
     from testbed import matrix, plan
@@ -183,9 +210,12 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
     )  # fmt: skip
     try:
         specs = plan.specs_for(options, repo, kernel_caps())
-        return plan.run_plan(specs, matrix.run_dir_for(m.out, specs, repo), engine=m.engine,
-                             jobs=None, repo=repo, argv=m.argv(), dry_run=m.dry_run,
-                             report=False)  # fmt: skip
+        run_dir = matrix.run_dir_for(m.out, specs, repo)
+        if m.engine == "emulate" and not m.dry_run:
+            for trial_id in set_aside_for_retry(run_dir):
+                print(f"  re-running once (pre-registration §5): {trial_id}", flush=True)
+        return plan.run_plan(specs, run_dir, engine=m.engine, jobs=None, repo=repo,
+                             argv=m.argv(), dry_run=m.dry_run, report=False)  # fmt: skip
     except plan.UsageError as exc:
         print(f"seed002 study: {exc}", file=sys.stderr)
         return 2

@@ -191,6 +191,29 @@ def test_matrices_that_run_through_all_run(monkeypatch: pytest.MonkeyPatch, tmp_
     assert codes == [1, 1] and len(ran) == 2
 
 
+def test_failed_or_invalid_trials_are_set_aside_once_for_a_retry(tmp_path: Path) -> None:
+    run = tmp_path / "emulate-S0"
+
+    def trial(name: str, result: dict | None) -> None:
+        (run / "trials" / name).mkdir(parents=True, exist_ok=True)
+        if result is not None:
+            (run / "trials" / name / "result.json").write_text(json.dumps(result))
+
+    trial("valid", {"status": "ok", "valid": True})
+    trial("invalid", {"status": "ok", "valid": False})
+    trial("failed", {"status": "failed", "valid": False})
+    trial("no-space", {"status": "failed", "valid": False, "out_of_space": True})
+    trial("running", None)
+    assert seed002_study.set_aside_for_retry(run) == ["failed", "invalid"]
+    aside = tmp_path / "emulate-S0-first-attempts" / "trials"
+    assert sorted(p.name for p in aside.iterdir()) == ["failed", "invalid"]
+    assert sorted(p.name for p in (run / "trials").iterdir()) == ["no-space", "running", "valid"]
+    # The retry is invalid again: it stays, and the first attempt is kept as it was.
+    trial("invalid", {"status": "ok", "valid": False, "second": True})
+    assert seed002_study.set_aside_for_retry(run) == []
+    assert "second" not in (aside / "invalid" / "result.json").read_text()
+
+
 def test_study_cli_refuses_unknown_settings(capsys: pytest.CaptureFixture[str]) -> None:
     assert seed002_study.main(["--settings", "S0,S99"]) == 2
     assert "--settings S99: unknown; valid: S0" in capsys.readouterr().err
