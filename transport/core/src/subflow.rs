@@ -189,6 +189,14 @@ pub struct Subflow {
     pub next_pn: u64,
     /// Packets from the oldest unresolved one up to next_pn − 1, contiguous by pn.
     sent: VecDeque<SentPacket>,
+    /// No packet numbered below this one is in flight. Packets only leave flight (a new one
+    /// gets a higher number), so the walks over the record start here instead of at its
+    /// front, which a lost packet kept for one RTO can hold a window's length behind.
+    first_inflight_pn: u64,
+    /// Packet numbers of the record's packets declared lost (kept for a late ACK), ascending:
+    /// with the cursor, an ACK visits only the packets it can change instead of every packet
+    /// its ranges cover.
+    lost_pns: VecDeque<u64>,
     pub inflight_bytes: u64,
     pub ack_eliciting_in_flight: u64,
     pub largest_acked: Option<u64>,
@@ -253,6 +261,8 @@ impl Subflow {
             mss_bytes,
             next_pn: 0,
             sent: VecDeque::new(),
+            first_inflight_pn: 0,
+            lost_pns: VecDeque::new(),
             inflight_bytes: 0,
             ack_eliciting_in_flight: 0,
             largest_acked: None,
@@ -358,37 +368,71 @@ impl Subflow {
         let Some(front) = self.sent.front().map(|p| p.pn) else {
             return out;
         };
+        // Below the cursor a packet is acknowledged already or declared lost: only the lost
+        // ones can change, so the walk visits those, then every packet from the cursor on,
+        // in the order of the ranges and, within one, of packet numbers.
+        let cursor = front + self.inflight_start() as u64;
         for (first, last) in ranges {
             if last < front {
                 break;
             }
-            for pn in first.max(front)..=last {
-                let Some(p) = self.sent.get_mut((pn - front) as usize) else {
+            if first < cursor {
+                let (lo, hi) = (first.max(front), last.min(cursor - 1));
+                let from = self.lost_pns.partition_point(|&pn| pn < lo);
+                let to = self.lost_pns.partition_point(|&pn| pn <= hi);
+                if from < to {
+                    let late: Vec<u64> = self.lost_pns.drain(from..to).collect();
+                    for pn in late {
+                        self.ack_packet((pn - front) as usize, now, &mut out);
+                    }
+                }
+            }
+            for pn in first.max(cursor)..=last {
+                let i = (pn - front) as usize;
+                let Some(p) = self.sent.get(i) else {
                     break;
                 };
-                let size = p.size_bytes as u64;
                 match p.state {
                     PacketState::Acked => continue,
-                    PacketState::InFlight => {
-                        self.inflight_bytes -= size;
-                        if p.ack_eliciting {
-                            self.ack_eliciting_in_flight -= 1;
-                        }
-                        out.acked_bytes += size;
+                    PacketState::InFlight => {}
+                    PacketState::Lost => {
+                        let k = self
+                            .lost_pns
+                            .binary_search(&pn)
+                            .expect("a lost packet is listed");
+                        self.lost_pns.remove(k);
                     }
-                    PacketState::Lost => self.counters.spurious_losses_total += 1,
                 }
-                p.state = PacketState::Acked;
-                self.rate.on_packet_delivered(now, &p.stamp, size);
-                if out.largest.is_none_or(|(l, _, _)| pn > l) {
-                    out.largest = Some((pn, p.sent_time, p.ack_eliciting));
-                }
-                if let Some(c) = p.data {
-                    out.delivered.push(c);
-                }
+                self.ack_packet(i, now, &mut out);
             }
         }
         out
+    }
+
+    /// Acknowledges the record's packet `i`, in flight or declared lost (already taken off
+    /// `lost_pns`).
+    fn ack_packet(&mut self, i: usize, now: Instant, out: &mut AckedPackets) {
+        let p = &mut self.sent[i];
+        let size = p.size_bytes as u64;
+        match p.state {
+            PacketState::Acked => return,
+            PacketState::InFlight => {
+                self.inflight_bytes -= size;
+                if p.ack_eliciting {
+                    self.ack_eliciting_in_flight -= 1;
+                }
+                out.acked_bytes += size;
+            }
+            PacketState::Lost => self.counters.spurious_losses_total += 1,
+        }
+        p.state = PacketState::Acked;
+        self.rate.on_packet_delivered(now, &p.stamp, size);
+        if out.largest.is_none_or(|(l, _, _)| p.pn > l) {
+            out.largest = Some((p.pn, p.sent_time, p.ack_eliciting));
+        }
+        if let Some(c) = p.data {
+            out.delivered.push(c);
+        }
     }
 
     /// RFC 9002 §6.1 loss detection on the packets below the largest acknowledged one:
@@ -404,7 +448,8 @@ impl Subflow {
         let loss_delay =
             (rtt * TIME_THRESHOLD_NUM / TIME_THRESHOLD_DEN).max(LOSS_DELAY_GRANULARITY);
         let lost_send_time = now.checked_sub(loss_delay);
-        for i in 0..self.sent.len() {
+        let start = self.advance_inflight_cursor();
+        for i in start..self.sent.len() {
             let p = self.sent[i];
             if p.pn > largest_acked {
                 break;
@@ -428,7 +473,8 @@ impl Subflow {
     /// Retransmission timeout: every packet in flight is lost (`tcp_timeout_mark_lost`).
     pub fn declare_flight_lost(&mut self, now: Instant) -> LostPackets {
         let mut out = LostPackets::default();
-        for i in 0..self.sent.len() {
+        let start = self.advance_inflight_cursor();
+        for i in start..self.sent.len() {
             if self.sent[i].state == PacketState::InFlight {
                 self.mark_lost(i, &mut out);
             }
@@ -441,6 +487,13 @@ impl Subflow {
     fn mark_lost(&mut self, i: usize, out: &mut LostPackets) {
         let p = &mut self.sent[i];
         p.state = PacketState::Lost;
+        match self.lost_pns.back() {
+            Some(&b) if b > p.pn => {
+                let k = self.lost_pns.partition_point(|&pn| pn < p.pn);
+                self.lost_pns.insert(k, p.pn);
+            }
+            _ => self.lost_pns.push_back(p.pn),
+        }
         let size = p.size_bytes as u64;
         self.inflight_bytes -= size;
         if p.ack_eliciting {
@@ -460,6 +513,48 @@ impl Subflow {
         }
     }
 
+    /// Index in the record of the first packet that may be in flight (the record's length if
+    /// none is), read from the cursor without moving it.
+    fn inflight_start(&self) -> usize {
+        let front = self.sent.front().map_or(self.first_inflight_pn, |p| p.pn);
+        let start = (self.first_inflight_pn.saturating_sub(front) as usize).min(self.sent.len());
+        // The cursor's invariant, checked against the whole record in every unit test.
+        #[cfg(test)]
+        assert!(
+            self.sent
+                .range(..start)
+                .all(|p| p.state != PacketState::InFlight),
+            "a packet below the in-flight cursor is in flight"
+        );
+        #[cfg(test)]
+        assert!(
+            self.sent
+                .iter()
+                .filter(|p| p.state == PacketState::Lost)
+                .map(|p| p.pn)
+                .eq(self.lost_pns.iter().copied()),
+            "lost_pns lists exactly the record's lost packets, ascending"
+        );
+        start
+    }
+
+    /// Moves the cursor to the first packet in flight (or past the record) and returns its
+    /// index in the record.
+    fn advance_inflight_cursor(&mut self) -> usize {
+        let mut i = self.inflight_start();
+        while self
+            .sent
+            .get(i)
+            .is_some_and(|p| p.state != PacketState::InFlight)
+        {
+            i += 1;
+        }
+        if let Some(front) = self.sent.front() {
+            self.first_inflight_pn = front.pn + i as u64;
+        }
+        i
+    }
+
     /// Drops resolved packets from the front of the record. A lost packet is kept for one
     /// RTO after it was sent, so that a late ACK can still deliver it.
     fn pop_resolved(&mut self, now: Instant) {
@@ -469,6 +564,10 @@ impl Subflow {
                 && now.saturating_duration_since(p.sent_time) < keep_lost;
             if p.state == PacketState::InFlight || late_ack_possible {
                 break;
+            }
+            if p.state == PacketState::Lost {
+                let listed = self.lost_pns.pop_front();
+                debug_assert_eq!(listed, Some(p.pn));
             }
             self.sent.pop_front();
         }
@@ -490,7 +589,7 @@ impl Subflow {
     /// out) is the subflow's `snd_una` in TCP terms.
     pub fn outstanding_dsns(&self) -> impl Iterator<Item = u64> + '_ {
         self.sent
-            .iter()
+            .range(self.inflight_start()..)
             .filter(|p| p.state == PacketState::InFlight)
             .filter_map(|p| p.data.map(|c| c.dsn))
             .chain(self.retransmit_queue.iter().map(|c| c.dsn))
@@ -498,7 +597,7 @@ impl Subflow {
 
     pub fn in_flight_below(&self, pn: u64) -> bool {
         self.sent
-            .iter()
+            .range(self.inflight_start()..)
             .take_while(|p| p.pn < pn)
             .any(|p| p.state == PacketState::InFlight)
     }
