@@ -17,6 +17,7 @@
 //! `next_wakeup()`. `now` must never decrease. The link owns no clock and no
 //! socket; tests drive it on virtual time.
 
+use crate::clock::earliest;
 use crate::loss::{self, uniform, LossModel};
 use crate::queue::{drop_tail::DropTail, Packet, PacketQueue, QueueLimit};
 use crate::rate::{self, RateModel};
@@ -397,13 +398,6 @@ impl Link {
 
     /// The earliest virtual time at which `advance_to` has work to do.
     pub fn next_wakeup(&self) -> Option<u64> {
-        // Written out rather than as a flattened iterator: the simulator asks for it after
-        // every packet, and the iterator form did not compile down to three comparisons.
-        let earliest = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, None) => a,
-            (None, b) => b,
-        };
         earliest(
             earliest(self.head_finish_ns, self.delay_line.front().map(|d| d.0)),
             self.schedule.next_event_ns(),

@@ -9,6 +9,7 @@
 //! drops the token. Packets may be sent with a future time (pacing, ACK jitter); they enter the
 //! link when virtual time reaches them.
 
+use linkemu::clock::earliest;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -242,11 +243,6 @@ impl Link {
     }
 
     fn recompute_next_event(&mut self) {
-        let earliest = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, None) => a,
-            (None, b) => b,
-        };
         self.next_event = earliest(
             earliest(self.released.front().map(|r| r.0), self.inner_wakeup),
             self.arrivals.front().map(|a| a.0.as_nanos()),

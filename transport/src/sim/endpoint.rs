@@ -5,14 +5,7 @@
 use crate::connection::{Config, Connection, SubflowStats};
 use crate::units::Instant;
 
-/// The earlier of two optional instants (None = never).
-pub(super) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, None) => a,
-        (None, b) => b,
-    }
-}
+pub(super) use linkemu::clock::earliest;
 
 /// A datagram travelling towards the server: the first HELLO creates the server connection
 /// (with `server_cfg`); datagrams before it are dropped, as the proxy drops them.

@@ -66,6 +66,11 @@ impl ChunkTable {
                 return Some(g);
             }
         }
+        self.search(dsn)
+    }
+
+    /// Where `dsn`'s chunk sits, by binary search over the chunks (ordered by DSN).
+    fn search(&self, dsn: u64) -> Option<usize> {
         let i = self.chunks.partition_point(|c| c.r.dsn < dsn);
         (i < self.chunks.len() && self.chunks[i].r.dsn == dsn).then_some(i)
     }
@@ -167,10 +172,6 @@ mod tests {
     /// short chunks among full ones, after data ACKs moved the front, and with a FIN.
     #[test]
     fn index_finds_the_chunk_a_binary_search_finds() {
-        let search = |t: &ChunkTable, dsn: u64| {
-            let i = t.chunks.partition_point(|c| c.r.dsn < dsn);
-            (i < t.chunks.len() && t.chunks[i].r.dsn == dsn).then_some(i)
-        };
         let mut t = ChunkTable::default();
         let mut dsn = 1000;
         for k in 0..400u64 {
@@ -198,7 +199,7 @@ mod tests {
             let mut found = 0;
             for probe in 900..dsn + 3000 {
                 let i = t.index(probe);
-                assert_eq!(i, search(&t, probe), "dsn {probe}");
+                assert_eq!(i, t.search(probe), "dsn {probe}");
                 found += usize::from(i.is_some());
             }
             assert_eq!(found, t.chunks.len());
