@@ -30,6 +30,9 @@ from testbed.trial import write_json_atomically
 MPSIM_BINARY = Path(os.environ.get("TESTBED_MPSIM", "transport/target/release/mpsim"))
 CONTENT_CACHE = Path("cache/content")
 ENGINE = "sim"
+# A trial's reason when mpsim's player did not play the video to its end; "(timeout)" follows
+# when the virtual-time limit ended it, "(stuck: ...)" when its watchdog did.
+PLAYER_UNFINISHED = "player did not reach the end"
 # The emulated trial's start-up on the scenario's clock (which starts with the emulator):
 # Chromium opens the player page (`start` event) at PAGE_START_S and dash.js sends its first
 # segment request at FIRST_REQUEST_S, once the page, dash.js and the MPD are loaded. Medians
@@ -184,7 +187,7 @@ def _finish(
         # `stuck`: mpsim's watchdog (no progress, or a connection closed), with the state
         # of both connections in `error`.
         detail = f": {summary['error']}" if summary.get("error") else ""
-        reason = f"player did not reach the end ({summary.get('reason')}{detail})"
+        reason = f"{PLAYER_UNFINISHED} ({summary.get('reason')}{detail})"
     invalid = [] if reason is None else [reason]
     # The `user` transport's subflow rule, on the transport-*.jsonl mpsim wrote
     # (docs/ORCHESTRATOR.md, "Validity"); none without mpsim's output (it did not run through).

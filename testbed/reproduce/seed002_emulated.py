@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from testbed.engine_sim import PLAYER_UNFINISHED
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
     NOT_MEASURED,
@@ -81,11 +82,19 @@ def _trial_commits(run: Path, ids) -> list[str]:
             for t in ids]  # fmt: skip
 
 
+# A simulated trial that its virtual-time limit ended before the video did: it failed by
+# pre-registration §5 (and fails again with the same seed: the simulator is deterministic),
+# but its stalls up to the limit are a measurement (a lower bound).
+SIM_TIMED_OUT = f"{PLAYER_UNFINISHED} (timeout)"
+
+
 def collect(
-    runs: list[Path], engine: str, live: bool = False
+    runs: list[Path], engine: str, live: bool = False, timed_out: bool = False
 ) -> tuple[pd.DataFrame, list[RunSource]]:
     """The ok and valid study trials of one engine's runs (VOD; `live` for live mode) with a
-    `setting` and a `commit` column, and one RunSource per run."""
+    `setting` and a `commit` column, and one RunSource per run. `timed_out` adds the
+    simulated trials that ended at the virtual-time limit ([`SIM_TIMED_OUT`]), which the
+    pre-registered rule excludes (for a sensitivity line)."""
     import pandas as pd
 
     from testbed.reproduce.seed002_study import setting_of
@@ -115,6 +124,8 @@ def collect(
         ok = (summary.get("status", "ok") == "ok") & summary.get(
             "valid", pd.Series(True, index=summary.index)
         ).map(truthy)
+        if timed_out and engine == "sim" and "reason" in summary.columns:
+            ok = ok | (summary["reason"] == SIM_TIMED_OUT)
         used = summary[inside & ok].assign(setting=[s for s, keep in zip(settings, inside & ok, strict=True) if keep],
                                            source_run=str(run))  # fmt: skip
         commit = str(manifest.get("git_commit") or "not recorded")

@@ -326,3 +326,43 @@ def test_a_folder_of_runs_stands_for_the_runs_in_it(tmp_path: Path) -> None:
     argv = ["--reproduce", "seed002", "--from", str(study)]
     opts = reproduce_run.options_from_args(cli.build_parser().parse_args(argv), argv)
     assert opts.from_runs == (study / "sim-S0", study / "sim-S1")
+
+
+def test_timed_out_simulated_trials_count_only_in_the_sensitivity_line(tmp_path: Path) -> None:
+    """A simulated trial that its virtual-time limit ended is excluded from the pre-registered
+    verdicts (pre-registration §5) and counted, with its stalls, in the sensitivity line; a
+    trial its watchdog ended (`stuck`) is in neither."""
+    from testbed.reproduce.seed002_emulated import SIM_TIMED_OUT
+
+    rows = _rows(seeds=10, lia_stalls=0.0).assign(reason="")
+    a1_lia = rows.index[(rows["cc"] == "lia") & rows["scenario"].str.contains("/A1-")]
+    rows.loc[a1_lia, ["status", "valid", "reason", "stalls", "stall_total_ms"]] = [
+        "failed",
+        False,
+        SIM_TIMED_OUT,
+        60.0,
+        450_000.0,
+    ]
+    stuck = rows.index[(rows["cc"] == "olia") & rows["scenario"].str.contains("/A1-")][0]
+    rows.loc[stuck, ["status", "valid", "reason"]] = [
+        "failed",
+        False,
+        "player did not reach the end (stuck: closed)",
+    ]
+    _write_run(tmp_path / "study" / "sim-S0", rows, "sim")
+    used, _ = collect([tmp_path / "study" / "sim-S0"], "sim")
+    with_them, _ = collect([tmp_path / "study" / "sim-S0"], "sim", timed_out=True)
+    assert len(used) == len(rows) - len(a1_lia) - 1
+    assert len(with_them) == len(rows) - 1
+    opts = Options(from_runs=(tmp_path / "study" / "sim-S0",))
+    assert reproduce_run.reproduce("seed002", tmp_path, opts) == 0
+    page = (tmp_path / "docs/reproductions/seed002.md").read_text()
+    assert (
+        "### Sensitivity, not pre-registered: the simulated trials that timed out, counted" in page
+    )
+    assert f"{len(a1_lia)} of the main setting's {len(rows) - 1} simulated trials ended" in page
+    assert "A1 lia×default-oot: 10 (mean 60 underflows, 450 s stalled)" in page
+    # Excluded, A1's LIA cells have no trial; counted, P1's contrast (LIA variants poor) holds.
+    section = page.split("the simulated trials that timed out, counted", 1)[1]
+    line = next(x for x in section.splitlines() if x.startswith("| P1 A1 | "))
+    assert line.split(" | ")[2] == "**reproduced** (changes)", line
