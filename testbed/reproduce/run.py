@@ -121,7 +121,7 @@ def options_from_args(args: argparse.Namespace, argv: list[str] | None) -> Optio
             "--from with --reps, --dry-run or --engine sim: a run folder already fixes them; "
             "--from only builds the page (--engine emulate --from: its emulated part from them)"
         )
-    # A folder of run folders (e.g. results/seed002-study) stands for the runs in it.
+    # A folder of run folders (e.g. studies/seed002) stands for the runs in it.
     from_runs = tuple(
         child
         for run in from_runs

@@ -101,7 +101,7 @@ def _source_note(r: Runner, main) -> str:
     if len(scheds) < len(SCHEDS):
         note += (" **Only these schedulers**: the page's own run fits its CPU budget with the two schedulers the text "
                  "singles out; claims 'across all schedulers' are checked on them only here. The study's main-setting "
-                 "run (all six, `--from results/seed002-study`) replaces it.")  # fmt: skip
+                 "run (all six, `--from studies/seed002`) replaces it.")  # fmt: skip
     timing = r.run_dir / "sim" / MATRIX_TIMING
     if timing.is_file():
         t = json.loads(timing.read_text())
@@ -223,7 +223,7 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
         "Study commands (simulated; each resumes, and adds seeds while a claim has an undecided cell): "
         "`.venv/bin/python -m testbed.reproduce.seed002_study --engine sim` (all 18 settings; "
         "`--settings S0,S1` for some), or per setting by hand, e.g. "
-        f"`{sim_matrix(SETTINGS[1]).command()}`; then `./run_trials.sh --reproduce seed002 --from results/seed002-study`.",
+        f"`{sim_matrix(SETTINGS[1]).command()}`; then `./run_trials.sh --reproduce seed002 --from studies/seed002`.",
     ]
     if sources:
         study += ["", "Simulated runs read:", "", *provenance(sources, r.repo)]

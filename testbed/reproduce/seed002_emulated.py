@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from testbed.engine_sim import PLAYER_UNFINISHED
+from testbed.reproduce.archive import COMMIT_COLUMN
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
     NOT_MEASURED,
@@ -50,8 +51,8 @@ def run_engine_of(run: Path) -> str:
 
 
 def study_runs(paths: tuple[Path, ...] | list[Path]) -> list[Path]:
-    """Run folders: each path that holds a run.json, or the runs one level below a folder
-    that holds none (e.g. results/seed002-study)."""
+    """Run folders or their archives: each path that holds a run.json, or those one level
+    below a folder that holds none (e.g. studies/seed002, results/seed002-study)."""
     out = []
     for path in paths:
         if (path / "run.json").is_file():
@@ -129,9 +130,12 @@ def collect(
         used = summary[inside & ok].assign(setting=[s for s, keep in zip(settings, inside & ok, strict=True) if keep],
                                            source_run=str(run))  # fmt: skip
         commit = str(manifest.get("git_commit") or "not recorded")
-        commits = (
-            _trial_commits(run, used["trial_id"]) if engine == "emulate" else [commit] * len(used)
-        )
+        if COMMIT_COLUMN in summary.columns:  # an archive records each trial's commit
+            commits = [str(c) for c in summary.loc[used.index, COMMIT_COLUMN]]
+        elif engine == "emulate":
+            commits = _trial_commits(run, used["trial_id"])
+        else:
+            commits = [commit] * len(used)
         used = used.assign(commit=commits)
         argv = manifest.get("argv")
         sources.append(RunSource(run, engine, commit, "./run_trials.sh " + shlex.join(map(str, argv)) if argv else "not recorded",
@@ -179,7 +183,7 @@ def plan_text() -> list[str]:
         "* `.venv/bin/python -m testbed.reproduce.seed002_study --engine emulate` (runs both below, "
         f"from {EMU_MIN_REPS} repetitions, adding one while a claim has an undecided cell, up to {EMU_MAX_REPS})",
         f"* or by hand: `{main.command()}` and `{baselines.command()}` (raise `--reps` to add seeds)",
-        "* then: `./run_trials.sh --reproduce seed002 --from results/seed002-study` builds this page.",
+        "* then: `./run_trials.sh --reproduce seed002 --from studies/seed002` builds this page.",
         "",
         f"Expected duration, one trial at a time (2 CPUs: `--jobs auto` runs one): about "
         f"{SLOT_180S_S:.0f} s per trial ({MEASURED_SLOT_60S_S} s measured start to start for 60 s "

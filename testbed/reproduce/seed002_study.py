@@ -10,8 +10,11 @@ Run the study (resumable: the same command skips finished trials):
     .venv/bin/python -m testbed.reproduce.seed002_study --engine sim [--settings S0,S1] [--reps 10]
     .venv/bin/python -m testbed.reproduce.seed002_study --engine emulate [--reps 3]
 
-then build the page from its folders:
-`./run_trials.sh --reproduce seed002 --from results/seed002-study`.
+Each run's trial folders go to results/seed002-study/<run>/ (raw logs, not versioned); after
+each matrix the runner appends the summary rows of the trials it finished to the study's
+archive, studies/seed002/<run>/ (testbed/reproduce/archive.py), which is committed and is what
+the next session resumes from: a trial the archive holds is not run again. Build the page
+from the archive: `./run_trials.sh --reproduce seed002 --from studies/seed002`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metrics.verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED
+from testbed.reproduce import archive
 from testbed.reproduce.seed002_claims import (
     CCS,
     CLAIMS,
@@ -44,7 +48,8 @@ if TYPE_CHECKING:  # pandas is imported where it is used
     import pandas as pd
 
 FAMILIES = "netem-scenarios/seed002-families"
-STUDY_DIR = "results/seed002-study"
+STUDY_DIR = "results/seed002-study"  # the runs' trial folders (raw logs, not versioned)
+ARCHIVE_DIR = f"{archive.STUDIES_DIR}/seed002"  # their summary rows, committed
 MAIN_LADDER = "720p-top-only"
 VIDEO_S = 180  # the paper's clip (Table I: 3 min)
 SIM_MIN_REPS, SIM_MAX_REPS, SIM_BLOCK = 10, 30, 5  # pre-registration §5
@@ -196,8 +201,31 @@ def set_aside_for_retry(run_dir: Path) -> list[str]:
     return moved
 
 
+def archive_of(m: StudyMatrix, repo: Path) -> Path:
+    """The matrix's archive folder: studies/seed002/<its run folder's name>."""
+    return repo / ARCHIVE_DIR / Path(m.out).name
+
+
+def finished_ids(folder: Path, engine: str) -> set[str]:
+    """The archived trials the study does not run again. Simulated: every one (the simulator
+    is deterministic: a re-run repeats the result). Emulated (pre-registration §5): a trial
+    whose last attempt is ok and valid, or that has had its one re-run."""
+    if not archive.is_archive(folder):
+        return set()
+    rows = archive.read_rows(folder)
+    if engine == "sim":
+        return set(rows["trial_id"].astype(str))
+    attempts = archive.attempts_per_trial(folder)
+    good = (rows["status"] == "ok") & rows["valid"].map(truthy)
+    return {
+        str(t) for t, ok in zip(rows["trial_id"], good, strict=True) if ok or attempts[str(t)] >= 2
+    }
+
+
 def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
-    """Runs one matrix through the plan layer (resumes: finished trials are skipped)."""
+    """Runs one matrix through the plan layer: the trials its archive does not hold (and,
+    within a session, not those its run folder has finished), then appends what finished to
+    the archive, also when stopped."""
     from testbed import matrix, plan
     from testbed.env import kernel_caps
     from testbed.topology import Interrupted
@@ -208,13 +236,20 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
         cc=list(m.ccs) or None, sched=list(m.scheds) or None, video_duration=m.video_s,
         reps=m.reps, ladder=m.setting.ladder, recv_window_bytes=m.setting.recv_window_bytes,
     )  # fmt: skip
+    run_dir: Path | None = None
     try:
         specs = plan.specs_for(options, repo, kernel_caps())
         run_dir = matrix.run_dir_for(m.out, specs, repo)
+        done = finished_ids(archive_of(m, repo), m.engine)
+        todo = [s for s in specs if s.trial_id() not in done]
+        if len(todo) < len(specs):
+            print(f"  {len(specs) - len(todo)} of {len(specs)} trials are in {ARCHIVE_DIR}/{run_dir.name}: not run again", flush=True)  # fmt: skip
+        if not todo:
+            return 0
         if m.engine == "emulate" and not m.dry_run:
             for trial_id in set_aside_for_retry(run_dir):
                 print(f"  re-running once (pre-registration §5): {trial_id}", flush=True)
-        return plan.run_plan(specs, run_dir, engine=m.engine, jobs=None, repo=repo,
+        return plan.run_plan(todo, run_dir, engine=m.engine, jobs=None, repo=repo,
                              argv=m.argv(), dry_run=m.dry_run, report=False)  # fmt: skip
     except plan.UsageError as exc:
         print(f"seed002 study: {exc}", file=sys.stderr)
@@ -222,6 +257,11 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
     except (Interrupted, KeyboardInterrupt):
         print("seed002 study: interrupted; the same command resumes", file=sys.stderr)
         return 130
+    finally:
+        if run_dir is not None and not m.dry_run:
+            added = archive.add_new(run_dir, archive_of(m, repo))
+            if added:
+                print(f"  archived {added} trial attempt(s) in {ARCHIVE_DIR}/{run_dir.name} (commit it)", flush=True)  # fmt: skip
 
 
 def undecided(results: list[ClaimResult]) -> list[str]:
@@ -262,7 +302,8 @@ def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path
                 return status  # stopped (Ctrl-C, SIGTERM), refused or out of space: no more
             if reps is not None or n >= high:
                 break
-            rows = load_ok(repo / matrices[0].out)
+            rows = ok_and_valid(archive.read_rows(archive_of(matrices[0], repo)))
+            rows = rows[rows["rep"] < n]  # the archive may hold more seeds than this step's
             open_claims = undecided(decide_all(rows, engine))
             if not open_claims:
                 break
@@ -274,9 +315,8 @@ def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path
     return status
 
 
-def load_ok(run: Path):
-    """A run's ok and valid trials (its summary.csv, or computed from its trial folders)."""
-    summary, _ = run_summary(run)
+def ok_and_valid(summary: pd.DataFrame) -> pd.DataFrame:
+    """The ok and valid rows of a run's per-trial table."""
     if "status" in summary.columns:
         summary = summary[summary["status"] == "ok"]
     if "valid" in summary.columns:
@@ -299,11 +339,15 @@ def read_json(path: Path) -> dict:
 
 
 def run_summary(run: Path) -> tuple[pd.DataFrame, str]:
-    """A run's per-trial table and where it came from: its summary.csv, or, for a run still
-    going (or one whose report was never built), the same table computed from its trial
-    folders (metrics/report.py's reduction, read only: nothing is written into the run)."""
+    """A run's per-trial table and where it came from: an archive's rows (archive.py), its
+    summary.csv, or, for a run still going (or one whose report was never built), the same
+    table computed from its trial folders (metrics/report.py's reduction, read only: nothing
+    is written into the run)."""
     import pandas as pd
 
+    if archive.is_archive(run):
+        rows = archive.read_rows(run)
+        return rows, f"its archive ({len(archive.parts(run))} parts)"
     if (run / "summary.csv").is_file():
         return pd.read_csv(run / "summary.csv"), "its summary.csv"
     from metrics.read import trial_dirs

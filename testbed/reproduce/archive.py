@@ -1,0 +1,148 @@
+"""A study's durable record: every finished trial's summary row, committed with the code.
+
+A run folder under results/ holds each trial's raw logs (tens of MB for an emulated trial)
+and is not versioned: a new checkout or a machine that was reset has none of it. A study
+that spans sessions (seed 002's runs for days) therefore keeps, beside its run folders, an
+archive in the repository (studies/<study>/<run>/): the summary row of each finished trial
+(metrics/report.py's reduction, every column), its commit and a digest of its result.json,
+appended as gzip-compressed CSV parts that are never rewritten (each commit of the archive
+adds only new rows), and the run.json of the run that last added to it. The study's runner
+skips what its archive holds and appends what it ran; a page reads an archive folder as it
+reads a run folder (`--from studies/<study>`).
+
+An archive keeps every attempt of a trial in the order they were added. A trial's row is its
+last attempt's; an earlier attempt (a trial re-run once after it failed or was invalid) stays
+on record. Which archived trials are finished is the study's rule (finished_ids)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported where it is used
+    import pandas as pd
+
+STUDIES_DIR = "studies"
+PART_GLOB = "part-*.csv.gz"
+COMMIT_COLUMN = "commit"  # the trial's git commit (trial.json env.git_commit)
+DIGEST_COLUMN = "result_sha256"  # one attempt: the SHA-256 of its result.json
+
+
+def is_archive(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.glob(PART_GLOB))
+
+
+def parts(archive: Path) -> list[Path]:
+    """The archive's parts in the order they were added (their names sort by time)."""
+    return sorted(archive.glob(PART_GLOB))
+
+
+def read_attempts(archive: Path) -> pd.DataFrame:
+    """Every archived attempt, oldest first (an empty frame for an empty archive)."""
+    import pandas as pd
+
+    frames = [pd.read_csv(p) for p in parts(archive)]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=["trial_id", "status", "valid", COMMIT_COLUMN, DIGEST_COLUMN])
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_rows(archive: Path) -> pd.DataFrame:
+    """One row per trial: its last archived attempt."""
+    attempts = read_attempts(archive)
+    return attempts.drop_duplicates("trial_id", keep="last").reset_index(drop=True)
+
+
+def attempts_per_trial(archive: Path) -> dict[str, int]:
+    attempts = read_attempts(archive)
+    return {str(k): int(v) for k, v in attempts["trial_id"].astype(str).value_counts().items()}
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def finished_trial_dirs(run_dir: Path) -> list[Path]:
+    """The run's trial folders with a result (a trial stopped for want of space is redone
+    by the runner, so it is not finished; one still running has no result yet)."""
+    trials = run_dir / "trials"
+    if not trials.is_dir():
+        return []
+    out = []
+    for trial_dir in sorted(p for p in trials.iterdir() if p.is_dir()):
+        result = _read_json(trial_dir / "result.json")
+        if result and not result.get("out_of_space"):
+            out.append(trial_dir)
+    return out
+
+
+def _digest(trial_dir: Path) -> str:
+    return hashlib.sha256((trial_dir / "result.json").read_bytes()).hexdigest()
+
+
+def add_new(run_dir: Path, archive: Path) -> int:
+    """Appends one part with the run's finished trials whose attempt the archive does not
+    hold yet (by result.json digest) and copies the run's run.json; returns how many rows
+    it added. Nothing is written when there is nothing new."""
+    import pandas as pd
+
+    from metrics.report import reduce_trials
+
+    held = set(read_attempts(archive)[DIGEST_COLUMN].astype(str)) if is_archive(archive) else set()
+    new = [(d, sha) for d in finished_trial_dirs(run_dir) if (sha := _digest(d)) not in held]
+    if not new:
+        return 0
+    summary, _, _ = reduce_trials([d for d, _ in new])  # one row per folder, in order
+    if len(summary) != len(new):
+        raise RuntimeError(f"{run_dir}: {len(new)} trial folders reduced to {len(summary)} rows")
+    commits = [
+        str((_read_json(d / "trial.json").get("env") or {}).get("git_commit") or "not recorded")
+        for d, _ in new
+    ]
+    rows = summary.assign(**{COMMIT_COLUMN: commits, DIGEST_COLUMN: [sha for _, sha in new]})
+    archive.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    part = archive / f"part-{stamp}-{len(parts(archive)) + 1:04d}.csv.gz"
+    # mtime 0: the same rows give the same bytes.
+    rows.to_csv(part, index=False, compression={"method": "gzip", "mtime": 0})
+    if (run_dir / "run.json").is_file():
+        shutil.copyfile(run_dir / "run.json", archive / "run.json")
+    return len(pd.read_csv(part))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m testbed.reproduce.archive",
+        description="Append a run folder's finished trials to a study archive (then commit "
+        "the archive). A study's runner does this after each matrix; run it by hand to keep "
+        "what a long matrix has finished so far.",
+    )
+    parser.add_argument("run", type=Path, help="a run folder (results/...)")
+    parser.add_argument(
+        "archive", type=Path, help=f"its archive folder ({STUDIES_DIR}/<study>/<run>)"
+    )
+    args = parser.parse_args(argv)
+    if not (args.run / "trials").is_dir():
+        print(
+            f"archive: {args.run}: not a run folder (expected a trials/ sub-folder)",
+            file=sys.stderr,
+        )
+        return 2
+    added = add_new(args.run, args.archive)
+    print(f"archive: {added} new trial attempt(s) from {args.run} in {args.archive}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
