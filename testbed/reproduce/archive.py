@@ -65,7 +65,8 @@ def attempts_per_trial(archive: Path) -> dict[str, int]:
     return {str(k): int(v) for k, v in attempts["trial_id"].astype(str).value_counts().items()}
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
+    """A JSON object file's contents; {} when it is missing, unreadable or not an object."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -81,7 +82,7 @@ def finished_trial_dirs(run_dir: Path) -> list[Path]:
         return []
     out = []
     for trial_dir in sorted(p for p in trials.iterdir() if p.is_dir()):
-        result = _read_json(trial_dir / "result.json")
+        result = read_json(trial_dir / "result.json")
         if result and not result.get("out_of_space"):
             out.append(trial_dir)
     return out
@@ -107,7 +108,7 @@ def add_new(run_dir: Path, archive: Path) -> int:
     if len(summary) != len(new):
         raise RuntimeError(f"{run_dir}: {len(new)} trial folders reduced to {len(summary)} rows")
     commits = [
-        str((_read_json(d / "trial.json").get("env") or {}).get("git_commit") or "not recorded")
+        str((read_json(d / "trial.json").get("env") or {}).get("git_commit") or "not recorded")
         for d, _ in new
     ]
     rows = summary.assign(**{COMMIT_COLUMN: commits, DIGEST_COLUMN: [sha for _, sha in new]})

@@ -20,7 +20,6 @@ from the archive: `./run_trials.sh --reproduce seed002 --from studies/seed002`.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shlex
 import sys
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from metrics.verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED
 from testbed.reproduce import archive
+from testbed.reproduce.archive import read_json
 from testbed.reproduce.seed002_claims import (
     CCS,
     CLAIMS,
@@ -328,14 +328,6 @@ def truthy(value: object) -> bool:
     """summary.csv's `valid` read back: a bool, or the strings True/False when NaN rows made
     the column an object column."""
     return value is True or str(value).strip().lower() in ("true", "1", "1.0")
-
-
-def read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def run_summary(run: Path) -> tuple[pd.DataFrame, str]:
