@@ -378,13 +378,11 @@ impl Subflow {
             }
             if first < cursor {
                 let (lo, hi) = (first.max(front), last.min(cursor - 1));
+                // Acknowledging a listed packet takes it off the list: the next one in the
+                // range moves to the same index.
                 let from = self.lost_pns.partition_point(|&pn| pn < lo);
-                let to = self.lost_pns.partition_point(|&pn| pn <= hi);
-                if from < to {
-                    let late: Vec<u64> = self.lost_pns.drain(from..to).collect();
-                    for pn in late {
-                        self.ack_packet((pn - front) as usize, now, &mut out);
-                    }
+                while let Some(&pn) = self.lost_pns.get(from).filter(|&&pn| pn <= hi) {
+                    self.ack_packet((pn - front) as usize, now, &mut out);
                 }
             }
             for pn in first.max(cursor)..=last {
@@ -392,30 +390,21 @@ impl Subflow {
                 let Some(p) = self.sent.get(i) else {
                     break;
                 };
-                match p.state {
-                    PacketState::Acked => continue,
-                    PacketState::InFlight => {}
-                    PacketState::Lost => {
-                        let k = self
-                            .lost_pns
-                            .binary_search(&pn)
-                            .expect("a lost packet is listed");
-                        self.lost_pns.remove(k);
-                    }
+                if p.state != PacketState::Acked {
+                    self.ack_packet(i, now, &mut out);
                 }
-                self.ack_packet(i, now, &mut out);
             }
         }
         out
     }
 
-    /// Acknowledges the record's packet `i`, in flight or declared lost (already taken off
-    /// `lost_pns`).
+    /// Acknowledges the record's packet `i`, in flight or declared lost (a lost one also
+    /// leaves `lost_pns`). Callers skip packets acknowledged already.
     fn ack_packet(&mut self, i: usize, now: Instant, out: &mut AckedPackets) {
         let p = &mut self.sent[i];
         let size = p.size_bytes as u64;
         match p.state {
-            PacketState::Acked => return,
+            PacketState::Acked => unreachable!("packet {} acknowledged twice", p.pn),
             PacketState::InFlight => {
                 self.inflight_bytes -= size;
                 if p.ack_eliciting {
@@ -423,7 +412,14 @@ impl Subflow {
                 }
                 out.acked_bytes += size;
             }
-            PacketState::Lost => self.counters.spurious_losses_total += 1,
+            PacketState::Lost => {
+                self.counters.spurious_losses_total += 1;
+                let k = self
+                    .lost_pns
+                    .binary_search(&p.pn)
+                    .expect("a lost packet is listed");
+                self.lost_pns.remove(k);
+            }
         }
         p.state = PacketState::Acked;
         self.rate.on_packet_delivered(now, &p.stamp, size);
