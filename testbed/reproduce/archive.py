@@ -6,9 +6,10 @@ that spans sessions (seed 002's runs for days) therefore keeps, beside its run f
 archive in the repository (studies/<study>/<run>/): the summary row of each finished trial
 (metrics/report.py's reduction, every column), its commit and a digest of its result.json,
 appended as gzip-compressed CSV parts that are never rewritten (each commit of the archive
-adds only new rows), and the run.json of the run that last added to it. The study's runner
-skips what its archive holds and appends what it ran; a page reads an archive folder as it
-reads a run folder (`--from studies/<study>`).
+adds only new rows), and the run.json of the run that last added to it (its engine, command
+and commit; not its per-trial lists). The study's runner skips what its archive holds and
+appends what it ran; a page reads an archive folder as it reads a run folder
+(`--from studies/<study>`).
 
 An archive keeps every attempt of a trial in the order they were added. A trial's row is its
 last attempt's; an earlier attempt (a trial re-run once after it failed or was invalid) stays
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -32,6 +32,7 @@ STUDIES_DIR = "studies"
 PART_GLOB = "part-*.csv.gz"
 COMMIT_COLUMN = "commit"  # the trial's git commit (trial.json env.git_commit)
 DIGEST_COLUMN = "result_sha256"  # one attempt: the SHA-256 of its result.json
+MANIFEST_LISTS = ("trials", "specs")  # run.json's per-trial lists, left out of the archive's copy
 
 
 def is_archive(folder: Path) -> bool:
@@ -94,8 +95,8 @@ def _digest(trial_dir: Path) -> str:
 
 def add_new(run_dir: Path, archive: Path) -> int:
     """Appends one part with the run's finished trials whose attempt the archive does not
-    hold yet (by result.json digest) and copies the run's run.json; returns how many rows
-    it added. Nothing is written when there is nothing new."""
+    hold yet (by result.json digest) and copies the run's run.json (without its lists);
+    returns how many rows it added. Nothing is written when there is nothing new."""
     import pandas as pd
 
     from metrics.report import reduce_trials
@@ -117,8 +118,10 @@ def add_new(run_dir: Path, archive: Path) -> int:
     part = archive / f"part-{stamp}-{len(parts(archive)) + 1:04d}.csv.gz"
     # mtime 0: the same rows give the same bytes.
     rows.to_csv(part, index=False, compression={"method": "gzip", "mtime": 0})
-    if (run_dir / "run.json").is_file():
-        shutil.copyfile(run_dir / "run.json", archive / "run.json")
+    manifest = read_json(run_dir / "run.json")
+    if manifest:  # without the planned trials' list and specs (MBs; the rows hold the specs)
+        kept = {k: v for k, v in manifest.items() if k not in MANIFEST_LISTS}
+        (archive / "run.json").write_text(json.dumps(kept, indent=1) + "\n")
     return len(pd.read_csv(part))
 
 

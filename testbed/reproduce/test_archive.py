@@ -29,7 +29,9 @@ def test_an_archive_reads_back_as_the_runs_own_table(run: Path, tmp_path: Path) 
     store = tmp_path / "studies" / "emulate-S0"
     # The fixture has 7 trial folders, one of them unfinished (no result.json).
     assert archive.add_new(run, store) == 6
-    assert len(archive.parts(store)) == 1 and (store / "run.json").is_file()
+    assert len(archive.parts(store)) == 1
+    kept = json.loads((store / "run.json").read_text())
+    assert kept["git_commit"] == "fixture" and "trials" not in kept and "specs" not in kept
     rows, source = run_summary(store)
     direct, _ = run_summary(run)
     # As the run's summary.csv reads back (a CSV has no empty string: it reads as NaN).
