@@ -4,12 +4,12 @@ A run folder under results/ holds each trial's raw logs (tens of MB for an emula
 and is not versioned: a new checkout or a machine that was reset has none of it. A study
 that spans sessions (seed 002's runs for days) therefore keeps, beside its run folders, an
 archive in the repository (studies/<study>/<run>/): the summary row of each finished trial
-(metrics/report.py's reduction, every column), its commit and a digest of its result.json,
-appended as gzip-compressed CSV parts that are never rewritten (each commit of the archive
-adds only new rows), and the run.json of the run that last added to it (its engine, command
-and commit; not its per-trial lists). The study's runner skips what its archive holds and
-appends what it ran; a page reads an archive folder as it reads a run folder
-(`--from studies/<study>`).
+(metrics/report.py's reduction, every column), its commit, the content it played and a
+digest of its result.json, appended as gzip-compressed CSV parts that are never rewritten
+(each commit of the archive adds only new rows), and the run.json of the run that last added
+to it (its engine, command and commit; not its per-trial lists). The study's runner skips
+what its archive holds and appends what it ran; a page reads an archive folder as it reads a
+run folder (`--from studies/<study>`).
 
 An archive keeps every attempt of a trial in the order they were added. A trial's row is its
 last attempt's; an earlier attempt (a trial re-run once after it failed or was invalid) stays
@@ -32,6 +32,9 @@ STUDIES_DIR = "studies"
 PART_GLOB = "part-*.csv.gz"
 COMMIT_COLUMN = "commit"  # the trial's git commit (trial.json env.git_commit)
 DIGEST_COLUMN = "result_sha256"  # one attempt: the SHA-256 of its result.json
+# The encoded video the trial played: its content cache folder (server/content.py names it by
+# a hash of the encoding parameters and the FFmpeg version), from player.jsonl's start event.
+CONTENT_COLUMN = "content_id"
 MANIFEST_LISTS = ("trials", "specs")  # run.json's per-trial lists, left out of the archive's copy
 
 
@@ -89,6 +92,18 @@ def finished_trial_dirs(run_dir: Path) -> list[Path]:
     return out
 
 
+def content_id(trial_dir: Path) -> str:
+    """The content folder a simulated player read (its start event's manifest path), or "not
+    recorded" (an emulated player names a URL)."""
+    try:
+        with (trial_dir / "player.jsonl").open() as f:
+            start = json.loads(f.readline())
+    except (OSError, ValueError):
+        return "not recorded"
+    mpd = Path(str(start.get("mpd") or "")) if isinstance(start, dict) else Path()
+    return mpd.parent.name if mpd.parent.parent.name == "content" else "not recorded"
+
+
 def _digest(trial_dir: Path) -> str:
     return hashlib.sha256((trial_dir / "result.json").read_bytes()).hexdigest()
 
@@ -112,7 +127,13 @@ def add_new(run_dir: Path, archive: Path) -> int:
         str((read_json(d / "trial.json").get("env") or {}).get("git_commit") or "not recorded")
         for d, _ in new
     ]
-    rows = summary.assign(**{COMMIT_COLUMN: commits, DIGEST_COLUMN: [sha for _, sha in new]})
+    rows = summary.assign(
+        **{
+            COMMIT_COLUMN: commits,
+            CONTENT_COLUMN: [content_id(d) for d, _ in new],
+            DIGEST_COLUMN: [sha for _, sha in new],
+        }
+    )
     archive.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     part = archive / f"part-{stamp}-{len(parts(archive)) + 1:04d}.csv.gz"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from testbed.engine_sim import PLAYER_UNFINISHED
-from testbed.reproduce.archive import COMMIT_COLUMN
+from testbed.reproduce.archive import COMMIT_COLUMN, CONTENT_COLUMN
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
     NOT_MEASURED,
@@ -76,6 +76,7 @@ class RunSource:
     n_not_ok: int  # in the study, failed, invalid or unfinished
     n_outside: int  # not a study setting (another scenario file, live mode, ...)
     commits: tuple[str, ...] = ()  # the trials' own commits (trial.json), emulated runs
+    contents: tuple[str, ...] = ()  # the content folders its trials played (an archive's)
 
 
 def _trial_commits(run: Path, ids) -> list[str]:
@@ -137,21 +138,35 @@ def collect(
         else:
             commits = [commit] * len(used)
         used = used.assign(commit=commits)
+        contents = (
+            tuple(sorted({str(c) for c in summary[CONTENT_COLUMN]}))
+            if CONTENT_COLUMN in summary.columns
+            else ()
+        )
         argv = manifest.get("argv")
         sources.append(RunSource(run, engine, commit, "./run_trials.sh " + shlex.join(map(str, argv)) if argv else "not recorded",
                                  summary_from, len(summary), len(used), int((inside & ~ok).sum()), int((~inside).sum()),
-                                 tuple(sorted(set(commits)))))  # fmt: skip
+                                 tuple(sorted(set(commits))), contents))  # fmt: skip
         frames.append(used)
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return rows, sources
 
 
+def content_label(content: str, repo: Path) -> str:
+    """A content folder's name and the FFmpeg that encoded it (its ladder.json, when this
+    checkout has the folder): the simulated player's segment sizes are those bytes."""
+    params = read_json(repo / "cache" / "content" / content / "ladder.json").get("params") or {}
+    ffmpeg = str(params.get("ffmpeg") or "").removeprefix("ffmpeg version ").split(" ")[0]
+    return f"{content} (FFmpeg {ffmpeg})" if ffmpeg else content
+
+
 def provenance(sources: list[RunSource], repo: Path) -> list[str]:
-    rows = ["| run folder | engine | commit (run.json) | trials' commits | trials | used (ok, valid, in the study) | not ok | outside the study | read from |",
-            "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = ["| run folder | engine | commit (run.json) | trials' commits | content played | trials | used (ok, valid, in the study) | not ok | outside the study | read from |",
+            "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for s in sources:
+        contents = ", ".join(content_label(c, repo) for c in s.contents) or "not recorded"
         rows.append(f"| `{shown(s.run, repo)}` | {s.engine} | {s.commit[:12]} | {', '.join(c[:12] for c in s.commits) or '–'} | "
-                    f"{s.n_rows} | {s.n_used} | {s.n_not_ok} | {s.n_outside} | {s.summary_from} |")  # fmt: skip
+                    f"{contents} | {s.n_rows} | {s.n_used} | {s.n_not_ok} | {s.n_outside} | {s.summary_from} |")  # fmt: skip
     # The commands as run.json recorded them, with this checkout's absolute path taken out (a
     # page must not name the machine it was made on).
     commands = [f"* `{shown(s.run, repo)}`: `{s.command.replace(f'{repo}/', '')}`" for s in sources]

@@ -171,3 +171,20 @@ def test_each_step_of_the_rule_decides_on_its_own_seeds(
     assert seed002_study.run_study("sim", [seed002_study.SETTINGS[0]], None, tmp_path) == 0
     assert reps_run == [10, 15, 20, 25, 30]
     assert seen == [list(range(n)) for n in (10, 15, 20, 25)]
+
+
+def test_each_row_names_the_content_its_player_read(run: Path, tmp_path: Path) -> None:
+    """A simulated player's first line names the content folder (whose name hashes FFmpeg's
+    version): the rows keep it, so that two runs of the same code can be told apart by the
+    video they played. An emulated player names a URL: not recorded."""
+    sim = run / "trials" / "A1__user__bbr__lrf__dashjs__v10__r0__s1" / "player.jsonl"
+    lines = sim.read_text().splitlines(keepends=True)
+    start = {"event": "start", "mpd": "/x/cache/content/ab12cd34ef567890/manifest.mpd"}
+    sim.write_text(json.dumps(start) + "\n" + "".join(lines[1:]))
+    store = tmp_path / "store"
+    archive.add_new(run, store)
+    rows = archive.read_rows(store).set_index("trial_id")[archive.CONTENT_COLUMN]
+    assert rows["A1__user__bbr__lrf__dashjs__v10__r0__s1"] == "ab12cd34ef567890"
+    assert rows["A1__user__bbr__lrf__dashjs__v10__r1__s2"] == "not recorded"
+    _, sources = collect([store], "emulate")
+    assert "ab12cd34ef567890" in sources[0].contents
