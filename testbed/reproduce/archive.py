@@ -112,8 +112,6 @@ def add_new(run_dir: Path, archive: Path) -> int:
     """Appends one part with the run's finished trials whose attempt the archive does not
     hold yet (by result.json digest) and copies the run's run.json (without its lists);
     returns how many rows it added. Nothing is written when there is nothing new."""
-    import pandas as pd
-
     from metrics.report import reduce_trials
 
     held = set(read_attempts(archive)[DIGEST_COLUMN].astype(str)) if is_archive(archive) else set()
@@ -143,7 +141,7 @@ def add_new(run_dir: Path, archive: Path) -> int:
     if manifest:  # without the planned trials' list and specs (MBs; the rows hold the specs)
         kept = {k: v for k, v in manifest.items() if k not in MANIFEST_LISTS}
         (archive / "run.json").write_text(json.dumps(kept, indent=1) + "\n")
-    return len(pd.read_csv(part))
+    return len(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
