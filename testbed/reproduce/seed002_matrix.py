@@ -29,14 +29,14 @@ PAGE_SCHEDS = ("default-oot", "tp-sty")
 
 def seed002_matrix(opts: Options, out: Path, emulated: bool) -> StudyMatrix:
     """The main setting's simulated matrix (every CC, scheduler and the uncoupled control),
-    or its emulated cells, into `out`."""
+    or its emulated cells, into `out`: the page's own run, outside the study's archive."""
     if emulated:
         m = emulated_matrices(opts.reps_or(EMU_MIN_REPS))[0]
-        return replace(m, out=str(out), video_s=opts.emulated_video_s, dry_run=opts.dry_run)
+        return replace(m, out=str(out), video_s=opts.emulated_video_s, dry_run=opts.dry_run,
+                       archive=None)  # fmt: skip
     m = sim_matrix(MAIN, opts.reps_or(SEED002_DEFAULT_REPS))
-    return replace(
-        m, scheds=PAGE_SCHEDS, out=str(out), video_s=opts.video_duration_s, dry_run=opts.dry_run
-    )
+    return replace(m, scheds=PAGE_SCHEDS, out=str(out), video_s=opts.video_duration_s,
+                   dry_run=opts.dry_run, archive=None)  # fmt: skip
 
 
 def run_matrix(m: StudyMatrix, repo: Path) -> int:

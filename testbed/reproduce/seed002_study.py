@@ -138,6 +138,10 @@ class StudyMatrix:
     out: str
     video_s: int = VIDEO_S
     dry_run: bool = False
+    # The study's archive folder (relative to the repository): the trials it holds are not
+    # run again, and what the matrix finishes is appended. None for a page's own preview run,
+    # which is not part of the study.
+    archive: str | None = None
 
     def argv(self) -> list[str]:
         args = ["--scenario", ",".join(self.setting.scenario_files()),
@@ -161,16 +165,32 @@ class StudyMatrix:
 def sim_matrix(setting: Setting, reps: int = SIM_MIN_REPS, root: str = STUDY_DIR) -> StudyMatrix:
     """The full matrix of one setting in the simulator, with the uncoupled control (P24)."""
     return StudyMatrix("sim", setting, (*CCS, UNCOUPLED), SCHEDS, ("user",), reps,
-                       f"{root}/sim-{setting.sid}")  # fmt: skip
+                       f"{root}/sim-{setting.sid}", archive=f"{ARCHIVE_DIR}/sim-{setting.sid}")  # fmt: skip
 
 
 def emulated_matrices(reps: int = EMU_MIN_REPS, root: str = STUDY_DIR) -> list[StudyMatrix]:
     """The main setting's emulated cells, and its single-path baselines (checks C1, C2)."""
     return [
-        StudyMatrix("emulate", MAIN, EMU_CCS, EMU_SCHEDS, ("user",), reps, f"{root}/emulate-S0"),
         StudyMatrix(
-            "emulate", MAIN, (), (), EMU_BASELINES, EMU_MIN_REPS, f"{root}/emulate-S0-baselines"
+            "emulate",
+            MAIN,
+            EMU_CCS,
+            EMU_SCHEDS,
+            ("user",),
+            reps,
+            f"{root}/emulate-S0",
+            archive=f"{ARCHIVE_DIR}/emulate-S0",
         ),
+        StudyMatrix(
+            "emulate",
+            MAIN,
+            (),
+            (),
+            EMU_BASELINES,
+            EMU_MIN_REPS,
+            f"{root}/emulate-S0-baselines",
+            archive=f"{ARCHIVE_DIR}/emulate-S0-baselines",
+        ),  # fmt: skip
     ]
 
 
@@ -201,9 +221,9 @@ def set_aside_for_retry(run_dir: Path) -> list[str]:
     return moved
 
 
-def archive_of(m: StudyMatrix, repo: Path) -> Path:
-    """The matrix's archive folder: studies/seed002/<its run folder's name>."""
-    return repo / ARCHIVE_DIR / Path(m.out).name
+def archive_of(m: StudyMatrix, repo: Path) -> Path | None:
+    """The matrix's archive folder, or None when it has none (a page's own run)."""
+    return repo / m.archive if m.archive else None
 
 
 def finished_ids(folder: Path, engine: str) -> set[str]:
@@ -237,13 +257,14 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
         reps=m.reps, ladder=m.setting.ladder, recv_window_bytes=m.setting.recv_window_bytes,
     )  # fmt: skip
     run_dir: Path | None = None
+    store = archive_of(m, repo)
     try:
         specs = plan.specs_for(options, repo, kernel_caps())
         run_dir = matrix.run_dir_for(m.out, specs, repo)
-        done = finished_ids(archive_of(m, repo), m.engine)
+        done = finished_ids(store, m.engine) if store else set()
         todo = [s for s in specs if s.trial_id() not in done]
         if len(todo) < len(specs):
-            print(f"  {len(specs) - len(todo)} of {len(specs)} trials are in {ARCHIVE_DIR}/{run_dir.name}: not run again", flush=True)  # fmt: skip
+            print(f"  {len(specs) - len(todo)} of {len(specs)} trials are in {m.archive}: not run again", flush=True)  # fmt: skip
         if not todo:
             return 0
         if m.engine == "emulate" and not m.dry_run:
@@ -258,10 +279,10 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
         print("seed002 study: interrupted; the same command resumes", file=sys.stderr)
         return 130
     finally:
-        if run_dir is not None and not m.dry_run:
-            added = archive.add_new(run_dir, archive_of(m, repo))
+        if store is not None and run_dir is not None and not m.dry_run:
+            added = archive.add_new(run_dir, store)
             if added:
-                print(f"  archived {added} trial attempt(s) in {ARCHIVE_DIR}/{run_dir.name} (commit it)", flush=True)  # fmt: skip
+                print(f"  archived {added} trial attempt(s) in {m.archive} (commit it)", flush=True)  # fmt: skip
 
 
 def undecided(results: list[ClaimResult]) -> list[str]:
@@ -302,7 +323,7 @@ def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path
                 return status  # stopped (Ctrl-C, SIGTERM), refused or out of space: no more
             if reps is not None or n >= high:
                 break
-            rows = ok_and_valid(archive.read_rows(archive_of(matrices[0], repo)))
+            rows = ok_and_valid(archive.read_rows(repo / str(matrices[0].archive)))
             rows = rows[rows["rep"] < n]  # the archive may hold more seeds than this step's
             open_claims = undecided(decide_all(rows, engine))
             if not open_claims:

@@ -188,3 +188,25 @@ def test_each_row_names_the_content_its_player_read(run: Path, tmp_path: Path) -
     assert rows["A1__user__bbr__lrf__dashjs__v10__r1__s2"] == "not recorded"
     _, sources = collect([store], "emulate")
     assert "ab12cd34ef567890" in sources[0].contents
+
+
+def test_a_pages_own_run_neither_reads_nor_writes_the_studys_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--reproduce seed002` without --from runs a preview into a fresh folder: the study's
+    archive must not make it skip its trials, and it must not add to that archive."""
+    from testbed import plan
+    from testbed.reproduce.base import Options
+    from testbed.reproduce.seed002_matrix import seed002_matrix
+
+    m = seed002_matrix(Options(), tmp_path / "page" / "sim", emulated=False)
+    assert m.archive is None and seed002_study.sim_matrix(seed002_study.MAIN).archive
+    given: list[str] = []
+    monkeypatch.setattr(
+        plan, "specs_for", lambda *a: [type("S", (), {"trial_id": lambda s: "t1"})()]
+    )
+    monkeypatch.setattr(
+        plan, "run_plan", lambda specs, run_dir, **_: given.extend(s.trial_id() for s in specs) or 0
+    )
+    assert seed002_study.run_study_matrix(m, tmp_path) == 0
+    assert given == ["t1"] and not (tmp_path / "studies").exists()
