@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use mptransport::cc::{self, CcConfig, RegistryError};
-use mptransport::connection::Config;
+use mptransport::connection::{Config, DEFAULT_IDLE_TIMEOUT};
 use mptransport::runtime::{ClientPath, Mode, Proxy, ProxyConfig, sys};
 use mptransport::sched::{self, SchedConfig};
 
@@ -103,8 +103,9 @@ struct Common {
     /// Packets due within this many microseconds are sent together (batching).
     #[arg(long = "pacing-horizon-us", default_value_t = 500)]
     pacing_horizon_us: u64,
-    /// Close a connection after this many seconds without any datagram.
-    #[arg(long = "idle-timeout-s", default_value_t = 600)]
+    /// Close a connection after this many seconds without any datagram (default: the
+    /// simulator's, `connection::DEFAULT_IDLE_TIMEOUT`).
+    #[arg(long = "idle-timeout-s", default_value_t = DEFAULT_IDLE_TIMEOUT.as_secs())]
     idle_timeout_s: u64,
     /// Exit after this many seconds (for tests); default: run until SIGINT/SIGTERM.
     #[arg(long = "run-for-s")]

@@ -52,9 +52,11 @@ const INITIAL_BITRATE_BPS: f64 = 1_000_000.0;
 const SCHEDULE_TIMEOUT: Duration = Duration::from_millis(500);
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// Watchdog: a response that gets no byte for this long of virtual time ends the run with
-/// reason `stuck` (an outage that long would also have closed the connection: its idle
-/// timeout is 30 s).
-pub const NO_PROGRESS_LIMIT: Duration = Duration::from_secs(60);
+/// reason `stuck`. As long as the connections' idle timeout: a kernel sender keeps
+/// retransmitting with its timeout backed off up to `TCP_RTO_MAX` (120 s), so a shorter limit
+/// would end runs that the emulated engine lets go on (its testbed has no such watchdog; the
+/// earlier 60 s did).
+pub const NO_PROGRESS_LIMIT: Duration = crate::connection::DEFAULT_IDLE_TIMEOUT;
 
 #[derive(Clone, Debug)]
 pub struct Representation {

@@ -92,6 +92,7 @@ pub struct Config {
     pub ack_every_pkts: u32,
     /// ...or this long after the first unacknowledged one.
     pub max_ack_delay: Duration,
+    /// Nothing received for this long: close ([`DEFAULT_IDLE_TIMEOUT`]).
     pub idle_timeout: Duration,
     /// poll_transmit releases packets whose pacing time is at most this far ahead (lets a
     /// runtime batch sends); 0 in the simulator.
@@ -106,6 +107,14 @@ pub struct Config {
     pub reinject_fast_losses: bool,
 }
 
+/// The idle timeout of both engines (mpproxy's `--idle-timeout-s` default, mpsim's only
+/// value). Linux has no such timer: a receiver waits for ever, and a sender gives up after
+/// `tcp_retries2` (15) retransmission timeouts, about 924.6 s with `TCP_RTO_MAX` 120 s
+/// (`tcp_write_timeout`, net/ipv4/tcp_timer.c). 600 s exceeds every trial's length (mpsim's
+/// virtual-time limit for a 180 s video is 600 s), so neither engine closes a connection
+/// that a kernel would keep; the earlier 30 s closed connections whose RTO had backed off.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -118,7 +127,7 @@ impl Default for Config {
             send_buffer_bytes: 16 << 20,
             ack_every_pkts: 2,
             max_ack_delay: Duration::from_millis(5),
-            idle_timeout: Duration::from_secs(30),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             pacing_horizon: Duration::ZERO,
             seed: 1,
             rto_form: RtoForm::Linux,

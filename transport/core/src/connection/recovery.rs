@@ -120,7 +120,7 @@ impl Connection {
             None => acked.acked_bytes > 0,
         };
         if !acked.delivered.is_empty() {
-            self.check_other_episodes(id, now);
+            self.check_episodes(Some(id), now);
         }
         let lost = self.subflows[id.index()].detect_losses(now);
         let ack = AckedNow {
@@ -153,13 +153,18 @@ impl Connection {
         }
     }
 
-    /// Data delivered here may be what another subflow's episode waits for (reinjected after
-    /// its RTO, its own copy then discarded as stale): that subflow may get no ACK of its own
-    /// any more, so its exit is checked now.
-    fn check_other_episodes(&mut self, id: SubflowId, now: Instant) {
+    /// Data delivered by subflow `except`'s ACK, or covered by the peer's DATA_ACK (`except`
+    /// None), may be what another subflow's episode waits for: its data reinjected after its
+    /// RTO (its own copy then discarded as stale), or original packets that arrived after
+    /// the RTO wrote them off and whose record `pop_resolved` has dropped, so that no subflow
+    /// ACK can deliver them any more. Such a subflow may get no ACK of its own again (nothing
+    /// of it in flight), so its exit is checked now; otherwise it would stay in the RTO-loss
+    /// state, which no scheduler sends new data to, for good (Linux leaves `TCP_CA_Loss` once
+    /// `snd_una` passes `high_seq`, `tcp_fastretrans_alert`).
+    pub(super) fn check_episodes(&mut self, except: Option<SubflowId>, now: Instant) {
         for j in 0..self.subflows.len() {
             let other = SubflowId(j as u8);
-            if other == id || self.subflows[j].episode.is_none() {
+            if Some(other) == except || self.subflows[j].episode.is_none() {
                 continue;
             }
             if let Some(still_lost) = self.check_episode_exit(other, now)

@@ -103,7 +103,7 @@ impl Connection {
                     }
                 }
                 Frame::Ack(a) => self.on_ack_frame(id, now, &a),
-                Frame::DataAck { data_ack, window } => self.on_data_ack(data_ack, window),
+                Frame::DataAck { data_ack, window } => self.on_data_ack(now, data_ack, window),
                 Frame::Data { dsn, fin, payload } => {
                     let c = &mut self.subflows[id.index()].counters;
                     c.data_pkts_received_total += 1;

@@ -14,7 +14,7 @@ use crate::wire::{Header, Writer};
 
 impl Connection {
     /// The peer's DATA_ACK: cumulative data ACK and receive window.
-    pub(super) fn on_data_ack(&mut self, data_ack: u64, window: u64) {
+    pub(super) fn on_data_ack(&mut self, now: Instant, data_ack: u64, window: u64) {
         let sent_end = self.next_fresh + self.fin_assigned as u64;
         if data_ack > sent_end {
             return; // acknowledges data never sent: ignore
@@ -29,6 +29,9 @@ impl Connection {
         }
         self.peer_data_ack = data_ack;
         self.chunks.on_data_ack(data_ack);
+        // What the DATA_ACK covers may be the last data a subflow's loss episode waits for
+        // (original packets that arrived after their RTO had written them off).
+        self.check_episodes(None, now);
         let data_end = self.send_base + self.send_buf.len() as u64;
         let new_base = data_ack.min(data_end);
         if new_base > self.send_base {
@@ -126,6 +129,11 @@ impl Connection {
             if let Some(t) = self.send_data(i, release.max(now), buf) {
                 return Some(t);
             }
+            // Subflow i's queue held only stale entries: the scheduler may place data there
+            // now (otherwise, with nothing in flight, no ACK would come to ask it again).
+            if self.sched_dirty {
+                self.schedule(now);
+            }
         }
     }
 
@@ -200,7 +208,11 @@ impl Connection {
     /// meanwhile). The caller checked cwnd and pacer, or this is a probe that ignores them.
     fn send_data(&mut self, i: usize, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let q = loop {
-            let q = self.subflows[i].pop_queue()?;
+            let Some(q) = self.subflows[i].pop_queue() else {
+                // Only stale entries were left: the queue's room is the scheduler's again.
+                self.sched_dirty = true;
+                return None;
+            };
             let acked = q.chunk.end() <= self.peer_data_ack || q.chunk.dsn < self.send_base;
             let stale =
                 acked || (q.kind != QueuedKind::Fresh && self.chunks.is_delivered(q.chunk.dsn));

@@ -49,9 +49,11 @@ enum Call {
     },
 }
 
-/// A fixed window of `pkts` full datagrams per subflow; records congestion calls.
+/// A fixed window of `pkts` full datagrams per subflow (or, from an RTO on, `rto_cwnd_bytes`
+/// when set, as `tcp_enter_loss` leaves one segment); records congestion calls.
 struct Recorder {
     cwnd_bytes: u64,
+    rto_cwnd_bytes: Option<u64>,
     calls: Arc<Mutex<Vec<Call>>>,
 }
 
@@ -72,11 +74,14 @@ impl CongestionController for Recorder {
     ) {
         let call = match *ev {
             CongestionEvent::Loss { .. } => Call::Loss { sf, at: now },
-            CongestionEvent::Rto { repeat, .. } => Call::Rto {
-                sf,
-                at: now,
-                repeat,
-            },
+            CongestionEvent::Rto { repeat, .. } => {
+                self.cwnd_bytes = self.rto_cwnd_bytes.unwrap_or(self.cwnd_bytes);
+                Call::Rto {
+                    sf,
+                    at: now,
+                    repeat,
+                }
+            }
         };
         self.calls.lock().unwrap().push(call);
     }
@@ -117,6 +122,8 @@ struct Net {
     /// (arrival, to_server, datagram)
     wire: Vec<(Instant, bool, Vec<u8>)>,
     drop: Box<dyn FnMut(&Pkt) -> bool>,
+    /// Extra one-way delay of a packet that is not dropped (none unless a test sets it).
+    delay: Box<dyn FnMut(&Pkt) -> Duration>,
     /// Every packet the client sent.
     sent: Vec<Pkt>,
     calls: Arc<Mutex<Vec<Call>>>,
@@ -134,6 +141,7 @@ impl Net {
         let calls = Arc::new(Mutex::new(Vec::new()));
         client.cc = Box::new(Recorder {
             cwnd_bytes: cwnd_pkts * DATAGRAM,
+            rto_cwnd_bytes: None,
             calls: calls.clone(),
         });
         client.write(&vec![0x5A; 4 << 20]);
@@ -143,6 +151,7 @@ impl Net {
             server: None,
             wire: Vec::new(),
             drop,
+            delay: Box::new(|_| Duration::ZERO),
             sent: Vec::new(),
             calls,
         }
@@ -196,7 +205,9 @@ impl Net {
             self.sent.push(pkt);
         }
         if !(self.drop)(&pkt) {
-            self.wire.push((at + ONE_WAY, to_server, d.to_vec()));
+            let extra = (self.delay)(&pkt);
+            self.wire
+                .push((at + ONE_WAY + extra, to_server, d.to_vec()));
         }
     }
 
@@ -393,25 +404,33 @@ fn fast_recovery_is_one_episode_per_window_on_the_same_subflow() {
     assert_eq!(ended, last_retrans + RTT);
 }
 
-#[test]
-fn repeated_rtos_lower_ssthresh_once_and_rto_loss_lasts_until_the_flight_is_delivered() {
-    // One path, a window of 4 packets. Everything sent in [300, 1000) ms is dropped both
-    // ways; afterwards, the first packet carrying the newest chunk sent before 300 ms is
-    // dropped once more.
+/// One path, a window of 4 packets. Everything sent in [300, 1000) ms is dropped both ways;
+/// afterwards, the first packet carrying the newest chunk sent before 300 ms is dropped once
+/// more, and with `original_lost` so was that chunk's first packet (sent before 300 ms).
+/// Runs to 3 s; returns the run and the blackout's last clocked send.
+fn blackout(original_lost: bool) -> (Net, Instant) {
     let blackout = (ms(300), ms(1000));
-    let mut newest_before: Option<u64> = None;
+    // Sends before 300 ms do not depend on the drop rule: a first run finds the newest chunk.
+    let newest_before = {
+        let mut net = Net::new(1, 4, Box::new(|_| false));
+        net.run(blackout.0);
+        net.sent
+            .iter()
+            .filter(|p| p.dsn.is_some())
+            .map(|p| p.dsn)
+            .max()
+            .unwrap()
+    };
     let mut dropped_again = false;
     let drop = Box::new(move |p: &Pkt| {
+        let newest = p.to_server && p.dsn.is_some() && p.dsn == newest_before;
         if p.at < blackout.0 {
-            if p.to_server && p.dsn.is_some() {
-                newest_before = newest_before.max(p.dsn);
-            }
-            return false;
+            return original_lost && newest;
         }
         if p.at < blackout.1 {
             return true;
         }
-        if !dropped_again && p.to_server && p.dsn.is_some() && p.dsn == newest_before {
+        if !dropped_again && newest {
             dropped_again = true;
             return true;
         }
@@ -419,7 +438,6 @@ fn repeated_rtos_lower_ssthresh_once_and_rto_loss_lasts_until_the_flight_is_deli
     });
     let mut net = Net::new(1, 4, drop);
     net.run(ms(3000));
-    let calls = net.calls();
     // The last client send the ACK clock allowed: before the blackout's ACKs stopped (at
     // most one RTT after it began).
     let last_clocked = net
@@ -429,6 +447,31 @@ fn repeated_rtos_lower_ssthresh_once_and_rto_loss_lasts_until_the_flight_is_deli
         .map(|p| p.at)
         .max()
         .unwrap();
+    (net, last_clocked)
+}
+
+fn rtos_and_exits(calls: &[Call]) -> (Vec<(Instant, bool)>, Vec<Instant>) {
+    let rtos = calls
+        .iter()
+        .filter_map(|c| match *c {
+            Call::Rto { at, repeat, .. } => Some((at, repeat)),
+            _ => None,
+        })
+        .collect();
+    let exits = calls
+        .iter()
+        .filter_map(|c| match *c {
+            Call::Exit { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect();
+    (rtos, exits)
+}
+
+#[test]
+fn repeated_rtos_lower_ssthresh_once_and_rto_loss_lasts_until_the_flight_is_delivered() {
+    let (net, last_clocked) = blackout(true);
+    let calls = net.calls();
     // Tail-loss probe 82 ms later (the subflow is in Open state), then RTO 240 ms after it
     // (ssthresh lowered: the first timeout of the episode), then the backed-off RTO 2·240 ms
     // after that, with no ACK in between (a repeat: ssthresh not lowered again).
@@ -436,29 +479,23 @@ fn repeated_rtos_lower_ssthresh_once_and_rto_loss_lasts_until_the_flight_is_deli
     let rto1 = tlp + RTO;
     let rto2 = rto1 + RTO * 2;
     // After rto2 (blackout over) the probe and three more retransmissions go out at rto2; the
-    // ACKs of three arrive at rto2 + 40 ms, but the fourth (the newest chunk) was dropped
-    // again. No tail-loss probe in the RTO-loss state (Linux `tcp_schedule_loss_probe`:
-    // CA_Open only), so the next RTO fires one RTO after the last send (the ACKs reset the
-    // backoff); it lowers ssthresh again, because ACKs came since the previous timeout
-    // (`tcp_enter_loss`: CA_Loss with `icsk_retransmits` reset). Its retransmission is
-    // acknowledged one RTT later, and only then does the state end.
+    // ACKs of three arrive at rto2 + 40 ms, but the fourth (the newest chunk, whose original
+    // was lost too: the receiver lacks it) was dropped again. No tail-loss probe in the
+    // RTO-loss state (Linux `tcp_schedule_loss_probe`: CA_Open only), so the next RTO fires
+    // one RTO after the last send (the ACKs reset the backoff); it lowers ssthresh again,
+    // because ACKs came since the previous timeout (`tcp_enter_loss`: CA_Loss with
+    // `icsk_retransmits` reset). Its retransmission is acknowledged one RTT later, and only
+    // then does the state end (`snd_una` passes `high_seq`).
     let last_send = net
         .sent
         .iter()
-        .filter(|p| !p.to_server || p.dsn.is_some())
-        .filter(|p| p.to_server && p.at >= rto2 && p.at < rto2 + RTO)
+        .filter(|p| p.to_server && p.dsn.is_some() && p.at >= rto2 && p.at < rto2 + RTO)
         .map(|p| p.at)
         .max()
         .unwrap();
     assert_eq!(last_send, rto2);
     let rto3 = rto2 + RTO;
-    let rtos: Vec<(Instant, bool)> = calls
-        .iter()
-        .filter_map(|c| match *c {
-            Call::Rto { at, repeat, .. } => Some((at, repeat)),
-            _ => None,
-        })
-        .collect();
+    let (rtos, exits) = rtos_and_exits(&calls);
     assert_eq!(
         rtos,
         vec![(rto1, false), (rto2, true), (rto3, false)],
@@ -468,14 +505,24 @@ fn repeated_rtos_lower_ssthresh_once_and_rto_loss_lasts_until_the_flight_is_deli
         !calls.iter().any(|c| matches!(c, Call::Loss { .. })),
         "{calls:?}"
     );
-    let exits: Vec<Instant> = calls
-        .iter()
-        .filter_map(|c| match *c {
-            Call::Exit { at, .. } => Some(at),
-            _ => None,
-        })
-        .collect();
     assert_eq!(exits, vec![rto3 + RTT], "{calls:?}");
+    assert!(!net.client.subflows[0].in_rto_loss());
+}
+
+#[test]
+fn rto_loss_ends_with_the_ack_that_shows_the_receiver_holds_the_whole_flight() {
+    // As above, but the newest chunk's original got through before the blackout (only its
+    // ACK was lost): the ACKs of the retransmissions at rto2 + 40 ms come with a DATA_ACK
+    // that covers it, as Linux's cumulative ACK of a duplicate would (`snd_una` past
+    // `high_seq`), so the state ends there, without a third RTO, although the newest chunk's
+    // own retransmission was dropped.
+    let (net, last_clocked) = blackout(false);
+    let calls = net.calls();
+    let rto1 = last_clocked + TLP + RTO;
+    let rto2 = rto1 + RTO * 2;
+    let (rtos, exits) = rtos_and_exits(&calls);
+    assert_eq!(rtos, vec![(rto1, false), (rto2, true)], "{calls:?}");
+    assert_eq!(exits, vec![rto2 + RTT], "{calls:?}");
     assert!(!net.client.subflows[0].in_rto_loss());
 }
 
@@ -578,4 +625,71 @@ fn data_lost_during_recovery_and_outstanding_at_its_end_starts_another_recovery(
     assert_eq!(c.pkts_lost_total, 4);
     assert_eq!(c.pkts_retrans_total, 4);
     assert_eq!(c.recoveries_total, 2);
+}
+
+/// One path, a window of 4 packets that drops to one packet at an RTO; every packet the
+/// client sends in [300, 500) ms (its last flight and the tail-loss probe) arrives at the
+/// server at `arrive_at` instead of 20 ms later. Runs to 3 s.
+fn late_originals(arrive_at: Instant) -> Net {
+    let mut net = Net::new(1, 4, Box::new(|_| false));
+    net.delay = Box::new(move |p: &Pkt| {
+        if p.to_server && p.at >= ms(300) && p.at < ms(500) {
+            arrive_at - (p.at + ONE_WAY)
+        } else {
+            Duration::ZERO
+        }
+    });
+    let cc = net.client.cc.as_mut() as *mut dyn CongestionController as *mut Recorder;
+    // SAFETY: the client's CC is the Recorder that Net::new installed; nothing borrows it.
+    unsafe { (*cc).rto_cwnd_bytes = Some(DATAGRAM) };
+    net.run(ms(3000));
+    net
+}
+
+fn rto_times(calls: &[Call]) -> Vec<Instant> {
+    calls
+        .iter()
+        .filter_map(|c| match *c {
+            Call::Rto { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_spurious_rto_ends_when_the_data_ack_covers_the_late_originals() {
+    // The flight and its tail-loss probe are held up, so the RTO fires and writes them off:
+    // their records are dropped at once (sent more than one RTO earlier), so no subflow ACK
+    // can deliver them any more. Learn when the RTO fires, then let the originals reach the
+    // server at the same instant as the RTO's retransmission (of the lowest chunk): one ACK
+    // packet acknowledges the retransmission and carries a DATA_ACK that covers the rest. The
+    // RTO-loss state must end with it, one RTT after the RTO. Before the fix it lasted for
+    // good: the ACK frame came before the DATA_ACK in the packet, the retransmissions still
+    // queued were then stale, nothing was in flight, so no ACK was to come, and no
+    // scheduler gives new data to a subflow in that state: the connection sent nothing more.
+    let rto = rto_times(&late_originals(ms(2500)).calls())[0];
+    let net = late_originals(rto + ONE_WAY);
+    let calls = net.calls();
+    assert_eq!(rto_times(&calls), vec![rto], "{calls:?}");
+    let exits: Vec<Instant> = calls
+        .iter()
+        .filter_map(|c| match *c {
+            Call::Exit { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(exits, vec![rto + RTT], "{calls:?}");
+    assert!(!net.client.subflows[0].in_rto_loss());
+    // Data keeps flowing to the end of the run.
+    let last_data = net
+        .sent
+        .iter()
+        .filter(|p| p.dsn.is_some())
+        .map(|p| p.at)
+        .max();
+    assert!(
+        last_data.is_some_and(|t| t > ms(2900)),
+        "{last_data:?} {} {calls:?}",
+        net.client.describe_state()
+    );
 }
