@@ -216,6 +216,9 @@ def _finish(
     return result
 
 
+INTERRUPTED = "interrupted"  # a trial whose mpsim a signal killed: unfinished, redone on resume
+
+
 def _run_trial(
     spec: TrialSpec, trial_dir: Path, run_dir: Path, repo: Path, mpd: Path, commit: str | None
 ) -> dict:
@@ -224,6 +227,10 @@ def _run_trial(
     path_names = list(_resolved(spec.scenario, repo, spec.seed)["paths"])
     started = time.monotonic()
     proc = subprocess.run(argv, cwd=repo, capture_output=True, text=True, check=False)
+    if proc.returncode < 0:
+        # mpsim was killed by a signal (the run was stopped): not a result of the trial. It
+        # keeps no result.json, so a resumed run redoes it and no archive takes it.
+        return {"status": INTERRUPTED, "reason": f"mpsim killed by signal {-proc.returncode}"}
     return _finish(spec, trial_dir, path_names, proc, time.monotonic() - started)
 
 
@@ -234,6 +241,7 @@ def run_sim_matrix(
     report=False leaves the report to the caller (--reps auto builds it after its last round)."""
     from server.content import LADDERS, prepare
     from testbed import matrix
+    from testbed.topology import Interrupted, install_signal_handlers
 
     problems = unsupported(specs)
     binary = repo / MPSIM_BINARY
@@ -265,6 +273,7 @@ def run_sim_matrix(
     # One thread per job, each running one mpsim at a time: a finished trial's slot is
     # refilled at once (no polling delay), and the threads only wait on their process.
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    install_signal_handlers()  # SIGTERM too, so that a stopped study still archives
     try:
         running = {
             pool.submit(
@@ -286,14 +295,17 @@ def run_sim_matrix(
             for future in done:
                 spec = running.pop(future)
                 result = future.result()
+                if result["status"] == INTERRUPTED:
+                    continue
                 progress.durations_s.append(float(result["wall_duration_s"]))
                 if result["status"] == "ok":
                     progress.done += 1
                 else:
                     progress.failed += 1
                     print(f"\nfailed {spec.trial_id()}: {result['reason']}", file=sys.stderr)
-    except KeyboardInterrupt:
-        # Let the running trials finish (a fraction of a second each), start no more.
+    except (KeyboardInterrupt, Interrupted):
+        # Ctrl-C, or SIGTERM (a study stopped in the background, where SIGINT is ignored):
+        # let the running trials finish (a fraction of a second each), start no more.
         pool.shutdown(wait=True, cancel_futures=True)
         print("\nstopped; finished trials are kept. Re-run the same command to resume.")
         return 130

@@ -106,6 +106,16 @@ def _read_result(trial_dir: Path) -> dict | None:
         return None
 
 
+def finished_result(trial_dir: Path) -> dict | None:
+    """The trial's result when it finished, ok or not; None while it has none (not run, or
+    still running) or when it was stopped for want of space (testbed/diskspace.py), which a
+    resumed run redoes. The one test of "finished" for the runner and whatever reads a run."""
+    result = _read_result(trial_dir)
+    if not isinstance(result, dict) or not result or result.get("out_of_space"):
+        return None
+    return result
+
+
 def write_run_manifest(run_dir: Path, specs: list[TrialSpec], repo: Path, argv) -> None:
     manifest = run_dir / "run.json"
     data = {
@@ -282,8 +292,8 @@ def unfinished_trials(
     pending: list[tuple[TrialSpec, Path]] = []
     for spec in specs:
         trial_dir = run_dir / "trials" / spec.trial_id()
-        result = _read_result(trial_dir)
-        if result is None or result.get("out_of_space"):  # diskspace.py: redone on resume
+        result = finished_result(trial_dir)
+        if result is None:
             pending.append((spec, trial_dir))
         elif result.get("status") == "ok":
             progress.done += 1

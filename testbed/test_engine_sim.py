@@ -171,3 +171,54 @@ def test_the_subflow_rule_is_the_user_transports_unused_and_never_established(
     assert result["status"] == "ok" and not result["valid"]
     (reason,) = result["invalid_reasons"]
     assert reason.startswith("user: 1 of 2 subflows never established (lte:"), reason
+
+
+def test_a_trial_whose_mpsim_a_signal_killed_leaves_no_result(tmp_path: Path, monkeypatch) -> None:
+    """A stopped run kills mpsim: that is no result of the trial, so no result.json (a
+    resumed run redoes it, and no archive takes it as a failure)."""
+    from testbed import engine_sim
+
+    trial_dir = tmp_path / "trial"
+    trial_dir.mkdir()
+    monkeypatch.setattr(engine_sim, "_prepare", lambda *a: ["mpsim"])
+    monkeypatch.setattr(engine_sim, "_resolved", lambda *a: {"paths": {"wifi": {}, "lte": {}}})
+    killed = subprocess.CompletedProcess(["mpsim"], -15, "", "")
+    monkeypatch.setattr(engine_sim.subprocess, "run", lambda *a, **k: killed)
+    result = engine_sim._run_trial(_spec(), trial_dir, tmp_path, REPO, tmp_path / "m.mpd", None)
+    assert result["status"] == engine_sim.INTERRUPTED
+    assert not (trial_dir / "result.json").exists()
+
+
+def test_sigterm_stops_a_simulated_run_keeping_what_finished(tmp_path: Path) -> None:
+    """SIGTERM (how a study running in the background is stopped: it ignores SIGINT) ends the
+    run like Ctrl-C: exit 130, the running trials finish, no more start, and every result
+    written is a trial's own."""
+    import signal
+    import sys
+    import time
+
+    from testbed.engine_sim import MPSIM_BINARY
+
+    assert (REPO / MPSIM_BINARY).is_file(), "build it with ./scripts/setup.sh"
+    run_dir = tmp_path / "run"
+    code = (
+        "import sys; from dataclasses import replace; from pathlib import Path\n"
+        "from testbed.engine_sim import run_sim_matrix\n"
+        "from testbed.spec import TrialSpec\n"
+        "base = TrialSpec(scenario='B1', transport='user', cc='cubic', sched='lrf',"
+        " player='dashjs', video_duration_s=20, rep=0, seed=1)\n"
+        "specs = [replace(base, rep=r, seed=r + 1) for r in range(40)]\n"
+        f"sys.exit(run_sim_matrix(specs, Path({str(run_dir)!r}), Path({str(REPO)!r}), jobs=1,"
+        " argv=['test'], report=False))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(run_dir.glob("trials/*/result.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    results = [json.loads(p.read_text()) for p in run_dir.glob("trials/*/result.json")]
+    assert 1 <= len(results) < 40
+    assert all(r["status"] == "ok" for r in results), results

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from testbed.matrix import finished_result
+
 if TYPE_CHECKING:  # pandas is imported where it is used
     import pandas as pd
 
@@ -58,15 +60,23 @@ def read_attempts(archive: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def read_rows(archive: Path) -> pd.DataFrame:
-    """One row per trial: its last archived attempt."""
-    attempts = read_attempts(archive)
+def last_attempts(attempts: pd.DataFrame) -> pd.DataFrame:
+    """One row per trial of `read_attempts`' frame: its last attempt."""
     return attempts.drop_duplicates("trial_id", keep="last").reset_index(drop=True)
 
 
-def attempts_per_trial(archive: Path) -> dict[str, int]:
-    attempts = read_attempts(archive)
+def attempt_counts(attempts: pd.DataFrame) -> dict[str, int]:
+    """How many attempts `read_attempts`' frame holds per trial."""
     return {str(k): int(v) for k, v in attempts["trial_id"].astype(str).value_counts().items()}
+
+
+def read_rows(archive: Path) -> pd.DataFrame:
+    """One row per trial: its last archived attempt."""
+    return last_attempts(read_attempts(archive))
+
+
+def attempts_per_trial(archive: Path) -> dict[str, int]:
+    return attempt_counts(read_attempts(archive))
 
 
 def read_json(path: Path) -> dict:
@@ -84,12 +94,8 @@ def finished_trial_dirs(run_dir: Path) -> list[Path]:
     trials = run_dir / "trials"
     if not trials.is_dir():
         return []
-    out = []
-    for trial_dir in sorted(p for p in trials.iterdir() if p.is_dir()):
-        result = read_json(trial_dir / "result.json")
-        if result and not result.get("out_of_space"):
-            out.append(trial_dir)
-    return out
+    dirs = sorted(p for p in trials.iterdir() if p.is_dir())
+    return [d for d in dirs if finished_result(d) is not None]
 
 
 def content_id(trial_dir: Path) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from testbed.engine_sim import PLAYER_UNFINISHED
-from testbed.reproduce.archive import COMMIT_COLUMN, CONTENT_COLUMN
+from testbed.reproduce.archive import COMMIT_COLUMN, CONTENT_COLUMN, read_json
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
     NOT_MEASURED,
@@ -32,7 +32,6 @@ from testbed.reproduce.seed002_study import (
     agreement_table,
     by_setting,
     emulated_matrices,
-    read_json,
     run_summary,
     truthy,
 )

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metrics.verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED
+from testbed.matrix import finished_result
 from testbed.reproduce import archive
-from testbed.reproduce.archive import read_json
 from testbed.reproduce.seed002_claims import (
     CCS,
     CLAIMS,
@@ -208,8 +208,8 @@ def set_aside_for_retry(run_dir: Path) -> list[str]:
     aside = Path(f"{run_dir}{FIRST_ATTEMPTS_SUFFIX}") / "trials"
     moved: list[str] = []
     for trial_dir in sorted(p for p in trials.glob("*") if p.is_dir()):
-        result = read_json(trial_dir / "result.json")
-        if not result or result.get("out_of_space"):
+        result = finished_result(trial_dir)
+        if result is None:
             continue
         if result.get("status") == "ok" and truthy(result.get("valid")):
             continue
@@ -232,13 +232,14 @@ def finished_ids(folder: Path, engine: str) -> set[str]:
     whose last attempt is ok and valid, or that has had its one re-run."""
     if not archive.is_archive(folder):
         return set()
-    rows = archive.read_rows(folder)
+    attempts = archive.read_attempts(folder)
+    rows = archive.last_attempts(attempts)
     if engine == "sim":
         return set(rows["trial_id"].astype(str))
-    attempts = archive.attempts_per_trial(folder)
+    counts = archive.attempt_counts(attempts)
     good = (rows["status"] == "ok") & rows["valid"].map(truthy)
     return {
-        str(t) for t, ok in zip(rows["trial_id"], good, strict=True) if ok or attempts[str(t)] >= 2
+        str(t) for t, ok in zip(rows["trial_id"], good, strict=True) if ok or counts[str(t)] >= 2
     }
 
 
