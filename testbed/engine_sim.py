@@ -23,7 +23,7 @@ from pathlib import Path
 
 from testbed.env import git_commit
 from testbed.spec import TrialSpec
-from testbed.transports import user
+from testbed.transports import SCHED_TRACE_ENV, user
 from testbed.trial import write_json_atomically
 
 # TESTBED_MPSIM: another mpsim build (e.g. a second target dir while this one is in use).
@@ -120,6 +120,12 @@ def _trial_argv(spec: TrialSpec, trial_dir: Path, repo: Path, mpd: Path) -> list
         str(trial_dir / "player.jsonl"),
         "--transport-log-dir",
         str(trial_dir),
+        # `run_trials.sh --sched-trace`: the sender's decisions, named as an emulated trial's.
+        *(
+            ["--sched-trace", str(trial_dir / "sched-trace-server.jsonl")]
+            if os.environ.get(SCHED_TRACE_ENV) == "1"
+            else []
+        ),
     ]
 
 

@@ -222,3 +222,22 @@ def test_sigterm_stops_a_simulated_run_keeping_what_finished(tmp_path: Path) -> 
     results = [json.loads(p.read_text()) for p in run_dir.glob("trials/*/result.json")]
     assert 1 <= len(results) < 40
     assert all(r["status"] == "ok" for r in results), results
+
+
+def test_sched_trace_reaches_mpsim(tmp_path: Path, monkeypatch) -> None:
+    """`run_trials.sh --sched-trace` with `--engine sim`: the trial writes the sender's
+    decisions where an emulated trial does (the report's timeline reads them there)."""
+    from testbed import transports
+    from testbed.engine_sim import MPSIM_BINARY, run_sim_matrix
+
+    assert (REPO / MPSIM_BINARY).is_file(), "build it with ./scripts/setup.sh"
+    spec = replace(_spec(), video_duration_s=10)
+    for traced in (False, True):
+        if traced:
+            monkeypatch.setenv(transports.SCHED_TRACE_ENV, "1")
+        run_dir = tmp_path / f"run-{traced}"
+        assert run_sim_matrix([spec], run_dir, REPO, jobs=1, argv=["test"], report=False) == 0
+        trace = run_dir / "trials" / spec.trial_id() / "sched-trace-server.jsonl"
+        assert trace.is_file() == traced
+    decisions = [json.loads(x) for x in trace.read_text().splitlines()]
+    assert len(decisions) > 100 and all("t_ns" in d for d in decisions)

@@ -353,6 +353,7 @@ fn main() -> ExitCode {
             mpd,
             &cli,
             scenario.as_ref().map(|s| s.name.clone()),
+            trace,
         );
     }
     let mut trace_error: Option<std::io::Error> = None;
@@ -566,14 +567,24 @@ fn step_hook<'a>(
             }
             broken = true;
         }
-        if let (Some(w), Some(s)) = (trace.as_mut(), p.server.as_mut()) {
-            s.enable_sched_trace();
-            let records = s.drain_sched_trace();
-            if !records.is_empty()
-                && let Err(e) = w.write(1, &s.path_names(), &records)
-            {
-                trace_error.get_or_insert(e);
-            }
+        take_trace(trace, p, trace_error);
+    }
+}
+
+/// `--sched-trace`: the sender's (the server's) scheduler decisions so far, written; recording
+/// starts at the server's first step. The first write error is kept in `error`.
+fn take_trace(
+    trace: &mut Option<SchedTraceWriter>,
+    pair: &mut Pair,
+    error: &mut Option<std::io::Error>,
+) {
+    if let (Some(w), Some(s)) = (trace.as_mut(), pair.server.as_mut()) {
+        s.enable_sched_trace();
+        let records = s.drain_sched_trace();
+        if !records.is_empty()
+            && let Err(e) = w.write(1, &s.path_names(), &records)
+        {
+            error.get_or_insert(e);
         }
     }
 }
@@ -670,6 +681,7 @@ fn play(
     mpd: &std::path::Path,
     cli: &Cli,
     scenario: Option<String>,
+    mut trace: Option<SchedTraceWriter>,
 ) -> ExitCode {
     use mptransport::sim::player::{Ladder, PlayerSpec, run_player_observed};
     let page_requests = match player_page_requests(cli) {
@@ -729,13 +741,21 @@ fn play(
             cli.player_first_request_s + cli.video_duration_s * 3.0 + 60.0,
         ),
     };
+    let mut trace_error: Option<std::io::Error> = None;
     let events = run_player_observed(pair, &ladder, &spec, |p| {
         if every_ns > 0 && p.now.as_nanos() >= next_stats_ns {
             snapshot(&mut logs, p, &["server"]);
             // The next line on the interval grid (the run may have jumped several intervals).
             next_stats_ns = (p.now.as_nanos() / every_ns + 1) * every_ns;
         }
+        take_trace(&mut trace, p, &mut trace_error);
     });
+    if let Some(w) = trace.as_mut()
+        && let Err(e) = trace_error.map_or_else(|| finish_trace(w, pair), Err)
+    {
+        eprintln!("mpsim: --sched-trace: {e}");
+        return ExitCode::from(2);
+    }
     let text = player_log_text(&events);
     if let Some(out) = cli.player_out.as_deref()
         && let Err(e) = std::fs::write(out, text)

@@ -444,13 +444,14 @@ pub fn run_player(pair: &mut Pair, ladder: &Ladder, spec: &PlayerSpec) -> Vec<Va
 }
 
 /// As [`run_player`], with `observe` called with the pair at every step of the run (before
-/// the player acts; e.g. to log the connections' stats over time). It only looks: the run is
+/// the player acts; e.g. to log the connections' stats over time, or to take the sender's
+/// scheduler trace). It must only look (taking a trace's records is looking): the run is
 /// the same with or without it.
 pub fn run_player_observed(
     pair: &mut Pair,
     ladder: &Ladder,
     spec: &PlayerSpec,
-    mut observe: impl FnMut(&Pair),
+    mut observe: impl FnMut(&mut Pair),
 ) -> Vec<Value> {
     let mut session = Session::new(pair, ladder, spec);
     let (reason, error) = loop {
