@@ -38,6 +38,10 @@ use mptransport::sim::{
     run_transfer_with,
 };
 use mptransport::{Bandwidth, cc, sched};
+use trace::{finish_trace, take_trace};
+
+#[path = "mpsim/trace.rs"]
+mod trace;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -468,17 +472,6 @@ fn config_from_cli(cli: &Cli) -> Result<Config, String> {
     Ok(cfg)
 }
 
-/// The sender's last scheduler decisions written, and the trace flushed; the first error.
-fn finish_trace(w: &mut SchedTraceWriter, pair: &mut Pair) -> std::io::Result<()> {
-    let mut result = Ok(());
-    if let Some(s) = pair.server.as_mut() {
-        let records = s.drain_sched_trace();
-        result = w.write(1, &s.path_names(), &records);
-    }
-    let flushed = w.flush();
-    result.and(flushed)
-}
-
 /// Whether the bulk run succeeded (byte-exact and clean; every application write read) and
 /// its outcome fields: goodput and closes, or the application-limited delivery delays.
 fn bulk_outcome_json(
@@ -568,24 +561,6 @@ fn step_hook<'a>(
             broken = true;
         }
         take_trace(trace, p, trace_error);
-    }
-}
-
-/// `--sched-trace`: the sender's (the server's) scheduler decisions so far, written; recording
-/// starts at the server's first step. The first write error is kept in `error`.
-fn take_trace(
-    trace: &mut Option<SchedTraceWriter>,
-    pair: &mut Pair,
-    error: &mut Option<std::io::Error>,
-) {
-    if let (Some(w), Some(s)) = (trace.as_mut(), pair.server.as_mut()) {
-        s.enable_sched_trace();
-        let records = s.drain_sched_trace();
-        if !records.is_empty()
-            && let Err(e) = w.write(1, &s.path_names(), &records)
-        {
-            error.get_or_insert(e);
-        }
     }
 }
 
