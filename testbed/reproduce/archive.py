@@ -75,10 +75,6 @@ def read_rows(archive: Path) -> pd.DataFrame:
     return last_attempts(read_attempts(archive))
 
 
-def attempts_per_trial(archive: Path) -> dict[str, int]:
-    return attempt_counts(read_attempts(archive))
-
-
 def read_json(path: Path) -> dict:
     """A JSON object file's contents; {} when it is missing, unreadable or not an object."""
     try:

@@ -59,7 +59,12 @@ def test_adding_again_adds_nothing_and_a_retry_is_a_second_attempt(
     result = json.loads(retried.read_text())
     retried.write_text(json.dumps(result | {"valid": False, "wall_duration_s": 13.0}))
     assert archive.add_new(run, store) == 1 and len(archive.parts(store)) == 2
-    assert archive.attempts_per_trial(store)["A1__user__bbr__lrf__dashjs__v10__r0__s1"] == 2
+    assert (
+        archive.attempt_counts(archive.read_attempts(store))[
+            "A1__user__bbr__lrf__dashjs__v10__r0__s1"
+        ]
+        == 2
+    )
     last = (
         archive.read_rows(store)
         .set_index("trial_id")
