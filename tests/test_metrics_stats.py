@@ -216,3 +216,36 @@ def test_binomial_rate_band_is_the_exact_binomial_range() -> None:
     # Close to the normal approximation's half-width 1.96 * sqrt(p (1 - p) / n) at this n.
     normal = 1.96 * (0.01 * 0.99 / 20_000) ** 0.5
     assert (high - low) / 2 == pytest.approx(normal, rel=0.05)
+
+
+def test_kruskal_effect_is_h_over_n_minus_1_with_an_interval_around_it() -> None:
+    rng = np.random.default_rng(3)
+    groups = [rng.poisson(mean, 30) for mean in np.linspace(0, 20, 12)]
+    found = stats.kruskal_effect(groups)
+    h, p = scipy.stats.kruskal(*groups)
+    assert (found.h, found.p) == pytest.approx((h, p))
+    assert found.effect.n == 360
+    assert found.effect.estimate == pytest.approx(h / 359)
+    assert found.effect.low < found.effect.estimate < found.effect.high
+    assert 0.5 < found.effect.low and found.effect.high < 1
+
+
+def test_kruskal_effect_without_a_difference_has_no_interval_rather_than_a_biased_one() -> None:
+    # Resampling every group adds spread between them, so every resample's epsilon-squared
+    # lies above the data's: a percentile interval would exclude the estimate.
+    groups = [np.array([0.0, 1.0] * 15) for _ in range(12)]
+    found = stats.kruskal_effect(groups)
+    assert found.effect.estimate == pytest.approx(0.0)
+    assert found.p == pytest.approx(1.0)
+    assert math.isnan(found.effect.low) and found.effect.method == "none"
+    # Groups that barely overlap: the resamples cannot spread above the estimate, and BCa has
+    # no interval (or one beside the estimate, which is not shown either).
+    separated = [np.zeros(10)] * 6 + [np.array([3.0, 4.0] * 5)] * 6
+    blocks = stats.kruskal_effect(separated)
+    assert blocks.p < 1e-6 and blocks.effect.estimate > 0.7
+    assert math.isnan(blocks.effect.low) and blocks.effect.method == "none"
+
+
+def test_kruskal_effect_needs_two_groups_and_two_values() -> None:
+    assert math.isnan(stats.kruskal_effect([[1.0, 2.0]]).h)
+    assert math.isnan(stats.kruskal_effect([[1.0, 1.0], [1.0], [math.nan]]).p)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from metrics.stats import kruskal_effect
 from metrics.verdict import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -320,10 +321,9 @@ def _p8(t: Trials) -> list[Cell] | str:
 
 def _p10(t: Trials) -> list[Cell] | str:
     """Kruskal-Wallis over the 36 cells' per-trial underflows; its p-value decides (the one
-    claim that is not a contrast). The cell's verdict is a metrics/verdict.py Verdict with
-    the test's H as estimate and no interval."""
-    from scipy.stats import kruskal
-
+    claim that is not a contrast, pre-registration §7.5). The cell shows the test's effect
+    size, epsilon-squared = H / (n - 1), with its bootstrap interval (metrics/stats.py
+    kruskal_effect): how much of the underflows' rank variance lies between the cells."""
     groups = [
         list(t.seeds(STALLS, "B1", cc, s).values())
         for cc in t.ccs
@@ -331,30 +331,26 @@ def _p10(t: Trials) -> list[Cell] | str:
         for s in t.scheds
     ]
     groups = [g for g in groups if g]
-    values = [v for g in groups for v in g]
     if len(groups) < 2:
         return []
-    if len(set(values)) < 2:
+    found = kruskal_effect(groups)
+    effect = found.effect
+    if math.isnan(found.h):
         verdict = Verdict(
-            INCONCLUSIVE,
-            len(values),
-            0.0,
-            math.nan,
-            math.nan,
+            INCONCLUSIVE, effect.n, 0.0, math.nan, math.nan,
             "every trial has the same underflows: no variety to test",
-        )
+        )  # fmt: skip
     else:
-        h, p = kruskal(*groups)
-        outcome = REPRODUCED if p < 0.05 else INCONCLUSIVE
         verdict = Verdict(
-            outcome,
-            len(values),
-            float(h),
-            math.nan,
-            math.nan,
-            f"Kruskal-Wallis H = {h:.3g}, p = {p:.2g} over {len(groups)} cells",
+            REPRODUCED if found.p < 0.05 else INCONCLUSIVE,
+            effect.n,
+            effect.estimate,
+            effect.low,
+            effect.high,
+            f"Kruskal-Wallis H = {found.h:.3g}, p = {found.p:.2g} over {len(groups)} cells; "
+            "the estimate is its effect size epsilon-squared = H / (n - 1)",
         )
-    return [Cell(f"H over {len(groups)} cells (p decides)", verdict)]
+    return [Cell(f"ε² of Kruskal-Wallis over {len(groups)} cells (p decides)", verdict)]
 
 
 def _p11(t: Trials) -> list[Cell] | str:

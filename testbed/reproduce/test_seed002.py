@@ -111,6 +111,20 @@ def test_contrasts_pass_only_where_the_paper_draws_them() -> None:
     assert "(n 10)" in got["P1"].summary() and "[" in got["P1"].summary()
 
 
+def test_p10_shows_the_kruskal_wallis_effect_size_with_its_interval() -> None:
+    rows = _rows()
+    rng = np.random.default_rng(5)  # overlapping cells: the LIA variants stall more, not only
+    lia = rows["cc"].isin(["lia", "olia", "balia"])
+    rows["stalls"] = np.where(lia, rng.poisson(3.0, len(rows)), rng.poisson(1.0, len(rows)))
+    varied = _by_id(decide_all(rows, "sim"))["P10"]
+    (cell,) = varied.cells
+    assert varied.outcome == REPRODUCED  # the LIA variants stall, the others do not
+    assert 0 < cell.verdict.low < cell.verdict.estimate < cell.verdict.high < 1
+    assert "ε²" in cell.label and "p = " in cell.verdict.reason
+    flat = _by_id(decide_all(_rows(lia_stalls=0.0), "sim"))["P10"]
+    assert flat.outcome == INCONCLUSIVE and "no variety" in flat.cells[0].verdict.reason
+
+
 def test_where_nothing_can_fail_the_contrast_is_undecided_never_support() -> None:
     got = _by_id(decide_all(_rows(lia_stalls=0.0), "sim"))
     # every CC at 0 underflows: "BBR good and the LIA variants poor" cannot be supported
