@@ -175,8 +175,9 @@ def install_signal_handlers() -> bool:
 
 
 @contextmanager
-def _shielded_from_signals() -> Iterator[None]:
-    """Signals during teardown are remembered, not raised; re-raised after it."""
+def shielded_from_signals() -> Iterator[None]:
+    """Signals during the block (a teardown, an archive being written) are remembered, not
+    raised; the first is raised as `Interrupted` after it."""
     _signal_state["teardown_depth"] += 1
     try:
         yield
@@ -602,7 +603,7 @@ class Topology:
         problems: list[str] = []
         if self.torn_down:
             return problems
-        with _shielded_from_signals():
+        with shielded_from_signals():
             self.events.write("phase", phase="teardown")
             # Non-critical first (players, transports), the emulator last, so that
             # nothing is cut off by a vanished link while it shuts down.

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -137,8 +138,11 @@ def add_new(run_dir: Path, archive: Path) -> int:
     archive.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     part = archive / f"part-{stamp}-{len(parts(archive)) + 1:04d}.csv.gz"
-    # mtime 0: the same rows give the same bytes.
-    rows.to_csv(part, index=False, compression={"method": "gzip", "mtime": 0})
+    # mtime 0: the same rows give the same bytes. Written whole or not at all: a part cut
+    # short (a crash, a kill) would make the whole archive unreadable.
+    partial = part.with_name(f".{part.name}.tmp")
+    rows.to_csv(partial, index=False, compression={"method": "gzip", "mtime": 0})
+    os.replace(partial, part)
     manifest = read_json(run_dir / "run.json")
     if manifest:  # without the planned trials' list and specs (MBs; the rows hold the specs)
         kept = {k: v for k, v in manifest.items() if k not in MANIFEST_LISTS}

@@ -257,33 +257,62 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
         cc=list(m.ccs) or None, sched=list(m.scheds) or None, video_duration=m.video_s,
         reps=m.reps, ladder=m.setting.ladder, recv_window_bytes=m.setting.recv_window_bytes,
     )  # fmt: skip
-    run_dir: Path | None = None
     store = archive_of(m, repo)
     try:
         specs = plan.specs_for(options, repo, kernel_caps())
         run_dir = matrix.run_dir_for(m.out, specs, repo)
+    except plan.UsageError as exc:
+        print(f"seed002 study: {exc}", file=sys.stderr)
+        return 2
+    except (Interrupted, KeyboardInterrupt):
+        print(STOPPED_TEXT, file=sys.stderr)
+        return 130
+    code, stopped_while_archiving = 1, False
+    try:
         done = finished_ids(store, m.engine) if store else set()
         todo = [s for s in specs if s.trial_id() not in done]
         if len(todo) < len(specs):
             print(f"  {len(specs) - len(todo)} of {len(specs)} trials are in {m.archive}: not run again", flush=True)  # fmt: skip
         if not todo:
-            return 0
-        if m.engine == "emulate" and not m.dry_run:
-            for trial_id in set_aside_for_retry(run_dir):
-                print(f"  re-running once (pre-registration §5): {trial_id}", flush=True)
-        return plan.run_plan(todo, run_dir, engine=m.engine, jobs=None, repo=repo,
-                             argv=m.argv(), dry_run=m.dry_run, report=False)  # fmt: skip
+            code = 0
+        else:
+            if m.engine == "emulate" and not m.dry_run:
+                for trial_id in set_aside_for_retry(run_dir):
+                    print(f"  re-running once (pre-registration §5): {trial_id}", flush=True)
+            code = plan.run_plan(todo, run_dir, engine=m.engine, jobs=None, repo=repo,
+                                 argv=m.argv(), dry_run=m.dry_run, report=False)  # fmt: skip
     except plan.UsageError as exc:
         print(f"seed002 study: {exc}", file=sys.stderr)
-        return 2
+        code = 2
     except (Interrupted, KeyboardInterrupt):
-        print("seed002 study: interrupted; the same command resumes", file=sys.stderr)
-        return 130
+        print(STOPPED_TEXT, file=sys.stderr)
+        code = 130
     finally:
-        if store is not None and run_dir is not None and not m.dry_run:
+        if store is not None and not m.dry_run:
+            stopped_while_archiving = archive_finished(run_dir, store, str(m.archive))
+    return 130 if stopped_while_archiving else code
+
+
+STOPPED_TEXT = "seed002 study: interrupted; the same command resumes"
+
+
+def archive_finished(run_dir: Path, store: Path, name: str) -> bool:
+    """Appends the run folder's finished trials to the archive. A SIGINT or SIGTERM that
+    arrives meanwhile waits until the archive is written (the part is written whole or not at
+    all either way); returns whether one arrived, which stops the study."""
+    from testbed.topology import Interrupted, shielded_from_signals
+
+    added, stopped = 0, False
+    try:
+        with shielded_from_signals():
             added = archive.add_new(run_dir, store)
-            if added:
-                print(f"  archived {added} trial attempt(s) in {m.archive} (commit it)", flush=True)  # fmt: skip
+    except (Interrupted, KeyboardInterrupt):
+        stopped = True
+    if added:
+        print(f"  archived {added} trial attempt(s) in {name} (commit it)", flush=True)
+    if stopped:
+        print(STOPPED_TEXT, file=sys.stderr)
+    return stopped
 
 
 def undecided(results: list[ClaimResult]) -> list[str]:

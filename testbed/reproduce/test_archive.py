@@ -49,6 +49,31 @@ def test_an_archive_reads_back_as_the_runs_own_table(run: Path, tmp_path: Path) 
     assert set(rows[archive.COMMIT_COLUMN]) == {"fixture"}
 
 
+def test_a_part_cut_short_leaves_the_archive_as_it_was(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill while a part is written must not leave half a gzip among the parts (every later
+    read of the archive would fail); the trials stay in the run folder for the next add."""
+    store = tmp_path / "studies" / "emulate-S0"
+    retried = run / "trials" / "A1__user__bbr__lrf__dashjs__v10__r0__s1" / "result.json"
+    first = retried.read_text()
+    retried.unlink()  # unfinished in the first add
+    assert archive.add_new(run, store) == 5
+    retried.write_text(first)
+    real_to_csv = pd.DataFrame.to_csv
+
+    def cut_short(frame: pd.DataFrame, path, *args, **kwargs):
+        real_to_csv(frame.head(1), path, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        archive.add_new(run, store)
+    monkeypatch.undo()
+    assert len(archive.parts(store)) == 1 and len(archive.read_attempts(store)) == 5
+    assert archive.add_new(run, store) == 1 and len(archive.read_attempts(store)) == 6
+
+
 def test_adding_again_adds_nothing_and_a_retry_is_a_second_attempt(
     run: Path, tmp_path: Path
 ) -> None:
