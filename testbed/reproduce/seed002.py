@@ -45,6 +45,7 @@ from testbed.reproduce.seed002_study import (
     VIDEO_S,
     by_setting,
     per_setting_table,
+    seeds_run,
     sim_matrix,
 )
 
@@ -218,7 +219,7 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
     study = [
         "### Per setting (simulated)",
         "",
-        *per_setting_table(results),
+        *per_setting_table(results, {sid: seeds_run(rows) for sid, rows in settings.items()}),
         "",
         "Study commands (simulated; each resumes, and adds seeds while a claim has an undecided cell): "
         "`.venv/bin/python -m testbed.reproduce.seed002_study --engine sim` (all 18 settings; "

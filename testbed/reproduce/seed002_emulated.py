@@ -188,7 +188,10 @@ def plan_text() -> list[str]:
         f"× A1, A2, B1, B2 at the main setting, {VIDEO_S} s clips (the paper's 3 min), the one-rung "
         f"player, {EMU_MIN_REPS} to {EMU_MAX_REPS} repetitions (seeds 1…), plus the single-path "
         f"baselines {', '.join(EMU_BASELINES)} ({EMU_MIN_REPS} each): dash.js in headless Chromium "
-        "over linkemu, real time, root, a quiet machine. `default-oot` is the paper's 'default "
+        "over linkemu, real time, root, a quiet machine: the player has a CPU of its own, on "
+        "which nothing else runs, because the drop attribution counts a saturated player CPU as "
+        "evidence against the decoder whoever used it (docs/PLAYER.md; the pre-registration's "
+        "changes say what ran beside the trials). `default-oot` is the paper's 'default "
         "scheduler (LRF)': the kernel's default with its opportunistic reinjection and penalisation "
         "(docs/algorithms/lrf.md).",
         "",

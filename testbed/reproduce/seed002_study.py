@@ -423,8 +423,25 @@ SHORT = {REPRODUCED: "R", PARTLY: "P", NOT_REPRODUCED: "N", INCONCLUSIVE: "I",
          NOT_APPLICABLE: "n/a", NOT_MEASURED: "–", NOT_IN_RUN: "·"}  # fmt: skip
 
 
-def per_setting_table(results: dict[str, list[ClaimResult]]) -> list[str]:
-    """Claim × setting verdicts, and per claim "reproduced in k of n plausible settings"."""
+def seeds_run(rows) -> int:
+    """The most seeds any cell of a setting has (its ok and valid trials): the study's step."""
+    if not len(rows):
+        return 0
+    return int(rows.groupby(["scenario", "cc", "sched"])["seed"].nunique().max())
+
+
+def rule_finished(results: list[ClaimResult], seeds: int) -> bool:
+    """Pre-registration §5: a setting's study ends when no claim has an undecided cell or it
+    has the most seeds the rule allows."""
+    return seeds >= SIM_MAX_REPS or not undecided(results)
+
+
+def per_setting_table(
+    results: dict[str, list[ClaimResult]], seeds: dict[str, int] | None = None
+) -> list[str]:
+    """Claim × setting verdicts, and per claim "reproduced in k of n plausible settings"; with
+    `seeds` (each setting's seeds per cell), a row of them, and whether the study's rule of
+    adding seeds has finished there (a setting still running has provisional verdicts)."""
     sids = [s.sid for s in SETTINGS if s.sid in results]
     if not sids:
         return ["No study run given: no per-setting verdicts yet (commands above)."]
@@ -445,6 +462,21 @@ def per_setting_table(results: dict[str, list[ClaimResult]]) -> list[str]:
             + " | ".join(SHORT[o] for o in outcomes)
             + f" | {tally} |"
         )
+    if seeds is not None:
+        done = {sid: rule_finished(results[sid], seeds.get(sid, 0)) for sid in sids}
+        rows.append(
+            "| seeds per cell | " + " | ".join(str(seeds.get(sid, 0)) for sid in sids) + " | |"
+        )
+        rows.append(
+            "| seeds added | "
+            + " | ".join("done" if done[sid] else "**running**" for sid in sids)
+            + " | |"
+        )
+        running = [sid for sid in sids if not done[sid]]
+        if running:
+            rows += ["", f"**Provisional**: the study is still adding seeds to {', '.join(running)} "
+                     "(a claim has an undecided cell there and the setting has fewer than "
+                     f"{SIM_MAX_REPS} seeds), so those columns may change."]  # fmt: skip
     legend = ("R reproduced, P partly, N not reproduced, I inconclusive, n/a premise does not arise, "
               "– the engine cannot measure the metric, · no cell of the claim in the run. "
               "n = settings where the claim was decided or inconclusive.")  # fmt: skip

@@ -28,7 +28,13 @@ from testbed.reproduce.seed002_claims import (
     decide_all,
 )
 from testbed.reproduce.seed002_emulated import collect, emulated_section
-from testbed.reproduce.seed002_study import SETTINGS, by_setting, per_setting_table, setting_of
+from testbed.reproduce.seed002_study import (
+    SETTINGS,
+    by_setting,
+    per_setting_table,
+    seeds_run,
+    setting_of,
+)
 
 FAMILIES = "netem-scenarios/seed002-families"
 
@@ -273,6 +279,17 @@ def test_per_setting_table_counts_k_of_n() -> None:
     )
     assert "| P1 A1 | R | I | 1 of 2 (0, 0, 1) |" in table
     assert "| P2 A1 | – | – | – |" in table
+    # Both have undecided cells at 6 seeds: the rule adds seeds until 30.
+    seeds = {sid: seeds_run(rows) for sid, rows in settings.items()}
+    assert seeds == {"S0": 6, "S1": 6}
+    results = {sid: decide_all(rows, "sim") for sid, rows in settings.items()}
+    table = "\n".join(per_setting_table(results, seeds))
+    assert "| seeds per cell | 6 | 6 | |" in table
+    assert "| seeds added | **running** | **running** | |" in table
+    assert "still adding seeds to S0, S1 " in table
+    table = "\n".join(per_setting_table(results, {"S0": 30, "S1": 6}))
+    assert "| seeds added | done | **running** | |" in table
+    assert "**Provisional**" not in "\n".join(per_setting_table(results, {"S0": 30, "S1": 30}))
 
 
 def _write_run(run: Path, rows: pd.DataFrame, engine: str, commit: str = "abc123") -> None:
