@@ -375,12 +375,7 @@ fn main() -> ExitCode {
         }
     };
     drop(hook); // gives back `trace` and `trace_error`
-    if let Some(w) = trace.as_mut()
-        && let Err(e) = finish_trace(w, &mut pair)
-    {
-        trace_error.get_or_insert(e);
-    }
-    if let Some(e) = trace_error {
+    if let Err(e) = finish_trace(&mut trace, &mut pair, trace_error) {
         eprintln!("mpsim: --sched-trace: {e}");
         return ExitCode::from(2);
     }
@@ -725,9 +720,7 @@ fn play(
         }
         take_trace(&mut trace, p, &mut trace_error);
     });
-    if let Some(w) = trace.as_mut()
-        && let Err(e) = trace_error.map_or_else(|| finish_trace(w, pair), Err)
-    {
+    if let Err(e) = finish_trace(&mut trace, pair, trace_error) {
         eprintln!("mpsim: --sched-trace: {e}");
         return ExitCode::from(2);
     }

@@ -131,6 +131,16 @@ struct Net {
 
 impl Net {
     fn new(paths: usize, cwnd_pkts: u64, drop: Box<dyn FnMut(&Pkt) -> bool>) -> Net {
+        Net::with_rto_cwnd(paths, cwnd_pkts, None, drop)
+    }
+
+    /// As `new`, with the window an RTO leaves (`Recorder::rto_cwnd_bytes`).
+    fn with_rto_cwnd(
+        paths: usize,
+        cwnd_pkts: u64,
+        rto_cwnd_bytes: Option<u64>,
+        drop: Box<dyn FnMut(&Pkt) -> bool>,
+    ) -> Net {
         let path_cfgs: Vec<PathConfig> = (0..paths)
             .map(|i| PathConfig {
                 name: format!("p{i}"),
@@ -141,7 +151,7 @@ impl Net {
         let calls = Arc::new(Mutex::new(Vec::new()));
         client.cc = Box::new(Recorder {
             cwnd_bytes: cwnd_pkts * DATAGRAM,
-            rto_cwnd_bytes: None,
+            rto_cwnd_bytes,
             calls: calls.clone(),
         });
         client.write(&vec![0x5A; 4 << 20]);
@@ -631,7 +641,7 @@ fn data_lost_during_recovery_and_outstanding_at_its_end_starts_another_recovery(
 /// client sends in [300, 500) ms (its last flight and the tail-loss probe) arrives at the
 /// server at `arrive_at` instead of 20 ms later. Runs to 3 s.
 fn late_originals(arrive_at: Instant) -> Net {
-    let mut net = Net::new(1, 4, Box::new(|_| false));
+    let mut net = Net::with_rto_cwnd(1, 4, Some(DATAGRAM), Box::new(|_| false));
     net.delay = Box::new(move |p: &Pkt| {
         if p.to_server && p.at >= ms(300) && p.at < ms(500) {
             arrive_at - (p.at + ONE_WAY)
@@ -639,21 +649,8 @@ fn late_originals(arrive_at: Instant) -> Net {
             Duration::ZERO
         }
     });
-    let cc = net.client.cc.as_mut() as *mut dyn CongestionController as *mut Recorder;
-    // SAFETY: the client's CC is the Recorder that Net::new installed; nothing borrows it.
-    unsafe { (*cc).rto_cwnd_bytes = Some(DATAGRAM) };
     net.run(ms(3000));
     net
-}
-
-fn rto_times(calls: &[Call]) -> Vec<Instant> {
-    calls
-        .iter()
-        .filter_map(|c| match *c {
-            Call::Rto { at, .. } => Some(at),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]
@@ -667,17 +664,11 @@ fn a_spurious_rto_ends_when_the_data_ack_covers_the_late_originals() {
     // good: the ACK frame came before the DATA_ACK in the packet, the retransmissions still
     // queued were then stale, nothing was in flight, so no ACK was to come, and no
     // scheduler gives new data to a subflow in that state: the connection sent nothing more.
-    let rto = rto_times(&late_originals(ms(2500)).calls())[0];
+    let (rto, _) = rtos_and_exits(&late_originals(ms(2500)).calls()).0[0];
     let net = late_originals(rto + ONE_WAY);
     let calls = net.calls();
-    assert_eq!(rto_times(&calls), vec![rto], "{calls:?}");
-    let exits: Vec<Instant> = calls
-        .iter()
-        .filter_map(|c| match *c {
-            Call::Exit { at, .. } => Some(at),
-            _ => None,
-        })
-        .collect();
+    let (rtos, exits) = rtos_and_exits(&calls);
+    assert_eq!(rtos, vec![(rto, false)], "{calls:?}");
     assert_eq!(exits, vec![rto + RTT], "{calls:?}");
     assert!(!net.client.subflows[0].in_rto_loss());
     // Data keeps flowing to the end of the run.

@@ -22,8 +22,20 @@ pub fn take_trace(
     }
 }
 
-/// The sender's last scheduler decisions written, and the trace flushed; the first error.
-pub fn finish_trace(w: &mut SchedTraceWriter, pair: &mut Pair) -> std::io::Result<()> {
+/// The end of a run with `--sched-trace`: the first error `take_trace` kept, or else the
+/// sender's last scheduler decisions written and the trace flushed (the first error of
+/// those). Nothing to do without a trace.
+pub fn finish_trace(
+    trace: &mut Option<SchedTraceWriter>,
+    pair: &mut Pair,
+    earlier: Option<std::io::Error>,
+) -> std::io::Result<()> {
+    let Some(w) = trace.as_mut() else {
+        return Ok(());
+    };
+    if let Some(e) = earlier {
+        return Err(e);
+    }
     let mut result = Ok(());
     if let Some(s) = pair.server.as_mut() {
         let records = s.drain_sched_trace();
