@@ -520,7 +520,8 @@ def kruskal_effect(
     the resamples' epsilon-squared lies above the data's; BCa corrects that bias. Where it
     cannot (groups that do not differ: every resample above the estimate; groups that barely
     overlap: every resample at or below it) there is no interval: NaN.
-    Needs 2 groups and 2 distinct values; otherwise H, p and the interval are NaN."""
+    Needs 2 groups and 2 distinct values, otherwise H, p and the interval are NaN; a group
+    of one value leaves H and p but no interval (BCa's jackknife needs 2 per group)."""
     samples = [x[np.isfinite(x)] for x in (np.asarray(list(g), dtype=float) for g in groups)]
     samples = [x for x in samples if len(x)]
     n = sum(len(x) for x in samples)
@@ -528,6 +529,8 @@ def kruskal_effect(
         return KruskalEffect(math.nan, math.nan, Interval(n, math.nan, math.nan, math.nan, "none"))
     h, p = scipy.stats.kruskal(*samples)
     estimate = float(h) / (n - 1)
+    if min(len(x) for x in samples) < 2:  # a group of one value has no jackknife for BCa
+        return KruskalEffect(float(h), float(p), Interval(n, estimate, math.nan, math.nan, "none"))
 
     def epsilon_squared(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
         # Vectorised over the batch axes (the bootstrap's resamples, the jackknife's

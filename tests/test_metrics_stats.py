@@ -247,5 +247,8 @@ def test_kruskal_effect_without_a_difference_has_no_interval_rather_than_a_biase
 
 
 def test_kruskal_effect_needs_two_groups_and_two_values() -> None:
+    # A group of one trial (a setting whose study has just begun): H and p, no interval.
+    single = stats.kruskal_effect([[1.0], [2.0, 3.0], [5.0, 6.0]])
+    assert single.p < 1 and single.effect.estimate > 0 and math.isnan(single.effect.low)
     assert math.isnan(stats.kruskal_effect([[1.0, 2.0]]).h)
     assert math.isnan(stats.kruskal_effect([[1.0, 1.0], [1.0], [math.nan]]).p)

@@ -216,10 +216,12 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
                        for s in CLAIMS]  # fmt: skip
     page.emulated, checks = emulated_section(runs, main, r.repo)
     page.claims += checks + [live_check(runs)]
+    # Every trial that ran, the timed-out ones included: whether a setting's step ran through.
+    attempted = by_setting(collect(runs or [r.run_dir / "sim"], "sim", timed_out=True)[0])
     study = [
         "### Per setting (simulated)",
         "",
-        *per_setting_table(results, {sid: seeds_run(rows) for sid, rows in settings.items()}),
+        *per_setting_table(results, {sid: seeds_run(rows) for sid, rows in attempted.items()}),
         "",
         "Study commands (simulated; each resumes, and adds seeds while a claim has an undecided cell): "
         "`.venv/bin/python -m testbed.reproduce.seed002_study --engine sim` (all 18 settings; "

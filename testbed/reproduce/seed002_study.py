@@ -41,6 +41,7 @@ from testbed.reproduce.seed002_claims import (
     UNCOUPLED,
     ClaimResult,
     Trials,
+    base_scenario,
     decide_all,
 )
 
@@ -423,28 +424,39 @@ SHORT = {REPRODUCED: "R", PARTLY: "P", NOT_REPRODUCED: "N", INCONCLUSIVE: "I",
          NOT_APPLICABLE: "n/a", NOT_MEASURED: "–", NOT_IN_RUN: "·"}  # fmt: skip
 
 
-def seeds_run(rows) -> int:
-    """The most seeds any cell of a setting has (its ok and valid trials): the study's step."""
+def seeds_run(rows) -> tuple[int, bool]:
+    """A setting's step: the most seeds any cell has, and whether every cell of its full
+    matrix (scenarios × CCs and the uncoupled control × schedulers) has that many, i.e. the
+    step ran through. `rows` are every trial that ran, the timed-out ones included."""
     if not len(rows):
-        return 0
-    return int(rows.groupby(["scenario", "cc", "sched"])["seed"].nunique().max())
+        return 0, False
+    cells = rows.assign(_base=rows["scenario"].map(base_scenario))
+    counts = cells.groupby(["_base", "cc", "sched"])["seed"].nunique()
+    most = int(counts.max())
+    full = len(SCENARIOS) * (len(CCS) + 1) * len(SCHEDS)
+    return most, len(counts) == full and bool((counts == most).all())
 
 
-def rule_finished(results: list[ClaimResult], seeds: int) -> bool:
-    """Pre-registration §5: a setting's study ends when no claim has an undecided cell or it
-    has the most seeds the rule allows."""
-    return seeds >= SIM_MAX_REPS or not undecided(results)
+def rule_finished(results: list[ClaimResult], seeds: int, ran_through: bool) -> bool:
+    """Pre-registration §5: a setting's study ends when its step ran through and no claim has
+    an undecided cell, or when it has the most seeds the rule allows."""
+    return ran_through and (seeds >= SIM_MAX_REPS or not undecided(results))
 
 
 def per_setting_table(
-    results: dict[str, list[ClaimResult]], seeds: dict[str, int] | None = None
+    results: dict[str, list[ClaimResult]], seeds: dict[str, tuple[int, bool]] | None = None
 ) -> list[str]:
     """Claim × setting verdicts, and per claim "reproduced in k of n plausible settings"; with
-    `seeds` (each setting's seeds per cell), a row of them, and whether the study's rule of
-    adding seeds has finished there (a setting still running has provisional verdicts)."""
+    `seeds` (each setting's `seeds_run`), a row of them and whether the study's rule of adding
+    seeds has finished there: a setting still running has provisional verdicts, which the
+    k-of-n count leaves out."""
     sids = [s.sid for s in SETTINGS if s.sid in results]
     if not sids:
         return ["No study run given: no per-setting verdicts yet (commands above)."]
+    done = {
+        sid: seeds is None or rule_finished(results[sid], *seeds.get(sid, (0, False)))
+        for sid in sids
+    }
     head = (
         "| claim | "
         + " | ".join(sids)
@@ -453,7 +465,8 @@ def per_setting_table(
     rows = [head, "|---" * (len(sids) + 2) + "|"]
     for i, spec in enumerate(CLAIMS):
         outcomes = [results[sid][i].outcome for sid in sids]
-        decided = [o for o in outcomes if o in (REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE)]
+        counted = [results[sid][i].outcome for sid in sids if done[sid]]
+        decided = [o for o in counted if o in (REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE)]
         k = decided.count(REPRODUCED)
         tally = (f"{k} of {len(decided)} ({decided.count(PARTLY)}, {decided.count(NOT_REPRODUCED)}, "
                  f"{decided.count(INCONCLUSIVE)})") if decided else "–"  # fmt: skip
@@ -463,9 +476,10 @@ def per_setting_table(
             + f" | {tally} |"
         )
     if seeds is not None:
-        done = {sid: rule_finished(results[sid], seeds.get(sid, 0)) for sid in sids}
         rows.append(
-            "| seeds per cell | " + " | ".join(str(seeds.get(sid, 0)) for sid in sids) + " | |"
+            "| seeds per cell | "
+            + " | ".join(str(seeds.get(sid, (0, False))[0]) for sid in sids)
+            + " | |"
         )
         rows.append(
             "| seeds added | "
@@ -474,9 +488,10 @@ def per_setting_table(
         )
         running = [sid for sid in sids if not done[sid]]
         if running:
-            rows += ["", f"**Provisional**: the study is still adding seeds to {', '.join(running)} "
-                     "(a claim has an undecided cell there and the setting has fewer than "
-                     f"{SIM_MAX_REPS} seeds), so those columns may change."]  # fmt: skip
+            rows += ["", f"**Provisional**: the study is still running {', '.join(running)} "
+                     "(its last step did not run through, or a claim has an undecided cell there "
+                     f"and the setting has fewer than {SIM_MAX_REPS} seeds), so those columns may "
+                     "change; the k-of-n count leaves them out."]  # fmt: skip
     legend = ("R reproduced, P partly, N not reproduced, I inconclusive, n/a premise does not arise, "
               "– the engine cannot measure the metric, · no cell of the claim in the run. "
               "n = settings where the claim was decided or inconclusive.")  # fmt: skip

@@ -279,17 +279,26 @@ def test_per_setting_table_counts_k_of_n() -> None:
     )
     assert "| P1 A1 | R | I | 1 of 2 (0, 0, 1) |" in table
     assert "| P2 A1 | – | – | – |" in table
-    # Both have undecided cells at 6 seeds: the rule adds seeds until 30.
+    # Both ran through at 6 seeds, with undecided cells: the rule adds seeds until 30.
     seeds = {sid: seeds_run(rows) for sid, rows in settings.items()}
-    assert seeds == {"S0": 6, "S1": 6}
+    assert seeds == {"S0": (6, True), "S1": (6, True)}
     results = {sid: decide_all(rows, "sim") for sid, rows in settings.items()}
     table = "\n".join(per_setting_table(results, seeds))
     assert "| seeds per cell | 6 | 6 | |" in table
     assert "| seeds added | **running** | **running** | |" in table
-    assert "still adding seeds to S0, S1 " in table
-    table = "\n".join(per_setting_table(results, {"S0": 30, "S1": 6}))
+    assert "still running S0, S1 " in table
+    assert "| P1 A1 | R | I | – |" in table  # provisional settings are not counted
+    table = "\n".join(per_setting_table(results, {"S0": (30, True), "S1": (6, True)}))
     assert "| seeds added | done | **running** | |" in table
-    assert "**Provisional**" not in "\n".join(per_setting_table(results, {"S0": 30, "S1": 30}))
+    assert "| P1 A1 | R | I | 1 of 1 (0, 0, 0) |" in table
+    finished = {"S0": (30, True), "S1": (30, True)}
+    assert "**Provisional**" not in "\n".join(per_setting_table(results, finished))
+    # A step cut short (a cell lacks seeds, or a cell never ran) is still running, at 30 too.
+    cut = settings["S1"][~((settings["S1"]["cc"] == "lia") & (settings["S1"]["seed"] == 6))]
+    assert seeds_run(cut) == (6, False)
+    assert seeds_run(settings["S1"][settings["S1"]["cc"] != "reno"]) == (6, False)
+    table = "\n".join(per_setting_table(results, {"S0": (30, True), "S1": (30, False)}))
+    assert "| seeds added | done | **running** | |" in table
 
 
 def _write_run(run: Path, rows: pd.DataFrame, engine: str, commit: str = "abc123") -> None:
@@ -371,7 +380,8 @@ def test_page_builds_from_a_study_folder(tmp_path: Path) -> None:
         "| P1 A1: BBR, Cubic and Compound excellent over all schedulers; the LIA variants poor (contrast) | Fig. 4a |"
         in page
     )
-    assert "| P1 A1 | R | I | 1 of 2 (0, 0, 1) |" in page
+    # 10 seeds with undecided cells: both settings still running, so neither is counted yet
+    assert "| P1 A1 | R | I | – |" in page and "still running S0, S3 " in page
     assert "## Checks this testbed adds" in page and "C4: simulator vs emulator" in page
     assert "**Not run yet**" in page
     assert "e87febf" in page
