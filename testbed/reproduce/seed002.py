@@ -110,13 +110,11 @@ def _source_note(r: Runner, main) -> str:
     return note
 
 
-def _timed_out_sensitivity(main, preregistered: list[ClaimResult]) -> list[str]:
-    """Each claim at the main setting with the simulated trials that timed out counted, beside
-    its pre-registered verdict (which excludes them). Not pre-registered: added after the
-    study's main-setting results were seen."""
-    runs = sorted({Path(x) for x in main["source_run"]})
-    rows, _ = collect(runs, "sim", timed_out=True)
-    with_them = by_setting(rows).get("S0")
+def _timed_out_sensitivity(with_them, preregistered: list[ClaimResult]) -> list[str]:
+    """Each claim at the main setting with the simulated trials that timed out counted
+    (`with_them`: the main setting's trials, those included), beside its pre-registered
+    verdict (which excludes them). Not pre-registered: added after the study's main-setting
+    results were seen."""
     if with_them is None or "reason" not in with_them.columns:
         return []
     extra = with_them[with_them["reason"] == SIM_TIMED_OUT]
@@ -216,7 +214,8 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
                        for s in CLAIMS]  # fmt: skip
     page.emulated, checks = emulated_section(runs, main, r.repo)
     page.claims += checks + [live_check(runs)]
-    # Every trial that ran, the timed-out ones included: whether a setting's step ran through.
+    # Every trial that ran, the timed-out ones included: whether a setting's step ran through,
+    # and the main setting's sensitivity line.
     attempted = by_setting(collect(runs or [r.run_dir / "sim"], "sim", timed_out=True)[0])
     study = [
         "### Per setting (simulated)",
@@ -231,7 +230,7 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
     if sources:
         study += ["", "Simulated runs read:", "", *provenance(sources, r.repo)]
     if main is not None:
-        study += ["", *_timed_out_sensitivity(main, results["S0"])]
+        study += ["", *_timed_out_sensitivity(attempted.get("S0"), results["S0"])]
         t = Trials(main)
         study += ["", "### Every cell of every claim at the main setting (simulated)", "",
                   "estimate [95 % interval] (n seeds); + supports, − contradicts, ? undecided; equality cells show the 90 % interval.", "",

@@ -163,9 +163,12 @@ class StudyMatrix:
         return "./run_trials.sh " + shlex.join(self.argv())
 
 
+SIM_CCS = (*CCS, UNCOUPLED)  # the simulated matrix's CCs: the paper's six and P24's control
+
+
 def sim_matrix(setting: Setting, reps: int = SIM_MIN_REPS, root: str = STUDY_DIR) -> StudyMatrix:
     """The full matrix of one setting in the simulator, with the uncoupled control (P24)."""
-    return StudyMatrix("sim", setting, (*CCS, UNCOUPLED), SCHEDS, ("user",), reps,
+    return StudyMatrix("sim", setting, SIM_CCS, SCHEDS, ("user",), reps,
                        f"{root}/sim-{setting.sid}", archive=f"{ARCHIVE_DIR}/sim-{setting.sid}")  # fmt: skip
 
 
@@ -259,17 +262,11 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
         reps=m.reps, ladder=m.setting.ladder, recv_window_bytes=m.setting.recv_window_bytes,
     )  # fmt: skip
     store = archive_of(m, repo)
+    run_dir: Path | None = None
+    code, stopped_while_archiving = 1, False
     try:
         specs = plan.specs_for(options, repo, kernel_caps())
         run_dir = matrix.run_dir_for(m.out, specs, repo)
-    except plan.UsageError as exc:
-        print(f"seed002 study: {exc}", file=sys.stderr)
-        return 2
-    except (Interrupted, KeyboardInterrupt):
-        print(STOPPED_TEXT, file=sys.stderr)
-        return 130
-    code, stopped_while_archiving = 1, False
-    try:
         done = finished_ids(store, m.engine) if store else set()
         todo = [s for s in specs if s.trial_id() not in done]
         if len(todo) < len(specs):
@@ -289,7 +286,7 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
         print(STOPPED_TEXT, file=sys.stderr)
         code = 130
     finally:
-        if store is not None and not m.dry_run:
+        if store is not None and run_dir is not None and not m.dry_run:
             stopped_while_archiving = archive_finished(run_dir, store, str(m.archive))
     return 130 if stopped_while_archiving else code
 
@@ -433,13 +430,14 @@ def seeds_run(rows) -> tuple[int, bool]:
     cells = rows.assign(_base=rows["scenario"].map(base_scenario))
     counts = cells.groupby(["_base", "cc", "sched"])["seed"].nunique()
     most = int(counts.max())
-    full = len(SCENARIOS) * (len(CCS) + 1) * len(SCHEDS)
+    full = len(SCENARIOS) * len(SIM_CCS) * len(SCHEDS)
     return most, len(counts) == full and bool((counts == most).all())
 
 
 def rule_finished(results: list[ClaimResult], seeds: int, ran_through: bool) -> bool:
     """Pre-registration §5: a setting's study ends when its step ran through and no claim has
-    an undecided cell, or when it has the most seeds the rule allows."""
+    an undecided cell, or when it has the most seeds the rule allows (the page's reading of
+    the rule `run_study` applies as it goes)."""
     return ran_through and (seeds >= SIM_MAX_REPS or not undecided(results))
 
 
