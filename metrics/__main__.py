@@ -46,7 +46,64 @@ def build_parser() -> argparse.ArgumentParser:
         help="decoder-side drops over a run's control sessions (the tolerance's source)",
     )
     tolerance.add_argument("run_dir", type=Path)
+    subflows = commands.add_parser(
+        "subflows",
+        help="CSV: the video connection's subflows at given times (cwnd, SRTT, CC state, "
+        "bandwidth estimate, data sent, RTOs): why two trials of a cell parted ways",
+    )
+    subflows.add_argument("trial_dirs", type=Path, nargs="+", metavar="trial_dir")
+    subflows.add_argument(
+        "--at",
+        default="6,60",
+        metavar="S[,S...]",
+        help="times on the trial clock, seconds (default 6,60)",
+    )
     return parser
+
+
+def _subflows(trial_dirs: list[Path], at: str) -> int:
+    import dataclasses
+
+    import pandas as pd
+
+    from metrics.read import read_json
+    from metrics.subflow_state import states_at
+
+    try:
+        times = [float(x) for x in at.split(",") if x.strip()]
+    except ValueError:
+        print(f"metrics subflows: --at {at!r}: give seconds, e.g. 6,60", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not times or any(t < 0 for t in times):
+        print(f"metrics subflows: --at {at!r}: give seconds >= 0, e.g. 6,60", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    missing = [str(d) for d in trial_dirs if not is_trial_dir(d)]
+    if missing:
+        print(f"metrics subflows: no trial.json in {', '.join(missing)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    rows = []
+    for trial_dir in trial_dirs:
+        trial = read_json(trial_dir / "trial.json")
+        spec = trial.get("spec", {})
+        try:
+            states = states_at(trial_dir, times)
+        except FileNotFoundError as exc:
+            print(f"metrics subflows: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        for state in states:
+            rows.append(
+                {
+                    "trial_id": trial.get("trial_id"),
+                    # An emulated trial.json names no engine; a simulated one does.
+                    "engine": trial.get("engine", "emulate"),
+                    "cc": spec.get("cc"),
+                    "sched": spec.get("sched"),
+                    "rep": spec.get("rep"),
+                    **dataclasses.asdict(state),
+                }
+            )
+    pd.DataFrame(rows).to_csv(sys.stdout, index=False, float_format="%.3f")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = pd.read_csv(summary_csv).to_dict("records")
         print(json.dumps(control_distribution(rows), indent=1))
         return 0
+    if args.command == "subflows":
+        return _subflows(args.trial_dirs, args.at)
     if args.command == "drops":
         from metrics.drops import attribute_drops, where_cpu_went
 
