@@ -9,7 +9,9 @@ use std::time::Duration;
 mod sim_harness;
 
 use mptransport::connection::Config;
-use mptransport::sim::player::{Ladder, NO_PROGRESS_LIMIT, PlayerSpec, Representation, run_player};
+use mptransport::sim::player::{
+    Ladder, NO_PROGRESS_LIMIT, PlayerSpec, REQUEST_GAP, Representation, run_player,
+};
 use mptransport::sim::{LinkSpec, Pair};
 use serde_json::Value;
 use sim_harness::bdp_path;
@@ -254,6 +256,29 @@ fn the_player_starts_on_the_testbeds_clock_and_refetches_the_first_segment_after
     );
     let summary = events.last().unwrap();
     assert_eq!(summary["reason"], "ended", "{summary}");
+}
+
+#[test]
+fn back_to_back_segments_are_requested_one_request_gap_after_the_last_byte() {
+    // 1 Mbit/s segments over 0.8 Mbit/s: the buffer never reaches its target, so every
+    // request follows the previous response as soon as dash.js would send it.
+    let (mut pair, _) = wifi_pair(0.8, 20);
+    let spec = PlayerSpec::immediate(20.0, Duration::from_secs(120));
+    let events = run_player(&mut pair, &ladder(), &spec);
+    let segments: Vec<&Value> = events.iter().filter(|e| e["event"] == "segment").collect();
+    assert_eq!(segments.len(), 11, "init + 10 media segments");
+    for pair in segments.windows(2) {
+        let end = pair[0]["end_t_ns"].as_u64().unwrap();
+        let next = pair[1]["request_t_ns"].as_u64().unwrap();
+        assert_eq!(
+            next - end,
+            REQUEST_GAP.as_nanos() as u64,
+            "{} -> {}",
+            pair[0],
+            pair[1]
+        );
+    }
+    assert_eq!(events.last().unwrap()["reason"], "ended");
 }
 
 #[test]

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::{
     BUFFER_AT_TOP_S, Fetch, HttpServer, INITIAL_BITRATE_BPS, Ladder, PageRequest, PlayerSpec,
-    REQUEST_BYTES, RESPONSE_HEADER_BYTES, SAMPLE_EVERY, SCHEDULE_TIMEOUT, SideLoad, replace_from,
-    step_side_loads, watchdog,
+    REQUEST_BYTES, REQUEST_GAP, RESPONSE_HEADER_BYTES, SAMPLE_EVERY, SCHEDULE_TIMEOUT, SideLoad,
+    replace_from, step_side_loads, watchdog,
 };
 use crate::sim::abr::{AbrInput, BUFFER_TIME_DEFAULT_S, DashAbr, SegmentDone};
 use crate::sim::endpoint::earliest;
@@ -294,6 +294,9 @@ impl<'a> Session<'a> {
                 None => self.init_done[f.rep] = true,
                 Some(i) => self.append_media(&f, i, now, current_played),
             }
+            // dash.js asks for the next segment only after this one is appended and its
+            // schedule controller runs again.
+            self.request_not_before = self.request_not_before.max(now + REQUEST_GAP);
         }
     }
 
