@@ -27,7 +27,8 @@ from testbed.transports import SCHED_TRACE_ENV, user
 from testbed.trial import write_json_atomically
 
 # TESTBED_MPSIM: another mpsim build (e.g. a second target dir while this one is in use).
-MPSIM_BINARY = Path(os.environ.get("TESTBED_MPSIM", "transport/target/release/mpsim"))
+MPSIM_ENV = "TESTBED_MPSIM"
+MPSIM_BINARY = Path(os.environ.get(MPSIM_ENV, "transport/target/release/mpsim"))
 CONTENT_CACHE = Path("cache/content")
 ENGINE = "sim"
 # A trial's reason when mpsim's player did not play the video to its end; "(timeout)" follows

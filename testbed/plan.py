@@ -407,6 +407,16 @@ def local_jobs(requested: int | None, specs: list[TrialSpec]) -> int:
     return jobs
 
 
+def _built(repo: Path) -> bool:
+    """The Rust binaries are built from this checkout (else the reason is printed)."""
+    from testbed.rust_build import ensure_built
+
+    problem = ensure_built(repo)
+    if problem:
+        print(f"run_trials.sh: {problem}", file=sys.stderr)
+    return problem is None
+
+
 def run_plan(
     specs: list[TrialSpec],
     run_dir: Path,
@@ -438,6 +448,9 @@ def run_plan(
         if dry_run:
             _print_plan("simulated trials", specs, run_dir, jobs)
             return 0
+        # TESTBED_MPSIM names another build on purpose: it is run as it is.
+        if not os.environ.get(engine_sim.MPSIM_ENV) and not _built(repo):
+            return 2
         return engine_sim.run_sim_matrix(specs, run_dir, repo, jobs=jobs, argv=argv, report=report)
     from testbed import matrix
 
@@ -447,6 +460,8 @@ def run_plan(
         return 0
     if os.geteuid() != 0:
         raise UsageError("needs root (network namespaces, iptables, chrt)")
+    if not _built(repo):
+        return 2
     if executor == "slurm":
         from testbed.slurm import run_slurm
 
