@@ -579,6 +579,10 @@ def agreement_table(emu: Trials, sim: Trials) -> list[str]:
         "can be expected to beat. The second is a simulator whose stall metrics are 0 everywhere "
         "(other metrics as the simulator's): agreement on stalls no better than it means the "
         "simulator's stalls carry no information.",
+        "",
+        "Where the engines disagree cell by cell, and why: "
+        "[engine-agreement-seed002.md](engine-agreement-seed002.md) (the request gap the "
+        "simulator lacked until d835440, and what still differs).",
     ]
 
 

@@ -344,6 +344,10 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
         and "emulation odd vs even seeds" in text
         and "never-stalling simulator" in text
     )
+    # The page links the cell-by-cell reading of the engines' differences, which exists.
+    assert "(engine-agreement-seed002.md)" in text
+    repo = Path(__file__).resolve().parents[2]
+    assert (repo / "docs/reproductions/engine-agreement-seed002.md").is_file()
     by_name = {c.name.split(":")[0]: c for c in checks}
     assert by_name["C1"].verdict == REPRODUCED  # LTE alone stalls in every trial
     assert by_name["C2"].verdict == "not yet run"
