@@ -36,6 +36,14 @@ def test_a_build_that_fails_is_reported(tmp_path: Path) -> None:
     assert problem is not None and "cargo build failed" in problem
 
 
+def test_a_tree_without_the_workspace_builds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stub binaries only (the netns tests' stand-in repository): cargo is not even looked for.
+    monkeypatch.setattr(rust_build.shutil, "which", lambda _: pytest.fail("cargo looked for"))
+    assert rust_build.ensure_built(tmp_path) is None
+
+
 def test_without_cargo_the_reason_names_setup(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
