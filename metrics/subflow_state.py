@@ -4,7 +4,8 @@ estimate, data sent, RTOs, and (LIA) the kernel's cached alpha.
 Why: two trials of one cell can part ways in their first seconds and never meet again. A
 sticky scheduler keeps the path it moved to, and a coupled CC keeps the window of a path it
 stopped using, so the state at a few early moments explains a whole trial. Comparing the
-engines cell by cell needs these numbers side by side (docs/reproductions/engines-b1-seed002.md).
+engines cell by cell needs these numbers side by side
+(docs/reproductions/engine-agreement-seed002.md).
 
 Input: the trial folder's `transport-server.jsonl` (docs/CONTRACTS.md, the sender's `subflow`
 lines every 100 ms; both engines write it). Times are on the trial's clock (seconds, as

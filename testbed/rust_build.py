@@ -12,7 +12,6 @@ simulator.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 # The workspace build of scripts/setup.sh: every binary the engines start (mpsim, mpproxy,
 # linkemu, linkemu-probe) comes from it.
-CARGO_BUILD = ["cargo", "build", "--release", "--locked", "--workspace", "--quiet"]
+CARGO_BUILD_ARGS = ["build", "--release", "--locked", "--workspace", "--quiet"]
 
 
 def ensure_built(repo: Path) -> str | None:
@@ -40,7 +39,7 @@ def ensure_built(repo: Path) -> str | None:
         flush=True,
     )
     try:
-        done = subprocess.run([cargo, *CARGO_BUILD[1:]], cwd=repo, env=os.environ.copy())
+        done = subprocess.run([cargo, *CARGO_BUILD_ARGS], cwd=repo)
     except OSError as exc:
         return f"cargo could not start: {exc}"
     if done.returncode != 0:
