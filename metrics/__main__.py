@@ -1,4 +1,5 @@
-"""Command line: python -m metrics report|screenshot|check|summary|timeseries (see --help)."""
+"""Command line: python -m metrics report|screenshot|check|summary|timeseries|drops|subflows|losses
+(see --help)."""
 
 from __future__ import annotations
 
@@ -58,15 +59,68 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S[,S...]",
         help="times on the trial clock, seconds (default 6,60)",
     )
+    losses = commands.add_parser(
+        "losses",
+        help="CSV: the video connection's loss episodes on one path (time, packets lost, the "
+        "window that met them); --per-trial: one line per trial",
+    )
+    losses.add_argument("trial_dirs", type=Path, nargs="+", metavar="trial_dir")
+    losses.add_argument("--path", default="lte", help="the path's name (default lte)")
+    losses.add_argument(
+        "--per-trial",
+        action="store_true",
+        help="one line per trial: episodes, packets lost, the first episode, the steady window",
+    )
+    losses.add_argument(
+        "--steady-after",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="with --per-trial: the steady window is the median over the episodes after S "
+        "seconds (default 60)",
+    )
     return parser
 
 
-def _subflows(trial_dirs: list[Path], at: str) -> int:
+def _per_trial_csv(command: str, trial_dirs: list[Path], rows_of) -> int:
+    """One CSV over the trials: each row of `rows_of(trial_dir)` (dataclasses) after the
+    trial's identity. Exits 2 naming what is missing."""
     import dataclasses
 
     import pandas as pd
 
     from metrics.read import read_json
+
+    missing = [str(d) for d in trial_dirs if not is_trial_dir(d)]
+    if missing:
+        print(f"metrics {command}: no trial.json in {', '.join(missing)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    rows = []
+    for trial_dir in trial_dirs:
+        trial = read_json(trial_dir / "trial.json")
+        spec = trial.get("spec", {})
+        try:
+            found = rows_of(trial_dir)
+        except FileNotFoundError as exc:
+            print(f"metrics {command}: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        for row in found:
+            rows.append(
+                {
+                    "trial_id": trial.get("trial_id"),
+                    # An emulated trial.json names no engine; a simulated one does.
+                    "engine": trial.get("engine", "emulate"),
+                    "cc": spec.get("cc"),
+                    "sched": spec.get("sched"),
+                    "rep": spec.get("rep"),
+                    **dataclasses.asdict(row),
+                }
+            )
+    pd.DataFrame(rows).to_csv(sys.stdout, index=False, float_format="%.3f")
+    return 0
+
+
+def _subflows(trial_dirs: list[Path], at: str) -> int:
     from metrics.subflow_state import states_at
 
     try:
@@ -77,33 +131,23 @@ def _subflows(trial_dirs: list[Path], at: str) -> int:
     if not times or any(t < 0 for t in times):
         print(f"metrics subflows: --at {at!r}: give seconds >= 0, e.g. 6,60", file=sys.stderr)
         return EXIT_BAD_INPUT
-    missing = [str(d) for d in trial_dirs if not is_trial_dir(d)]
-    if missing:
-        print(f"metrics subflows: no trial.json in {', '.join(missing)}", file=sys.stderr)
+    return _per_trial_csv("subflows", trial_dirs, lambda d: states_at(d, times))
+
+
+def _losses(trial_dirs: list[Path], path: str, per_trial: bool, steady_after_s: float) -> int:
+    from metrics.subflow_state import loss_episodes, summarise_losses
+
+    if steady_after_s < 0:
+        print(f"metrics losses: --steady-after {steady_after_s}: give seconds >= 0",
+              file=sys.stderr)  # fmt: skip
         return EXIT_BAD_INPUT
-    rows = []
-    for trial_dir in trial_dirs:
-        trial = read_json(trial_dir / "trial.json")
-        spec = trial.get("spec", {})
-        try:
-            states = states_at(trial_dir, times)
-        except FileNotFoundError as exc:
-            print(f"metrics subflows: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        for state in states:
-            rows.append(
-                {
-                    "trial_id": trial.get("trial_id"),
-                    # An emulated trial.json names no engine; a simulated one does.
-                    "engine": trial.get("engine", "emulate"),
-                    "cc": spec.get("cc"),
-                    "sched": spec.get("sched"),
-                    "rep": spec.get("rep"),
-                    **dataclasses.asdict(state),
-                }
-            )
-    pd.DataFrame(rows).to_csv(sys.stdout, index=False, float_format="%.3f")
-    return 0
+    if per_trial:
+        return _per_trial_csv(
+            "losses",
+            trial_dirs,
+            lambda d: [summarise_losses(loss_episodes(d, path), path, steady_after_s)],
+        )
+    return _per_trial_csv("losses", trial_dirs, lambda d: loss_episodes(d, path))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "subflows":
         return _subflows(args.trial_dirs, args.at)
+    if args.command == "losses":
+        return _losses(args.trial_dirs, args.path, args.per_trial, args.steady_after)
     if args.command == "drops":
         from metrics.drops import attribute_drops, where_cpu_went
 

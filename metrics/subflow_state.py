@@ -1,5 +1,6 @@
 """The sender's subflows at chosen moments of a trial: window, SRTT, CC state, bandwidth
-estimate, data sent, RTOs, and (LIA) the kernel's cached alpha.
+estimate, data sent, RTOs, and (LIA) the kernel's cached alpha; and a path's loss episodes,
+each with the window that met it.
 
 Why: two trials of one cell can part ways in their first seconds and never meet again. A
 sticky scheduler keeps the path it moved to, and a coupled CC keeps the window of a path it
@@ -15,6 +16,7 @@ most bytes: the video's.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,11 @@ from metrics.read import json_lines
 SENDER_STATS_FILE = "transport-server.jsonl"
 # The user transport's MSS: a datagram's UDP payload, ≤ 1472 B (docs/TRANSPORT.md).
 MSS_BYTES = 1472
+# Losses closer than this belong to one episode (one overflow of a queue, one burst).
+EPISODE_GAP_S = 0.5
+# An episode's window is the largest sampled in this long before its first loss: the sample
+# that counts a loss already shows the reduced window.
+PEAK_LOOKBACK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -90,3 +97,72 @@ def states_at(trial_dir: Path, times_s: list[float]) -> list[SubflowState]:
                 )
             )
     return out
+
+
+@dataclass(frozen=True)
+class LossEpisode:
+    """Packets the sender counted lost on one path of the video connection, in one episode.
+    As fine as the log: the emulated transport logs every 100 ms, mpsim every second unless
+    run with `--sim-stats-interval-ms 100` (then the window before a loss is seen)."""
+
+    t_s: float  # the first sample that counts a loss of the episode
+    path: str
+    lost_pkts: int
+    peak_cwnd_pkts: float | None  # the largest window sampled in PEAK_LOOKBACK_S before it
+
+
+def loss_episodes(trial_dir: Path, path: str) -> list[LossEpisode]:
+    """The video connection's loss episodes on `path`, in time order (increments of
+    `pkts_lost_total` no more than EPISODE_GAP_S apart form one)."""
+    lines = _subflow_lines(trial_dir)
+    conn = video_connection(lines)
+    mine = sorted(
+        (r for r in lines if int(r["conn"]) == conn and r["path"] == path),
+        key=lambda r: r["t_ns"],
+    )
+    episodes: list[list] = []  # [t_s, lost, peak]
+    lost_before, last_loss_s = 0, None
+    for i, r in enumerate(mine):
+        t_s = r["t_ns"] / 1e9
+        lost = int(r.get("pkts_lost_total", 0)) - lost_before
+        lost_before = int(r.get("pkts_lost_total", 0))
+        if lost <= 0:
+            continue
+        if last_loss_s is None or t_s - last_loss_s > EPISODE_GAP_S:
+            before = [
+                p["cwnd_bytes"] / MSS_BYTES
+                for p in mine[:i]
+                if t_s - PEAK_LOOKBACK_S <= p["t_ns"] / 1e9 < t_s
+            ]
+            episodes.append([t_s, 0, max(before) if before else None])
+        episodes[-1][1] += lost
+        last_loss_s = t_s
+    return [LossEpisode(t, path, lost, peak) for t, lost, peak in episodes]
+
+
+@dataclass(frozen=True)
+class LossSummary:
+    """A trial's loss episodes on one path in a line: how its first episode came, and the
+    window its later ones settled at."""
+
+    path: str
+    episodes: int
+    lost_pkts: int
+    first_t_s: float | None
+    first_peak_cwnd_pkts: float | None
+    first_lost_pkts: int | None
+    steady_peak_cwnd_pkts: float | None  # median peak over the episodes after `after_s`
+
+
+def summarise_losses(episodes: list[LossEpisode], path: str, after_s: float) -> LossSummary:
+    first = episodes[0] if episodes else None
+    late = [e.peak_cwnd_pkts for e in episodes if e.t_s > after_s and e.peak_cwnd_pkts]
+    return LossSummary(
+        path=path,
+        episodes=len(episodes),
+        lost_pkts=sum(e.lost_pkts for e in episodes),
+        first_t_s=first.t_s if first else None,
+        first_peak_cwnd_pkts=first.peak_cwnd_pkts if first else None,
+        first_lost_pkts=first.lost_pkts if first else None,
+        steady_peak_cwnd_pkts=statistics.median(late) if late else None,
+    )

@@ -19,6 +19,7 @@ from common.environment import scoped_environ
 from server.content import LADDERS
 from server.live_mpd import DEFAULT_LATENCY_S
 from testbed import capture, transports
+from testbed.engine_sim import SIM_STATS_INTERVAL_ENV
 from testbed.env import kernel_caps
 from testbed.plan import (
     ALL_PLAYERS,
@@ -410,6 +411,15 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
     )
     parser.add_argument(
+        "--sim-stats-interval-ms",
+        type=_positive_int,
+        default=None,
+        metavar="MS",
+        help="with --engine sim: the sender's subflow and conn lines every MS ms of virtual "
+        "time (mpsim's default 1000; emulated trials log every 100): for reading loss "
+        "episodes and windows closely (`python -m metrics losses`); results are unchanged",
+    )
+    parser.add_argument(
         "--engine",
         choices=("emulate", "sim"),
         default="emulate",
@@ -576,6 +586,14 @@ def _run_environment(args: argparse.Namespace) -> tuple[dict[str, str], list[str
     if args.sched_trace:
         # Read by testbed/transports/user.py when it builds the mpproxy command lines.
         env[transports.SCHED_TRACE_ENV] = "1"
+    if args.sim_stats_interval_ms is not None:
+        if args.engine != "sim" and not args.cross_validate:
+            problems.append(
+                f"--sim-stats-interval-ms {args.sim_stats_interval_ms}: applies to simulated "
+                "trials (--engine sim or --cross-validate); emulated ones log every 100 ms"
+            )
+        # Read by testbed/engine_sim.py when it builds mpsim's command line.
+        env[SIM_STATS_INTERVAL_ENV] = str(args.sim_stats_interval_ms)
     return env, problems
 
 

@@ -41,6 +41,10 @@ PLAYER_UNFINISHED = "player did not reach the end"
 # runs of `./run_trials.sh` with the default matrix, B1 x 6 coupled CCs and 20 control
 # sessions; IQR of the first request 2.16 to 2.45 s), measured from emulator.jsonl's `start`
 # to player.jsonl's `start` and first `segment` request. docs/SIMULATOR.md, "Player model".
+# Set by `run_trials.sh --sim-stats-interval-ms`: the interval of mpsim's sender log, in ms
+# of virtual time (its default is 1000; the emulated transport logs every 100 ms). It changes
+# the log alone: a trial's results are the same at any interval.
+SIM_STATS_INTERVAL_ENV = "TESTBED_SIM_STATS_INTERVAL_MS"
 PAGE_START_S = 1.2
 FIRST_REQUEST_S = 2.3
 # The page's requests, as seconds before the first segment request, on the connection that
@@ -121,6 +125,12 @@ def _trial_argv(spec: TrialSpec, trial_dir: Path, repo: Path, mpd: Path) -> list
         str(trial_dir / "player.jsonl"),
         "--transport-log-dir",
         str(trial_dir),
+        # `run_trials.sh --sim-stats-interval-ms`: a closer transport log (logging only).
+        *(
+            ["--stats-interval-ms", os.environ[SIM_STATS_INTERVAL_ENV]]
+            if os.environ.get(SIM_STATS_INTERVAL_ENV)
+            else []
+        ),
         # `run_trials.sh --sched-trace`: the sender's decisions, named as an emulated trial's.
         *(
             ["--sched-trace", str(trial_dir / "sched-trace-server.jsonl")]

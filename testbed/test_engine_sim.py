@@ -241,3 +241,27 @@ def test_sched_trace_reaches_mpsim(tmp_path: Path, monkeypatch) -> None:
         assert trace.is_file() == traced
     decisions = [json.loads(x) for x in trace.read_text().splitlines()]
     assert len(decisions) > 100 and all("t_ns" in d for d in decisions)
+
+
+def test_stats_interval_reaches_mpsim_and_changes_the_log_alone(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`run_trials.sh --engine sim --sim-stats-interval-ms 100`: the sender logs ten times as
+    often, and the trial's results (mpsim's sim.json but its wall time) stay the same."""
+    from testbed.engine_sim import MPSIM_BINARY, SIM_STATS_INTERVAL_ENV, run_sim_matrix
+
+    assert (REPO / MPSIM_BINARY).is_file(), "build it with ./scripts/setup.sh"
+    spec = replace(_spec(), video_duration_s=10)
+    lines, results = {}, {}
+    for interval in ("", "100"):
+        monkeypatch.setenv(SIM_STATS_INTERVAL_ENV, interval)
+        run_dir = tmp_path / f"run-{interval or 'default'}"
+        assert run_sim_matrix([spec], run_dir, REPO, jobs=1, argv=["test"], report=False) == 0
+        trial_dir = run_dir / "trials" / spec.trial_id()
+        log = (trial_dir / "transport-server.jsonl").read_text().splitlines()
+        lines[interval] = sum('"subflow"' in x for x in log)
+        sim = json.loads((trial_dir / "sim.json").read_text())
+        sim.pop("wall_s")
+        results[interval] = sim
+    assert lines["100"] > 5 * lines[""] > 0
+    assert results["100"] == results[""]

@@ -448,3 +448,20 @@ def test_run_wide_settings_do_not_outlive_the_run(tmp_path, capsys):
     assert cli.main([*argv, "--pcap", "--pcap-snaplen", "10"]) == 2
     assert "--pcap-snaplen 10" in capsys.readouterr().err
     assert dict(os.environ) == before
+
+
+def test_sim_stats_interval_is_for_simulated_runs_only(tmp_path, capsys):
+    """--sim-stats-interval-ms reaches mpsim through the environment for that run only, and
+    an emulated run, whose transport logs every 100 ms anyway, is refused with exit 2."""
+    from testbed import cli
+    from testbed.engine_sim import SIM_STATS_INTERVAL_ENV
+
+    before = dict(os.environ)
+    argv = ["--scenario", "control", "--transport", "user", "--dry-run", "--out", str(tmp_path)]
+    assert cli.main([*argv, "--engine", "sim", "--sim-stats-interval-ms", "100"]) == 0
+    assert SIM_STATS_INTERVAL_ENV not in os.environ and dict(os.environ) == before
+    assert cli.main([*argv, "--sim-stats-interval-ms", "100"]) == 2
+    assert "applies to simulated trials" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*argv, "--engine", "sim", "--sim-stats-interval-ms", "0"])
+    assert exited.value.code == 2

@@ -86,3 +86,70 @@ def test_cli_folder_without_a_trial_exits_2(
 ) -> None:
     assert main(["subflows", str(tmp_path)]) == 2
     assert "no trial.json" in capsys.readouterr().err
+
+
+@pytest.fixture
+def lossy_trial(tmp_path: Path) -> Path:
+    """The video connection's LTE subflow every 100 ms: a slow-start overshoot at 3.0-3.1 s
+    (window 96, 20 + 12 packets), then two losses of one queue overflow at 5.0 s (window 49)
+    and 62.0 s (window 48); a loss on Wi-Fi and one on another connection do not count."""
+    rows = []
+    lost = 0
+    for step in range(0, 650):
+        t_s = step / 10
+        cwnd = 96 if 2.5 <= t_s < 3.0 else 49 if 4.5 <= t_s < 5.0 else 48 if t_s < 62 else 34
+        lost += {30: 20, 31: 12, 50: 15, 620: 14}.get(step, 0)
+        rows.append(_subflow(t_s, 2, "lte", 10_000_000, cwnd, pkts_lost_total=lost))
+        rows.append(_subflow(t_s, 2, "wifi", 1_000, 10, pkts_lost_total=step // 100))
+        rows.append(_subflow(t_s, 1, "lte", 1_000, 10, pkts_lost_total=step))
+    (tmp_path / subflow_state.SENDER_STATS_FILE).write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    (tmp_path / "trial.json").write_text(
+        json.dumps({"trial_id": "t2", "spec": {"cc": "cubic", "sched": "tp-sty", "rep": 1}}),
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def test_loss_episodes_group_losses_and_take_the_window_before_them(lossy_trial: Path) -> None:
+    episodes = subflow_state.loss_episodes(lossy_trial, "lte")
+    assert [(e.t_s, e.lost_pkts, e.peak_cwnd_pkts) for e in episodes] == [
+        (3.0, 32, 96.0), (5.0, 15, 49.0), (62.0, 14, 48.0)
+    ]  # fmt: skip
+    summary = subflow_state.summarise_losses(episodes, "lte", after_s=60)
+    assert (summary.episodes, summary.lost_pkts) == (3, 61)
+    assert (summary.first_t_s, summary.first_peak_cwnd_pkts, summary.first_lost_pkts) == (
+        3.0, 96.0, 32
+    )  # fmt: skip
+    assert summary.steady_peak_cwnd_pkts == 48.0
+    assert subflow_state.summarise_losses([], "lte", 60).first_t_s is None
+
+
+def test_cli_losses_per_episode_and_per_trial(
+    lossy_trial: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["losses", str(lossy_trial)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "trial_id,engine,cc,sched,rep,t_s,path,lost_pkts,peak_cwnd_pkts"
+    assert lines[1:] == [
+        "t2,emulate,cubic,tp-sty,1,3.000,lte,32,96.000",
+        "t2,emulate,cubic,tp-sty,1,5.000,lte,15,49.000",
+        "t2,emulate,cubic,tp-sty,1,62.000,lte,14,48.000",
+    ]
+    assert main(["losses", str(lossy_trial), "--per-trial", "--steady-after", "4"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[1] == "t2,emulate,cubic,tp-sty,1,lte,3,61,3.000,96.000,32,48.500"
+    assert main(["losses", str(lossy_trial), "--path", "wifi"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 6
+
+
+def test_cli_losses_bad_input_exits_2(
+    lossy_trial: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["losses", str(lossy_trial), "--per-trial", "--steady-after", "-1"]) == 2
+    assert "--steady-after" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["losses", str(empty)]) == 2
+    assert "no trial.json" in capsys.readouterr().err
