@@ -23,6 +23,17 @@ def _subflow(t_s: float, conn: int, path: str, sent: int, cwnd_pkts: int, **extr
     return row
 
 
+def _write_trial(folder: Path, rows: list[dict], trial_id: str, spec: dict) -> Path:
+    """A trial folder holding the sender's statistics and a trial.json."""
+    (folder / subflow_state.SENDER_STATS_FILE).write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    (folder / "trial.json").write_text(
+        json.dumps({"trial_id": trial_id, "spec": spec}), encoding="utf-8"
+    )
+    return folder
+
+
 @pytest.fixture
 def trial(tmp_path: Path) -> Path:
     rows = [
@@ -36,14 +47,7 @@ def trial(tmp_path: Path) -> Path:
         _subflow(3.0, 1, "wifi", 9_000, 10),
         {"t_ns": 3_500_000_000, "src": "mpproxy-server", "event": "conn", "conn": 2},
     ]
-    (tmp_path / subflow_state.SENDER_STATS_FILE).write_text(
-        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
-    )
-    (tmp_path / "trial.json").write_text(
-        json.dumps({"trial_id": "t1", "spec": {"cc": "lia", "sched": "tp-sty", "rep": 0}}),
-        encoding="utf-8",
-    )
-    return tmp_path
+    return _write_trial(tmp_path, rows, "t1", {"cc": "lia", "sched": "tp-sty", "rep": 0})
 
 
 def test_the_video_connection_is_the_one_that_sent_most(trial: Path) -> None:
@@ -102,14 +106,7 @@ def lossy_trial(tmp_path: Path) -> Path:
         rows.append(_subflow(t_s, 2, "lte", 10_000_000, cwnd, pkts_lost_total=lost))
         rows.append(_subflow(t_s, 2, "wifi", 1_000, 10, pkts_lost_total=step // 100))
         rows.append(_subflow(t_s, 1, "lte", 1_000, 10, pkts_lost_total=step))
-    (tmp_path / subflow_state.SENDER_STATS_FILE).write_text(
-        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
-    )
-    (tmp_path / "trial.json").write_text(
-        json.dumps({"trial_id": "t2", "spec": {"cc": "cubic", "sched": "tp-sty", "rep": 1}}),
-        encoding="utf-8",
-    )
-    return tmp_path
+    return _write_trial(tmp_path, rows, "t2", {"cc": "cubic", "sched": "tp-sty", "rep": 1})
 
 
 def test_loss_episodes_group_losses_and_take_the_window_before_them(lossy_trial: Path) -> None:
