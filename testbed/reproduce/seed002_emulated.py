@@ -7,6 +7,7 @@ their verdicts, the single-path baselines and the engines' agreement with its ba
 from __future__ import annotations
 
 import shlex
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -177,12 +178,26 @@ def _hm(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def plan_text() -> list[str]:
-    """The emulated study: its cells, commands, and duration estimate."""
+def plan_text(measured_wall_s: list[float] | None = None) -> list[str]:
+    """The emulated study: its cells, commands, and duration estimate: from the wall times
+    of the trials run so far (`measured_wall_s`), else extrapolated from 60 s clips."""
     main, baselines = emulated_matrices()
     n_cells = len(EMU_CCS) * len(EMU_SCHEDS) * 4
     n_min = n_cells * EMU_MIN_REPS + len(EMU_BASELINES) * 4 * EMU_MIN_REPS
     n_max = n_cells * EMU_MAX_REPS + len(EMU_BASELINES) * 4 * EMU_MIN_REPS
+    if measured_wall_s:
+        slot_s = statistics.median(measured_wall_s)
+        slot_source = (
+            f"the median wall time of the {len(measured_wall_s)} emulated trials used below, "
+            "from their summary rows: a trial lasts its clip, its stalls and its set-up; the "
+            "moments between two trials are not counted"
+        )
+    else:
+        slot_s = SLOT_180S_S
+        slot_source = (
+            f"{MEASURED_SLOT_60S_S} s measured start to start for 60 s clips on this machine, "
+            "plus the 120 s longer clip; an extrapolation"
+        )
     return [
         f"Cells (pre-registration §5): CC {{{', '.join(EMU_CCS)}}} × scheduler {{{', '.join(EMU_SCHEDS)}}} "
         f"× A1, A2, B1, B2 at the main setting, {VIDEO_S} s clips (the paper's 3 min), the one-rung "
@@ -203,10 +218,9 @@ def plan_text() -> list[str]:
         "* then: `./run_trials.sh --reproduce seed002 --from studies/seed002` builds this page.",
         "",
         f"Expected duration, one trial at a time (2 CPUs: `--jobs auto` runs one): about "
-        f"{SLOT_180S_S:.0f} s per trial ({MEASURED_SLOT_60S_S} s measured start to start for 60 s "
-        f"clips on this machine, plus the 120 s longer clip; an extrapolation), so {n_min} trials at "
-        f"{EMU_MIN_REPS} repetitions take about {_hm(n_min * SLOT_180S_S)}, and at most {n_max} trials "
-        f"({EMU_MAX_REPS} repetitions) about {_hm(n_max * SLOT_180S_S)}. The first run also encodes "
+        f"{slot_s:.0f} s per trial ({slot_source}), so {n_min} trials at "
+        f"{EMU_MIN_REPS} repetitions take about {_hm(n_min * slot_s)}, and at most {n_max} trials "
+        f"({EMU_MAX_REPS} repetitions) about {_hm(n_max * slot_s)}. The first run also encodes "
         f"the {VIDEO_S} s one-rung content (minutes, once).",
     ]
 
@@ -281,8 +295,13 @@ def emulated_section(
     runs: list[Path], sim_main: pd.DataFrame | None, repo: Path
 ) -> tuple[str, list[Claim]]:
     """The page's emulated section (main setting) and the checks it decides (C1, C2, C4)."""
-    lines = plan_text() + [""]
     rows, sources = collect(runs, "emulate")
+    walls = (
+        [float(w) for w in rows["wall_duration_s"].dropna()]
+        if "wall_duration_s" in rows.columns
+        else []
+    )
+    lines = plan_text(walls) + [""]
     main = by_setting(rows).get("S0")
     checks = baseline_checks(main if main is not None else rows)
     if main is None or not len(main[main["transport"] == "user"]):

@@ -322,6 +322,7 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
         ccs=("bbr", "cubic", "lia", "compound"),
         scheds=("default-oot", "tp-sty"),
     )
+    emu["wall_duration_s"] = [190.0 + i % 3 for i in range(len(emu))]
     _write_run(tmp_path / "emulate-S0", emu, "emulate")
     base = pd.DataFrame([{"trial_id": f"{sc}__tcp-lte__s{s}", "scenario": f"{FAMILIES}/{sc}-main.toml",
                           "transport": "tcp-lte", "cc": None, "sched": None, "seed": s, "status": "ok", "valid": True,
@@ -337,6 +338,9 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
         in text
     )
     assert "| claim (emulated cells only) | emulated | verdict |" in text
+    # The duration estimate comes from the trials run (the baselines here record no wall time).
+    assert "about 191 s per trial (the median wall time of the 96 emulated trials used" in text
+    assert "an extrapolation" not in text
     assert "| P1 A1: BBR, Cubic and Compound excellent" in text
     assert "**Engine agreement (check C4)**" in text
     assert (
@@ -356,6 +360,7 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
 def test_emulated_section_without_runs_gives_the_commands(tmp_path: Path) -> None:
     text, checks = emulated_section([], None, tmp_path)
     assert "**Not run yet**" in text
+    assert "s measured start to start for 60 s clips on this machine" in text
     assert "python -m testbed.reproduce.seed002_study --engine emulate" in text
     assert (
         "--ladder 720p-top-only --reps 3 --out results/seed002-study/emulate-S0 --jobs auto" in text
