@@ -629,19 +629,22 @@ def _main(argv: list[str] | None, repo: Path) -> int:
     if args.list:
         print_list(repo, caps)
         return 0
+    # Captures, scheduler traces and mpsim's log interval reach the trials through the
+    # environment, for the rounds of --reps auto as for a fixed count.
+    run_env, problems = _run_environment(args)
+    if problems:
+        print(f"run_trials.sh: {'; '.join(problems)}", file=sys.stderr)
+        return 2
     if args.reps == "auto" or args.max_reps is not None or args.time_budget is not None:
         from testbed import reps_auto
 
-        return reps_auto.main(args, argv, repo, caps)
+        with scoped_environ(run_env):
+            return reps_auto.main(args, argv, repo, caps)
     from testbed import matrix
 
     try:
         specs = default_specs(args, repo, caps)
         run_dir = matrix.run_dir_for(args.out, specs, repo)
-        run_env, problems = _run_environment(args)
-        if problems:
-            print(f"run_trials.sh: {'; '.join(problems)}", file=sys.stderr)
-            return 2
         with scoped_environ(run_env):
             return _run(args, specs, run_dir, repo, argv)
     except UsageError as exc:

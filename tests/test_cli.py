@@ -465,3 +465,27 @@ def test_sim_stats_interval_is_for_simulated_runs_only(tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
         cli.main([*argv, "--engine", "sim", "--sim-stats-interval-ms", "0"])
     assert exited.value.code == 2
+
+
+def test_reps_auto_rounds_get_the_run_wide_settings(tmp_path, monkeypatch):
+    """--reps auto runs its rounds through testbed/reps_auto.py: --sched-trace (and --pcap,
+    --sim-stats-interval-ms) must reach those trials too, and be gone afterwards. Before
+    the fix the rounds ran without them, silently."""
+    from testbed import cli, reps_auto, transports
+    from testbed.engine_sim import SIM_STATS_INTERVAL_ENV
+
+    seen = {}
+
+    def fake_main(args, argv, repo, caps):
+        seen.update(
+            {k: os.environ.get(k) for k in (transports.SCHED_TRACE_ENV, SIM_STATS_INTERVAL_ENV)}
+        )
+        return 0
+
+    monkeypatch.setattr(reps_auto, "main", fake_main)
+    before = dict(os.environ)
+    argv = ["--scenario", "control", "--transport", "user", "--engine", "sim", "--reps", "auto",
+            "--out", str(tmp_path), "--sched-trace", "--sim-stats-interval-ms", "100"]  # fmt: skip
+    assert cli.main(argv) == 0
+    assert seen == {transports.SCHED_TRACE_ENV: "1", SIM_STATS_INTERVAL_ENV: "100"}
+    assert dict(os.environ) == before
