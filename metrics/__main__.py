@@ -101,7 +101,7 @@ def _per_trial_csv(command: str, trial_dirs: list[Path], rows_of) -> int:
         spec = trial.get("spec", {})
         try:
             found = rows_of(trial_dir)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, ValueError) as exc:
             print(f"metrics {command}: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         for row in found:

@@ -113,9 +113,16 @@ class LossEpisode:
 
 def loss_episodes(trial_dir: Path, path: str) -> list[LossEpisode]:
     """The video connection's loss episodes on `path`, in time order (increments of
-    `pkts_lost_total` no more than EPISODE_GAP_S apart form one)."""
+    `pkts_lost_total` no more than EPISODE_GAP_S apart form one). ValueError when the
+    connection has no such path."""
     lines = _subflow_lines(trial_dir)
     conn = video_connection(lines)
+    paths = sorted({str(r["path"]) for r in lines if int(r["conn"]) == conn})
+    if path not in paths:
+        raise ValueError(
+            f"{trial_dir}: the video connection has no path {path!r} "
+            f"(its paths: {', '.join(paths) or 'none'})"
+        )
     mine = sorted(
         (r for r in lines if int(r["conn"]) == conn and r["path"] == path),
         key=lambda r: r["t_ns"],

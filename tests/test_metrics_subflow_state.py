@@ -150,3 +150,5 @@ def test_cli_losses_bad_input_exits_2(
     empty.mkdir()
     assert main(["losses", str(empty)]) == 2
     assert "no trial.json" in capsys.readouterr().err
+    assert main(["losses", str(lossy_trial), "--path", "lte2"]) == 2
+    assert "no path 'lte2' (its paths: lte, wifi)" in capsys.readouterr().err
