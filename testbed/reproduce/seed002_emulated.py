@@ -88,15 +88,23 @@ def _trial_commits(run: Path, ids) -> list[str]:
 # pre-registration §5 (and fails again with the same seed: the simulator is deterministic),
 # but its stalls up to the limit are a measurement (a lower bound).
 SIM_TIMED_OUT = f"{PLAYER_UNFINISHED} (timeout)"
+# An emulated trial whose player session ran out of time before the video ended
+# (testbed/players.py marks it invalid with this reason first): its stalls up to then are a
+# measurement too, censored at the timeout.
+EMU_TIMED_OUT = "player session timed out before the video ended"
+# The outcome of a check whose registered rule is a report, not a test (C2, C4).
+REPORTED = "reported"
 
 
 def collect(
     runs: list[Path], engine: str, live: bool = False, timed_out: bool = False
 ) -> tuple[pd.DataFrame, list[RunSource]]:
     """The ok and valid study trials of one engine's runs (VOD; `live` for live mode) with a
-    `setting` and a `commit` column, and one RunSource per run. `timed_out` adds the
-    simulated trials that ended at the virtual-time limit ([`SIM_TIMED_OUT`]), which the
-    pre-registered rule excludes (for a sensitivity line)."""
+    `setting` and a `commit` column, and one RunSource per run. `timed_out` adds the trials
+    whose video did not end in the time given, which the pre-registered rule excludes:
+    simulated ones that met the virtual-time limit ([`SIM_TIMED_OUT`], for a sensitivity
+    line) and emulated ones invalid because the player session timed out
+    ([`EMU_TIMED_OUT`], for check C2's report)."""
     import pandas as pd
 
     from testbed.reproduce.seed002_study import setting_of
@@ -128,6 +136,11 @@ def collect(
         ).map(truthy)
         if timed_out and engine == "sim" and "reason" in summary.columns:
             ok = ok | (summary["reason"] == SIM_TIMED_OUT)
+        if timed_out and engine == "emulate" and "invalid_reason" in summary.columns:
+            ok = ok | (
+                (summary.get("status", "ok") == "ok")
+                & summary["invalid_reason"].astype(str).str.startswith(EMU_TIMED_OUT)
+            )
         used = summary[inside & ok].assign(setting=[s for s, keep in zip(settings, inside & ok, strict=True) if keep],
                                            source_run=str(run))  # fmt: skip
         commit = str(manifest.get("git_commit") or "not recorded")
@@ -234,20 +247,63 @@ def _claims_table(results: list[ClaimResult]) -> list[str]:
     return rows
 
 
+def _played_to_end(rows: pd.DataFrame) -> pd.Series:
+    """Per trial: did the player play the video to its end (not cut by the timeout)?"""
+    import pandas as pd
+
+    if "player_end" not in rows.columns:
+        return pd.Series(True, index=rows.index)
+    return rows["player_end"].astype(str) != "timeout"
+
+
+def wifi_alone_report(rows: pd.DataFrame) -> str:
+    """C2, per family: the underflows per trial of the trials that played to the end, with
+    their interval; and the trials that could not play the video in the session's time,
+    with how much they played and their underflows by then (censored at the timeout)."""
+    from metrics.stats import interval
+
+    families = rows["scenario"].map(lambda s: Path(str(s)).stem.split("-")[0])
+    parts = []
+    for family in sorted(set(families)):
+        mine = rows[families == family]
+        done, cut = mine[_played_to_end(mine)], mine[~_played_to_end(mine)]
+        text = []
+        if len(done):
+            iv = interval([float(v) for v in done["stalls"]], "stalls")
+            text.append(f"{iv.estimate:.3g} [{iv.low:.3g}, {iv.high:.3g}] underflows per trial "
+                        f"(n {iv.n}, played to the end)")  # fmt: skip
+        if len(cut):
+            played, stalls = cut["played_s"].astype(float), cut["stalls"].astype(float)
+            text.append(
+                f"{len(cut)} of {len(mine)} trials did not play the video to the end: the player "
+                f"session timed out after {played.min():.0f}–{played.max():.0f} s of it, with "
+                f"{stalls.min():.0f}–{stalls.max():.0f} underflows by then (censored at the "
+                "timeout; invalid, so in no other figure)"
+            )
+        parts.append(f"{family}: " + "; ".join(text))
+    return ". ".join(parts)
+
+
 def baseline_checks(rows: pd.DataFrame) -> list[Claim]:
     """C1 (LTE alone cannot sustain the top rung: underflows per trial above 0) and C2 (Wi-Fi
-    alone: underflows reported), from the emulated single-path baselines."""
+    alone: underflows reported), from the emulated single-path baselines. `rows` may hold
+    trials whose player session timed out (collect's `timed_out`): C1 leaves them out, as
+    pre-registration §5 does; C2 reports them apart."""
     from metrics.verdict import check_direction
 
     out = []
     for transport, cid, rule in (("tcp-lte", "C1", "LTE alone cannot sustain the top rung: mean underflows per trial above 0 (check_direction against 0), one-rung player, main setting"),
-                                 ("tcp-wifi", "C2", "Wi-Fi alone in its lossy phases: underflows per trial, reported with its interval")):  # fmt: skip
+                                 ("tcp-wifi", "C2", "Wi-Fi alone in its lossy phases: underflows per trial per family, reported with their interval; trials that could not play the video in the session's time are reported apart")):  # fmt: skip
         mine = (
             rows[rows["transport"] == transport]
             if len(rows) and "transport" in rows.columns
             else rows.iloc[0:0]
         )
         name = f"{cid}: {transport} at the main setting"
+        if cid == "C2" and len(mine):
+            out.append(Claim(name, rule, wifi_alone_report(mine), REPORTED, kind=TESTBED_CHECK))
+            continue
+        mine = mine[_played_to_end(mine)]
         if not len(mine):
             out.append(
                 Claim(
@@ -296,6 +352,7 @@ def emulated_section(
 ) -> tuple[str, list[Claim]]:
     """The page's emulated section (main setting) and the checks it decides (C1, C2, C4)."""
     rows, sources = collect(runs, "emulate")
+    with_timed_out, _ = collect(runs, "emulate", timed_out=True)
     walls = (
         [float(w) for w in rows["wall_duration_s"].dropna()]
         if "wall_duration_s" in rows.columns
@@ -303,7 +360,8 @@ def emulated_section(
     )
     lines = plan_text(walls) + [""]
     main = by_setting(rows).get("S0")
-    checks = baseline_checks(main if main is not None else rows)
+    baselines = by_setting(with_timed_out).get("S0")
+    checks = baseline_checks(baselines if baselines is not None else with_timed_out)
     if main is None or not len(main[main["transport"] == "user"]):
         lines += ["**Not run yet**: no emulated trial of the main setting in the given runs. Emulated video "
                   "trials are valid only on a quiet machine (docs/PLAYER.md); run the commands above on one."]  # fmt: skip
@@ -335,7 +393,7 @@ def emulated_section(
         lines += ["**Engine agreement (check C4)** at the main setting, over the emulated cells:", "",
                   *agreement_table(Trials(main), Trials(sim_cells))]  # fmt: skip
         checks.append(Claim("C4: simulator vs emulator at the main setting", "per metric: τ-b and interval overlap beside two baselines",
-                            "see the engine-agreement table in 'Emulated study'", "reported", kind=TESTBED_CHECK))  # fmt: skip
+                            "see the engine-agreement table in 'Emulated study'", REPORTED, kind=TESTBED_CHECK))  # fmt: skip
     else:
         checks.append(Claim("C4: simulator vs emulator at the main setting", "per metric: τ-b and interval overlap beside two baselines",
                             "no simulated main-setting run to compare with", NOT_RUN, kind=TESTBED_CHECK))  # fmt: skip

@@ -328,6 +328,18 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
                           "transport": "tcp-lte", "cc": None, "sched": None, "seed": s, "status": "ok", "valid": True,
                           "ladder": "720p-top-only", "recv_window_bytes": "auto", "stalls": 2.0 + s}
                          for sc in SCENARIOS for s in (1, 2, 3)])  # fmt: skip
+    # Wi-Fi alone: A1 plays to the end; B1's player session times out (invalid, its stalls
+    # censored); a timed-out LTE trial stays out of C1.
+    wifi = pd.DataFrame([{"trial_id": f"{sc}__tcp-wifi__s{s}", "scenario": f"{FAMILIES}/{sc}-main.toml",
+                          "transport": "tcp-wifi", "cc": None, "sched": None, "seed": s, "status": "ok",
+                          "valid": sc == "A1", "ladder": "720p-top-only", "recv_window_bytes": "auto",
+                          "stalls": 0.0 if sc == "A1" else 60.0 + s, "played_s": 180.0 if sc == "A1" else 100.0 + s,
+                          "player_end": "ended" if sc == "A1" else "timeout",
+                          "invalid_reason": None if sc == "A1" else "player session timed out before the video ended; x"}
+                         for sc in ("A1", "B1") for s in (1, 2, 3)])  # fmt: skip
+    lte_cut = base.iloc[[0]].assign(trial_id="A1__tcp-lte__s4", seed=4, valid=False, stalls=0.0,
+                                    player_end="timeout", invalid_reason="player session timed out before the video ended")  # fmt: skip
+    base = pd.concat([base.assign(player_end="ended"), lte_cut, wifi], ignore_index=True)
     _write_run(tmp_path / "emulate-S0-baselines", base, "emulate")
     sim = _rows(seeds=10)
     text, checks = emulated_section(
@@ -354,7 +366,14 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
     assert (repo / "docs/reproductions/engine-agreement-seed002.md").is_file()
     by_name = {c.name.split(":")[0]: c for c in checks}
     assert by_name["C1"].verdict == REPRODUCED  # LTE alone stalls in every trial
-    assert by_name["C2"].verdict == "not yet run"
+    assert "n = 12," in by_name["C1"].ours  # the timed-out LTE trial is left out
+    assert by_name["C2"].verdict == "reported"
+    c2 = by_name["C2"].ours
+    assert "A1: 0 [0, " in c2 and "(n 3, played to the end)" in c2
+    assert (
+        "B1: 3 of 3 trials did not play the video to the end: the player session timed out "
+        "after 101–103 s of it, with 61–63 underflows by then" in c2
+    )
 
 
 def test_emulated_section_without_runs_gives_the_commands(tmp_path: Path) -> None:
