@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from testbed.engine_sim import PLAYER_UNFINISHED
+from testbed.players import session_timeout_s
 from testbed.reproduce.archive import COMMIT_COLUMN, CONTENT_COLUMN, read_json
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
@@ -276,7 +277,8 @@ def wifi_alone_report(rows: pd.DataFrame) -> str:
             played, stalls = cut["played_s"].astype(float), cut["stalls"].astype(float)
             text.append(
                 f"{len(cut)} of {len(mine)} trials did not play the video to the end: the player "
-                f"session timed out after {played.min():.0f}–{played.max():.0f} s of it, with "
+                f"session timed out ({session_timeout_s(VIDEO_S)} s, twice the clip) after "
+                f"{played.min():.0f}–{played.max():.0f} s of it, with "
                 f"{stalls.min():.0f}–{stalls.max():.0f} underflows by then (censored at the "
                 "timeout; invalid, so in no other figure)"
             )

@@ -372,7 +372,7 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
     assert "A1: 0 [0, " in c2 and "(n 3, played to the end)" in c2
     assert (
         "B1: 3 of 3 trials did not play the video to the end: the player session timed out "
-        "after 101–103 s of it, with 61–63 underflows by then" in c2
+        "(360 s, twice the clip) after 101–103 s of it, with 61–63 underflows by then" in c2
     )
 
 
