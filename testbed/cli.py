@@ -259,7 +259,24 @@ def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_capture_options(parser: argparse.ArgumentParser) -> None:
-    """--pcap and its settings (testbed/capture.py, docs/CAPTURES.md)."""
+    """What trials record beyond their default logs: packet captures (--pcap and its
+    settings: testbed/capture.py, docs/CAPTURES.md), the scheduler's decisions, and mpsim's
+    transport log interval. Each reaches the trials through the run's environment."""
+    parser.add_argument(
+        "--sched-trace",
+        action="store_true",
+        help="user transport: every trial also writes the sender's per-decision scheduler "
+        "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
+    )
+    parser.add_argument(
+        "--sim-stats-interval-ms",
+        type=_positive_int,
+        default=None,
+        metavar="MS",
+        help="with --engine sim: the sender's subflow and conn lines every MS ms of virtual "
+        "time (mpsim's default 1000; emulated trials log every 100): for reading loss "
+        "episodes and windows closely (`python -m metrics losses`); results are unchanged",
+    )
     parser.add_argument(
         "--pcap",
         action="store_true",
@@ -403,21 +420,6 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         "--list",
         action="store_true",
         help="list scenarios, transports, players and each transport's CCs and schedulers",
-    )
-    parser.add_argument(
-        "--sched-trace",
-        action="store_true",
-        help="user transport: every trial also writes the sender's per-decision scheduler "
-        "trace (sched-trace-server.jsonl, docs/CONTRACTS.md) and its report shows a timeline",
-    )
-    parser.add_argument(
-        "--sim-stats-interval-ms",
-        type=_positive_int,
-        default=None,
-        metavar="MS",
-        help="with --engine sim: the sender's subflow and conn lines every MS ms of virtual "
-        "time (mpsim's default 1000; emulated trials log every 100): for reading loss "
-        "episodes and windows closely (`python -m metrics losses`); results are unchanged",
     )
     parser.add_argument(
         "--engine",
