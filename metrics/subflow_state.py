@@ -67,13 +67,18 @@ def video_connection(lines: list[dict]) -> int | None:
     return max(sent, key=lambda c: (sent[c], -c)) if sent else None
 
 
-def states_at(trial_dir: Path, times_s: list[float]) -> list[SubflowState]:
-    """Per requested time and path of the video connection, the last sample at or before it
-    (a path with no sample yet is left out)."""
+def _video_connection_lines(trial_dir: Path) -> tuple[list[dict], list[str]]:
+    """The video connection's subflow lines in time order, and its paths' names."""
     lines = _subflow_lines(trial_dir)
     conn = video_connection(lines)
     mine = sorted((r for r in lines if int(r["conn"]) == conn), key=lambda r: r["t_ns"])
-    paths = sorted({str(r["path"]) for r in mine})
+    return mine, sorted({str(r["path"]) for r in mine})
+
+
+def states_at(trial_dir: Path, times_s: list[float]) -> list[SubflowState]:
+    """Per requested time and path of the video connection, the last sample at or before it
+    (a path with no sample yet is left out)."""
+    mine, paths = _video_connection_lines(trial_dir)
     out: list[SubflowState] = []
     for t_s in times_s:
         for path in paths:
@@ -115,18 +120,13 @@ def loss_episodes(trial_dir: Path, path: str) -> list[LossEpisode]:
     """The video connection's loss episodes on `path`, in time order (increments of
     `pkts_lost_total` no more than EPISODE_GAP_S apart form one). ValueError when the
     connection has no such path."""
-    lines = _subflow_lines(trial_dir)
-    conn = video_connection(lines)
-    paths = sorted({str(r["path"]) for r in lines if int(r["conn"]) == conn})
+    lines, paths = _video_connection_lines(trial_dir)
     if path not in paths:
         raise ValueError(
             f"{trial_dir}: the video connection has no path {path!r} "
             f"(its paths: {', '.join(paths) or 'none'})"
         )
-    mine = sorted(
-        (r for r in lines if int(r["conn"]) == conn and r["path"] == path),
-        key=lambda r: r["t_ns"],
-    )
+    mine = [r for r in lines if r["path"] == path]
     episodes: list[list] = []  # [t_s, lost, peak]
     lost_before, last_loss_s = 0, None
     for i, r in enumerate(mine):

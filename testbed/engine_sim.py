@@ -34,6 +34,10 @@ ENGINE = "sim"
 # A trial's reason when mpsim's player did not play the video to its end; "(timeout)" follows
 # when the virtual-time limit ended it, "(stuck: ...)" when its watchdog did.
 PLAYER_UNFINISHED = "player did not reach the end"
+# Set by `run_trials.sh --sim-stats-interval-ms`: the interval of mpsim's sender log, in ms
+# of virtual time (its default is 1000; the emulated transport logs every 100 ms). It changes
+# the log alone: a trial's results are the same at any interval.
+SIM_STATS_INTERVAL_ENV = "TESTBED_SIM_STATS_INTERVAL_MS"
 # The emulated trial's start-up on the scenario's clock (which starts with the emulator):
 # Chromium opens the player page (`start` event) at PAGE_START_S and dash.js sends its first
 # segment request at FIRST_REQUEST_S, once the page, dash.js and the MPD are loaded. Medians
@@ -41,10 +45,6 @@ PLAYER_UNFINISHED = "player did not reach the end"
 # runs of `./run_trials.sh` with the default matrix, B1 x 6 coupled CCs and 20 control
 # sessions; IQR of the first request 2.16 to 2.45 s), measured from emulator.jsonl's `start`
 # to player.jsonl's `start` and first `segment` request. docs/SIMULATOR.md, "Player model".
-# Set by `run_trials.sh --sim-stats-interval-ms`: the interval of mpsim's sender log, in ms
-# of virtual time (its default is 1000; the emulated transport logs every 100 ms). It changes
-# the log alone: a trial's results are the same at any interval.
-SIM_STATS_INTERVAL_ENV = "TESTBED_SIM_STATS_INTERVAL_MS"
 PAGE_START_S = 1.2
 FIRST_REQUEST_S = 2.3
 # The page's requests, as seconds before the first segment request, on the connection that

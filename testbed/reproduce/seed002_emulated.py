@@ -20,6 +20,7 @@ from testbed.reproduce.seed002_claims import (
     NOT_MEASURED,
     ClaimResult,
     Trials,
+    base_scenario,
     claim_outcome,
     decide_all,
     discards_follow_stalls,
@@ -263,11 +264,12 @@ def wifi_alone_report(rows: pd.DataFrame) -> str:
     with how much they played and their underflows by then (censored at the timeout)."""
     from metrics.stats import interval
 
-    families = rows["scenario"].map(lambda s: Path(str(s)).stem.split("-")[0])
+    families = rows["scenario"].map(base_scenario)
     parts = []
     for family in sorted(set(families)):
         mine = rows[families == family]
-        done, cut = mine[_played_to_end(mine)], mine[~_played_to_end(mine)]
+        finished = _played_to_end(mine)
+        done, cut = mine[finished], mine[~finished]
         text = []
         if len(done):
             iv = interval([float(v) for v in done["stalls"]], "stalls")
