@@ -224,7 +224,8 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
         "",
         "Study commands (simulated; each resumes, and adds seeds while a claim has an undecided cell): "
         "`.venv/bin/python -m testbed.reproduce.seed002_study --engine sim` (all 18 settings; "
-        "`--settings S0,S1` for some), or per setting by hand, e.g. "
+        "`--settings S0,S1` for some; `--discard-raw` deletes each trial's raw logs once its row is "
+        "archived, ~3.3 GB per setting), or per setting by hand, e.g. "
         f"`{sim_matrix(SETTINGS[1]).command()}`; then `./run_trials.sh --reproduce seed002 --from studies/seed002`.",
     ]
     if sources:

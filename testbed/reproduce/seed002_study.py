@@ -7,7 +7,7 @@ plausible settings", and the engines' agreement with its two baselines.
 
 Run the study (resumable: the same command skips finished trials):
 
-    .venv/bin/python -m testbed.reproduce.seed002_study --engine sim [--settings S0,S1] [--reps 10]
+    .venv/bin/python -m testbed.reproduce.seed002_study --engine sim [--settings S0,S1] [--reps 10] [--discard-raw]
     .venv/bin/python -m testbed.reproduce.seed002_study --engine emulate [--reps 3]
 
 Each run's trial folders go to results/seed002-study/<run>/ (raw logs, not versioned); after
@@ -23,7 +23,7 @@ import argparse
 import math
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -143,6 +143,8 @@ class StudyMatrix:
     # run again, and what the matrix finishes is appended. None for a page's own preview run,
     # which is not part of the study.
     archive: str | None = None
+    # Delete each trial's raw logs once its summary row is archived (--discard-raw).
+    discard_raw: bool = False
 
     def argv(self) -> list[str]:
         args = ["--scenario", ",".join(self.setting.scenario_files()),
@@ -288,6 +290,8 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
     finally:
         if store is not None and run_dir is not None and not m.dry_run:
             stopped_while_archiving = archive_finished(run_dir, store, str(m.archive))
+            if m.discard_raw and discard_raw_logs(run_dir, store):
+                stopped_while_archiving = True
     return 130 if stopped_while_archiving else code
 
 
@@ -313,6 +317,23 @@ def archive_finished(run_dir: Path, store: Path, name: str) -> bool:
     return stopped
 
 
+def discard_raw_logs(run_dir: Path, store: Path) -> bool:
+    """--discard-raw: the archived trials' folders go (the archive is what the study resumes
+    from and what the page reads). A signal meanwhile waits, as while archiving; returns
+    whether one arrived, which stops the study."""
+    from testbed.topology import Interrupted, shielded_from_signals
+
+    folders, size, stopped = 0, 0, False
+    try:
+        with shielded_from_signals():
+            folders, size = archive.discard_archived(run_dir, store)
+    except (Interrupted, KeyboardInterrupt):
+        stopped = True
+    if folders:
+        print(f"  discarded the raw logs of {folders} archived trial(s) ({size / 1e9:.2f} GB) from {run_dir}", flush=True)  # fmt: skip
+    return stopped
+
+
 def undecided(results: list[ClaimResult]) -> list[str]:
     """The claims with an undecided cell: more seeds could change their verdict."""
     return [r.cid for r in results
@@ -332,7 +353,9 @@ def run_matrices_until_stopped(matrices: list[StudyMatrix], repo: Path) -> list[
     return codes
 
 
-def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path) -> int:
+def run_study(
+    engine: str, settings: list[Setting], reps: int | None, repo: Path, discard_raw: bool = False
+) -> int:
     """Each setting from its minimum repetitions, adding a block of seeds while a claim has
     an undecided cell, up to the maximum (pre-registration §5)."""
     status = 0
@@ -345,6 +368,7 @@ def run_study(engine: str, settings: list[Setting], reps: int | None, repo: Path
         n = reps or low
         while True:
             matrices = [sim_matrix(setting, n)] if engine == "sim" else emulated_matrices(n)
+            matrices = [replace(m, discard_raw=discard_raw) for m in matrices]
             codes = run_matrices_until_stopped(matrices, repo)
             status = max(status, *codes)
             if any(c not in (0, 1) for c in codes):
@@ -600,6 +624,12 @@ def main(argv: list[str] | None = None, repo: Path | None = None) -> int:
         help="fixed repetitions (default: from the minimum, adding blocks while a claim is undecided)",
     )
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
+    parser.add_argument(
+        "--discard-raw",
+        action="store_true",
+        help="delete each trial's folder under results/ once its summary row is in the archive "
+        "(a simulated setting leaves ~3.3 GB of raw logs; the page needs only the archive)",
+    )
     args = parser.parse_args(argv)
     known = {s.sid: s for s in SETTINGS}
     wanted = list(known) if args.settings == "all" else args.settings.split(",")
@@ -623,7 +653,8 @@ def main(argv: list[str] | None = None, repo: Path | None = None) -> int:
         for m in ms:
             print(m.command())
         return 0
-    return run_study(args.engine, settings, args.reps, repo or Path(__file__).resolve().parents[2])
+    repo = repo or Path(__file__).resolve().parents[2]
+    return run_study(args.engine, settings, args.reps, repo, discard_raw=args.discard_raw)
 
 
 if __name__ == "__main__":

@@ -240,3 +240,68 @@ def test_a_pages_own_run_neither_reads_nor_writes_the_studys_archive(
     )
     assert seed002_study.run_study_matrix(m, tmp_path) == 0
     assert given == ["t1"] and not (tmp_path / "studies").exists()
+
+
+def test_discard_deletes_only_the_folders_the_archive_holds(run: Path, tmp_path: Path) -> None:
+    """--discard-raw: a finished trial whose attempt the archive holds loses its folder; one
+    finished after the archive was written (a new digest) and the unfinished one stay."""
+    store = tmp_path / "store"
+    assert archive.discard_archived(run, store) == (0, 0)  # no archive: nothing goes
+    archive.add_new(run, store)
+    trials = sorted(p for p in (run / "trials").iterdir())
+    unfinished = [p.name for p in trials if not (p / "result.json").exists()]
+    later = trials[0] / "result.json"
+    later.write_text(json.dumps(json.loads(later.read_text()) | {"wall_duration_s": 99.0}))
+    folders, size = archive.discard_archived(run, store)
+    assert folders == 5 and size > 0
+    assert sorted(p.name for p in (run / "trials").iterdir()) == sorted(
+        [trials[0].name, *unfinished]
+    )
+    assert len(unfinished) == 1
+
+
+def test_the_study_discards_raw_logs_only_when_asked_and_still_resumes(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from testbed import plan
+
+    matrix = seed002_study.emulated_matrices(root=str(tmp_path / "results"))[0]
+    assert Path(matrix.out) == run
+    store = seed002_study.archive_of(matrix, tmp_path)
+    given: list[list[str]] = []
+    ids = sorted(p.name for p in (run / "trials").iterdir())
+
+    class Spec:
+        def __init__(self, trial_id: str) -> None:
+            self.id = trial_id
+
+        def trial_id(self) -> str:
+            return self.id
+
+    monkeypatch.setattr(plan, "specs_for", lambda *a: [Spec(t) for t in ids])
+    monkeypatch.setattr(
+        plan,
+        "run_plan",
+        lambda specs, run_dir, **_: given.append([s.trial_id() for s in specs]) or 0,
+    )
+    monkeypatch.setattr(seed002_study, "set_aside_for_retry", lambda run_dir: [])
+    assert seed002_study.run_study_matrix(matrix, tmp_path) == 0
+    assert len(list((run / "trials").iterdir())) == 7  # by default the raw logs stay
+    assert seed002_study.run_study_matrix(replace(matrix, discard_raw=True), tmp_path) == 0
+    assert len(list((run / "trials").iterdir())) == 1  # the unfinished one
+    assert len(archive.read_rows(store)) == 6
+    # What the next run is given does not depend on the folders: the archive decides.
+    assert seed002_study.run_study_matrix(matrix, tmp_path) == 0
+    assert given[1] == given[2]
+
+
+def test_the_cli_passes_discard_raw_to_the_study(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(
+        seed002_study, "run_study", lambda *a, discard_raw=False: seen.append(discard_raw) or 0
+    )
+    assert seed002_study.main(["--settings", "S6", "--discard-raw"]) == 0
+    assert seed002_study.main(["--settings", "S6"]) == 0
+    assert seen == [True, False]
