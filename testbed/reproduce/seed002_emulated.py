@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ from testbed.reproduce.archive import COMMIT_COLUMN, CONTENT_COLUMN, read_json
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
     NOT_MEASURED,
+    SCENARIOS,
     ClaimResult,
     Trials,
     base_scenario,
@@ -31,6 +32,7 @@ from testbed.reproduce.seed002_study import (
     EMU_MAX_REPS,
     EMU_MIN_REPS,
     EMU_SCHEDS,
+    STUDY_DIR,
     VIDEO_S,
     agreement_table,
     by_setting,
@@ -331,10 +333,13 @@ def live_check(runs: list[Path]) -> Claim:
     rule = "as P23 on emulated live-mode trials of the study's cells (the paper used VOD only)"
     rows, _ = collect(runs, "emulate", live=True)
     if not len(rows):
+        cells = replace(emulated_matrices()[0], out=f"{STUDY_DIR}/emulate-S0-live", archive=None)
         return Claim(
             name,
             rule,
-            "not run: no emulated live-mode run of the study's cells given",
+            "not run: no emulated live-mode run of the study's cells given (the study does not "
+            f"plan one; {len(EMU_CCS) * len(EMU_SCHEDS) * len(SCENARIOS) * EMU_MIN_REPS} trials of {VIDEO_S} s): "
+            f"`{cells.command()} --video-mode live`, then add that folder to `--from`",
             NOT_RUN,
             kind=TESTBED_CHECK,
         )

@@ -387,6 +387,20 @@ def test_emulated_section_without_runs_gives_the_commands(tmp_path: Path) -> Non
     assert all(c.verdict == "not yet run" for c in checks)
 
 
+def test_c5_not_run_names_a_live_mode_command_the_cli_accepts() -> None:
+    import shlex
+
+    from testbed.cli import build_parser
+    from testbed.reproduce.seed002_emulated import live_check
+
+    claim = live_check([])
+    assert claim.verdict == "not yet run" and "96 trials of 180 s" in claim.ours
+    command = claim.ours.split("`")[1]
+    args = build_parser().parse_args(shlex.split(command)[1:])
+    assert args.video_mode == "live" and args.out == "results/seed002-study/emulate-S0-live"
+    assert args.cc == ["bbr", "cubic", "lia", "compound"] and args.video_duration == 180
+
+
 def test_collect_counts_trials_outside_the_study(tmp_path: Path) -> None:
     rows = _rows(seeds=2)
     rows.loc[0, "scenario"] = "netem-scenarios/A1.toml"
