@@ -145,6 +145,32 @@ def _timed_out_sensitivity(with_them, preregistered: list[ClaimResult]) -> list[
     return [*lines, ""]
 
 
+def _timed_out_per_setting(
+    attempted: dict, results: dict[str, list[ClaimResult]], seeds: dict
+) -> list[str]:
+    """Each setting's verdicts with its timed-out simulated trials counted (`attempted`: every
+    setting's trials, those included), as the main setting's sensitivity section does; not
+    pre-registered: added after the first settings' results were seen."""
+    sids = [s.sid for s in SETTINGS if s.sid in results and s.sid in attempted]
+    counts = {sid: int((attempted[sid]["reason"] == SIM_TIMED_OUT).sum())
+              if "reason" in attempted[sid].columns else 0 for sid in sids}  # fmt: skip
+    if not any(counts.values()):
+        return []
+    with_them = {
+        sid: decide_all(attempted[sid], "sim") if counts[sid] else results[sid] for sid in sids
+    }
+    changes = [f"{sid} {before.cid}: {before.outcome} → {after.outcome}" for sid in sids
+               for before, after in zip(results[sid], with_them[sid], strict=True) if after.outcome != before.outcome]  # fmt: skip
+    table = per_setting_table(with_them, seeds)
+    return ["### Sensitivity per setting, not pre-registered: the timed-out trials counted", "",
+            "Added on 2026-11-29 after the first settings' results were seen; the per-setting verdicts above stay "
+            "the page's. Simulated trials meet the virtual-time limit in most settings, in some cells every seed of "
+            "the cell (the main setting's section above names them), so leaving them out can decide a claim. "
+            "Timed-out trials per setting: " + "; ".join(f"{sid} {counts[sid]} of {len(attempted[sid])}" for sid in sids) + ".",
+            "", "Verdicts that change when they are counted: " + ("; ".join(changes) or "none") + ".", "",
+            *table[: table.index("")], ""]  # fmt: skip
+
+
 def _sim_main(r: Runner):
     """The simulated trials of every setting in the --from runs; the main setting's matrix is
     run now when none is given."""
@@ -217,10 +243,11 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
     # Every trial that ran, the timed-out ones included: whether a setting's step ran through,
     # and the main setting's sensitivity line.
     attempted = by_setting(collect(runs or [r.run_dir / "sim"], "sim", timed_out=True)[0])
+    seeds = {sid: seeds_run(rows) for sid, rows in attempted.items()}
     study = [
         "### Per setting (simulated)",
         "",
-        *per_setting_table(results, {sid: seeds_run(rows) for sid, rows in attempted.items()}),
+        *per_setting_table(results, seeds),
         "",
         "Study commands (simulated; each resumes, and adds seeds while a claim has an undecided cell): "
         "`.venv/bin/python -m testbed.reproduce.seed002_study --engine sim` (all 18 settings; "
@@ -232,6 +259,7 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
         study += ["", "Simulated runs read:", "", *provenance(sources, r.repo)]
     if main is not None:
         study += ["", *_timed_out_sensitivity(attempted.get("S0"), results["S0"])]
+        study += _timed_out_per_setting(attempted, results, seeds)
         t = Trials(main)
         study += ["", "### Every cell of every claim at the main setting (simulated)", "",
                   "estimate [95 % interval] (n seeds); + supports, − contradicts, ? undecided; equality cells show the 90 % interval.", "",

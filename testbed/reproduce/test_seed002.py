@@ -478,3 +478,10 @@ def test_timed_out_simulated_trials_count_only_in_the_sensitivity_line(tmp_path:
     section = page.split("the simulated trials that timed out, counted", 1)[1]
     line = next(x for x in section.splitlines() if x.startswith("| P1 A1 | "))
     assert line.split(" | ")[2] == "**reproduced** (changes)", line
+    # The same, setting by setting: the change is listed, and the table shows it counted.
+    per_setting = page.split("the timed-out trials counted", 1)[1].split("\n### ", 1)[0]
+    assert f"Timed-out trials per setting: S0 {len(a1_lia)} of {len(rows) - 1}." in per_setting
+    assert "S0 P1: " in per_setting and "→ reproduced" in per_setting
+    assert next(x for x in per_setting.splitlines() if x.startswith("| P1 A1 | ")).startswith(
+        "| P1 A1 | R | "
+    )
