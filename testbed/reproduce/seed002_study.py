@@ -411,8 +411,15 @@ def run_summary(run: Path) -> tuple[pd.DataFrame, str]:
     import pandas as pd
 
     if archive.is_archive(run):
-        rows = archive.read_rows(run)
-        return rows, f"its archive ({len(archive.parts(run))} parts)"
+        attempts = archive.read_attempts(run)
+        again = sum(1 for n in archive.attempt_counts(attempts).values() if n > 1)
+        note = "" if not again else (
+            "; 1 trial re-run, its last attempt read" if again == 1
+            else f"; {again} trials re-run, their last attempt read"
+        )  # fmt: skip
+        return archive.last_attempts(
+            attempts
+        ), f"its archive ({len(archive.parts(run))} parts{note})"
     if (run / "summary.csv").is_file():
         return pd.read_csv(run / "summary.csv"), "its summary.csv"
     from metrics.read import trial_dirs

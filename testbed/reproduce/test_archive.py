@@ -96,6 +96,8 @@ def test_adding_again_adds_nothing_and_a_retry_is_a_second_attempt(
         .loc["A1__user__bbr__lrf__dashjs__v10__r0__s1"]
     )
     assert last["wall_duration_s"] == 13.0 and not seed002_study.truthy(last["valid"])
+    # The page says which trials it read a later attempt of.
+    assert run_summary(store)[1] == "its archive (2 parts; 1 trial re-run, its last attempt read)"
 
 
 def test_unfinished_and_out_of_space_trials_are_not_archived(run: Path, tmp_path: Path) -> None:
