@@ -110,11 +110,28 @@ def _source_note(r: Runner, main) -> str:
     return note
 
 
-def _timed_out_sensitivity(with_them, preregistered: list[ClaimResult]) -> list[str]:
+def _with_timed_out(
+    attempted: dict, results: dict[str, list[ClaimResult]]
+) -> tuple[dict[str, int], dict[str, list[ClaimResult]]]:
+    """Per setting of `results` (in the study's order): how many of its simulated trials
+    timed out (`attempted`: every setting's trials, those included), and its claims decided
+    with them counted (its pre-registered results when none did)."""
+    sids = [s.sid for s in SETTINGS if s.sid in results and s.sid in attempted]
+    counts = {sid: int((attempted[sid]["reason"] == SIM_TIMED_OUT).sum())
+              if "reason" in attempted[sid].columns else 0 for sid in sids}  # fmt: skip
+    counted = {
+        sid: decide_all(attempted[sid], "sim") if counts[sid] else results[sid] for sid in sids
+    }
+    return counts, counted
+
+
+def _timed_out_sensitivity(
+    with_them, preregistered: list[ClaimResult], counted: list[ClaimResult] | None
+) -> list[str]:
     """Each claim at the main setting with the simulated trials that timed out counted
-    (`with_them`: the main setting's trials, those included), beside its pre-registered
-    verdict (which excludes them). Not pre-registered: added after the study's main-setting
-    results were seen."""
+    (`with_them`: the main setting's trials, those included; `counted`: its claims decided on
+    them), beside its pre-registered verdict (which excludes them). Not pre-registered: added
+    after the study's main-setting results were seen."""
     if with_them is None or "reason" not in with_them.columns:
         return []
     extra = with_them[with_them["reason"] == SIM_TIMED_OUT]
@@ -137,7 +154,7 @@ def _timed_out_sensitivity(with_them, preregistered: list[ClaimResult]) -> list[
              "",
              "| claim | pre-registered (timed-out trials excluded) | with them counted | weakest cell with them |",
              "|---|---|---|---|"]  # fmt: skip
-    for before, after in zip(preregistered, decide_all(with_them, "sim"), strict=True):
+    for before, after in zip(preregistered, counted or [], strict=True):
         mark = " (changes)" if after.outcome != before.outcome else ""
         lines.append(
             f"| {before.cid} {before.scenario} | {before.outcome} | **{after.outcome}**{mark} | {after.summary()} |"
@@ -146,19 +163,18 @@ def _timed_out_sensitivity(with_them, preregistered: list[ClaimResult]) -> list[
 
 
 def _timed_out_per_setting(
-    attempted: dict, results: dict[str, list[ClaimResult]], seeds: dict
+    attempted: dict,
+    results: dict[str, list[ClaimResult]],
+    timed_out: tuple[dict[str, int], dict[str, list[ClaimResult]]],
+    seeds: dict,
 ) -> list[str]:
-    """Each setting's verdicts with its timed-out simulated trials counted (`attempted`: every
-    setting's trials, those included), as the main setting's sensitivity section does; not
-    pre-registered: added after the first settings' results were seen."""
-    sids = [s.sid for s in SETTINGS if s.sid in results and s.sid in attempted]
-    counts = {sid: int((attempted[sid]["reason"] == SIM_TIMED_OUT).sum())
-              if "reason" in attempted[sid].columns else 0 for sid in sids}  # fmt: skip
+    """Each setting's verdicts with its timed-out simulated trials counted (`timed_out`:
+    `_with_timed_out`'s counts and verdicts), as the main setting's sensitivity section does;
+    not pre-registered: added after the first settings' results were seen."""
+    counts, with_them = timed_out
+    sids = list(counts)
     if not any(counts.values()):
         return []
-    with_them = {
-        sid: decide_all(attempted[sid], "sim") if counts[sid] else results[sid] for sid in sids
-    }
     changes = [f"{sid} {before.cid}: {before.outcome} → {after.outcome}" for sid in sids
                for before, after in zip(results[sid], with_them[sid], strict=True) if after.outcome != before.outcome]  # fmt: skip
     table = per_setting_table(with_them, seeds)
@@ -258,8 +274,9 @@ discards are network-attributed (`discarded_frames_network`) and measurable only
     if sources:
         study += ["", "Simulated runs read:", "", *provenance(sources, r.repo)]
     if main is not None:
-        study += ["", *_timed_out_sensitivity(attempted.get("S0"), results["S0"])]
-        study += _timed_out_per_setting(attempted, results, seeds)
+        timed_out = _with_timed_out(attempted, results)
+        study += ["", *_timed_out_sensitivity(attempted.get("S0"), results["S0"], timed_out[1].get("S0"))]  # fmt: skip
+        study += _timed_out_per_setting(attempted, results, timed_out, seeds)
         t = Trials(main)
         study += ["", "### Every cell of every claim at the main setting (simulated)", "",
                   "estimate [95 % interval] (n seeds); + supports, − contradicts, ? undecided; equality cells show the 90 % interval.", "",

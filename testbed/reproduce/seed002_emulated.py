@@ -29,6 +29,7 @@ from testbed.reproduce.seed002_claims import (
 from testbed.reproduce.seed002_study import (
     EMU_BASELINES,
     EMU_CCS,
+    EMU_CELLS,
     EMU_MAX_REPS,
     EMU_MIN_REPS,
     EMU_SCHEDS,
@@ -199,9 +200,9 @@ def plan_text(measured_wall_s: list[float] | None = None) -> list[str]:
     """The emulated study: its cells, commands, and duration estimate: from the wall times
     of the trials run so far (`measured_wall_s`), else extrapolated from 60 s clips."""
     main, baselines = emulated_matrices()
-    n_cells = len(EMU_CCS) * len(EMU_SCHEDS) * 4
-    n_min = n_cells * EMU_MIN_REPS + len(EMU_BASELINES) * 4 * EMU_MIN_REPS
-    n_max = n_cells * EMU_MAX_REPS + len(EMU_BASELINES) * 4 * EMU_MIN_REPS
+    n_baselines = len(EMU_BASELINES) * len(SCENARIOS) * EMU_MIN_REPS
+    n_min = EMU_CELLS * EMU_MIN_REPS + n_baselines
+    n_max = EMU_CELLS * EMU_MAX_REPS + n_baselines
     if measured_wall_s:
         slot_s = statistics.median(measured_wall_s)
         slot_source = (
@@ -338,7 +339,7 @@ def live_check(runs: list[Path]) -> Claim:
             name,
             rule,
             "not run: no emulated live-mode run of the study's cells given (the study does not "
-            f"plan one; {len(EMU_CCS) * len(EMU_SCHEDS) * len(SCENARIOS) * EMU_MIN_REPS} trials of {VIDEO_S} s): "
+            f"plan one; {EMU_CELLS * EMU_MIN_REPS} trials of {VIDEO_S} s): "
             f"`{cells.command()} --video-mode live`, then add that folder to `--from`",
             NOT_RUN,
             kind=TESTBED_CHECK,
@@ -384,7 +385,7 @@ def emulated_section(
     counts = main.groupby(["scenario", "cc", "sched"]).size()
     lines += provenance([s for s in sources if s.n_used or s.n_not_ok], repo) + [""]
     lines += [
-        f"Valid trials used: {len(main)} in {len(counts)} of {len(EMU_CCS) * len(EMU_SCHEDS) * 4} cells "
+        f"Valid trials used: {len(main)} in {len(counts)} of {EMU_CELLS} cells "
         f"({counts.min()} to {counts.max()} per cell); trials' commits: {', '.join(c[:12] for c in commits)}"
         + (
             " (all on one commit)."

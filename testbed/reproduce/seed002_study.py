@@ -25,7 +25,7 @@ import shlex
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from metrics.verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED
 from testbed.matrix import finished_result
@@ -46,7 +46,11 @@ from testbed.reproduce.seed002_claims import (
 )
 
 if TYPE_CHECKING:  # pandas is imported where it is used
+    from collections.abc import Callable
+
     import pandas as pd
+
+T = TypeVar("T")
 
 FAMILIES = "netem-scenarios/seed002-families"
 STUDY_DIR = "results/seed002-study"  # the runs' trial folders (raw logs, not versioned)
@@ -59,6 +63,7 @@ EMU_MIN_REPS, EMU_MAX_REPS, EMU_BLOCK = 3, 10, 1
 EMU_CCS = ("bbr", "cubic", "lia", "compound")
 EMU_SCHEDS = ("default-oot", "tp-sty")
 EMU_BASELINES = ("tcp-lte", "tcp-wifi")
+EMU_CELLS = len(EMU_CCS) * len(EMU_SCHEDS) * len(SCENARIOS)  # one trial each per repetition
 
 
 @dataclass(frozen=True)
@@ -298,18 +303,26 @@ def run_study_matrix(m: StudyMatrix, repo: Path) -> int:
 STOPPED_TEXT = "seed002 study: interrupted; the same command resumes"
 
 
+def _holding_signals(work: Callable[[], T], default: T) -> tuple[T, bool]:
+    """Runs `work` with SIGINT and SIGTERM held until it returns (testbed/topology.py
+    shielded_from_signals); its result (`default` if it did not return) and whether a signal
+    arrived meanwhile, which stops the study."""
+    from testbed.topology import Interrupted, shielded_from_signals
+
+    result, stopped = default, False
+    try:
+        with shielded_from_signals():
+            result = work()
+    except (Interrupted, KeyboardInterrupt):
+        stopped = True
+    return result, stopped
+
+
 def archive_finished(run_dir: Path, store: Path, name: str) -> bool:
     """Appends the run folder's finished trials to the archive. A SIGINT or SIGTERM that
     arrives meanwhile waits until the archive is written (the part is written whole or not at
     all either way); returns whether one arrived, which stops the study."""
-    from testbed.topology import Interrupted, shielded_from_signals
-
-    added, stopped = 0, False
-    try:
-        with shielded_from_signals():
-            added = archive.add_new(run_dir, store)
-    except (Interrupted, KeyboardInterrupt):
-        stopped = True
+    added, stopped = _holding_signals(lambda: archive.add_new(run_dir, store), 0)
     if added:
         print(f"  archived {added} trial attempt(s) in {name} (commit it)", flush=True)
     if stopped:
@@ -321,14 +334,9 @@ def discard_raw_logs(run_dir: Path, store: Path) -> bool:
     """--discard-raw: the archived trials' folders go (the archive is what the study resumes
     from and what the page reads). A signal meanwhile waits, as while archiving; returns
     whether one arrived, which stops the study."""
-    from testbed.topology import Interrupted, shielded_from_signals
-
-    folders, size, stopped = 0, 0, False
-    try:
-        with shielded_from_signals():
-            folders, size = archive.discard_archived(run_dir, store)
-    except (Interrupted, KeyboardInterrupt):
-        stopped = True
+    (folders, size), stopped = _holding_signals(
+        lambda: archive.discard_archived(run_dir, store), (0, 0)
+    )
     if folders:
         print(f"  discarded the raw logs of {folders} archived trial(s) ({size / 1e9:.2f} GB) from {run_dir}", flush=True)  # fmt: skip
     return stopped
@@ -417,9 +425,8 @@ def run_summary(run: Path) -> tuple[pd.DataFrame, str]:
             "; 1 trial re-run, its last attempt read" if again == 1
             else f"; {again} trials re-run, their last attempt read"
         )  # fmt: skip
-        return archive.last_attempts(
-            attempts
-        ), f"its archive ({len(archive.parts(run))} parts{note})"
+        rows = archive.last_attempts(attempts)
+        return rows, f"its archive ({len(archive.parts(run))} parts{note})"
     if (run / "summary.csv").is_file():
         return pd.read_csv(run / "summary.csv"), "its summary.csv"
     from metrics.read import trial_dirs
