@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,17 +35,11 @@ def _plan():
         return None
 
 
-pytestmark = [
-    pytest.mark.netns,
-    pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, cgroups, nice -20)"),
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium"),
-    pytest.mark.skipif(_plan() is None, reason="needs 2 CPUs to give the player its own"),
-    pytest.mark.timeout(900),
-]
-
 # With autogroups (kernel.sched_autogroup_enabled), nice only ranks tasks within a session's
 # autogroup; each loop therefore starts a session of its own and sets that autogroup's nice.
+# A session of its own also leaves the test's process group, so a test run killed from outside
+# would leave the loop spinning at nice -20: the loop ends itself once its parent (argv[2]) is
+# gone, which it sees as a changed parent PID, every ~10 ms of spinning.
 BUSY_LOOP = """
 import os, sys
 os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(",")})
@@ -53,19 +48,57 @@ os.setpriority(os.PRIO_PROCESS, 0, -20)
 if os.path.exists("/proc/self/autogroup"):
     with open("/proc/self/autogroup", "w") as autogroup:
         autogroup.write("-20")
-while True:
-    pass
+parent = int(sys.argv[2])
+while os.getppid() == parent:
+    for _ in range(200_000):
+        pass
 """
 
 
+def _busy_loop(cpus: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", BUSY_LOOP, cpus, str(os.getpid())])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (nice -20)")
+def test_busy_loop_ends_itself_when_its_parent_is_gone() -> None:
+    # A parent that starts the loop and exits at once, as a test run killed from outside would.
+    start_and_exit = (
+        "import os, subprocess, sys\n"
+        "loop = subprocess.Popen([sys.executable, '-c', sys.argv[1], '0', str(os.getpid())],\n"
+        "                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(loop.pid)\n"
+    )
+    parent = subprocess.run([sys.executable, "-c", start_and_exit, BUSY_LOOP],
+                            capture_output=True, text=True, check=True, timeout=30)  # fmt: skip
+    loop_pid = int(parent.stdout)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _running(loop_pid):
+        time.sleep(0.05)
+    if _running(loop_pid):
+        os.kill(loop_pid, 9)
+        pytest.fail(f"busy loop {loop_pid} still spinning 10 s after its parent exited")
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` exists and is not a zombie (ended, not yet reaped by its new parent)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, cgroups, nice -20)")
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+@pytest.mark.skipif(_plan() is None, reason="needs 2 CPUs to give the player its own")
+@pytest.mark.timeout(900)
 def test_busy_loop_on_the_player_cpu_flags_the_control_trial(tmp_path: Path) -> None:
     plan = _plan()
     assert plan is not None
     cpus = ",".join(str(c) for c in plan.player)
-    loops = [
-        subprocess.Popen([sys.executable, "-c", BUSY_LOOP, cpus])
-        for _ in range(LOOPS_PER_CPU * len(plan.player))
-    ]
+    loops = [_busy_loop(cpus) for _ in range(LOOPS_PER_CPU * len(plan.player))]
     trial_dir = tmp_path / "run" / "trials" / "t"
     try:
         done = subprocess.run(
