@@ -306,7 +306,7 @@ STOPPED_TEXT = "seed002 study: interrupted; the same command resumes"
 def _holding_signals(work: Callable[[], T], default: T) -> tuple[T, bool]:
     """Runs `work` with SIGINT and SIGTERM held until it returns (testbed/topology.py
     shielded_from_signals); its result (`default` if it did not return) and whether a signal
-    arrived meanwhile, which stops the study."""
+    arrived meanwhile, which stops the study (and says so)."""
     from testbed.topology import Interrupted, shielded_from_signals
 
     result, stopped = default, False
@@ -315,6 +315,7 @@ def _holding_signals(work: Callable[[], T], default: T) -> tuple[T, bool]:
             result = work()
     except (Interrupted, KeyboardInterrupt):
         stopped = True
+        print(STOPPED_TEXT, file=sys.stderr)
     return result, stopped
 
 
@@ -325,8 +326,6 @@ def archive_finished(run_dir: Path, store: Path, name: str) -> bool:
     added, stopped = _holding_signals(lambda: archive.add_new(run_dir, store), 0)
     if added:
         print(f"  archived {added} trial attempt(s) in {name} (commit it)", flush=True)
-    if stopped:
-        print(STOPPED_TEXT, file=sys.stderr)
     return stopped
 
 

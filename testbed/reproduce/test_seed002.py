@@ -204,11 +204,20 @@ def test_a_stopped_matrix_ends_the_study(
     assert ran == ["results/seed002-study/sim-S0"]
 
 
+@pytest.mark.parametrize(
+    ("patched", "call", "said"),
+    [
+        ("add_new", "archive_finished(store, store, 'S9')", "archived 3 trial attempt(s) in S9"),
+        ("discard_archived", "discard_raw_logs(store, store)", "discarded the raw logs of 3"),
+    ],
+    ids=["archiving", "discarding raw logs"],
+)
 def test_a_signal_while_archiving_waits_for_the_archive_then_stops_the_study(
-    tmp_path: Path,
+    tmp_path: Path, patched: str, call: str, said: str
 ) -> None:
     """SIGTERM (how a study in the background is stopped) may come while the finished trials
-    are being archived: the archive is written all the same, and the study stops (130)."""
+    are being archived, or their raw logs discarded: that work is done all the same, and the
+    study stops (130) and says how to resume."""
     import subprocess
     import sys
 
@@ -216,20 +225,21 @@ def test_a_signal_while_archiving_waits_for_the_archive_then_stops_the_study(
         "import os, signal, sys, time; from pathlib import Path\n"
         "from testbed.topology import install_signal_handlers\n"
         "from testbed.reproduce import archive, seed002_study\n"
-        "def slow_add(run_dir, store):\n"
+        "def slow_work(run_dir, store):\n"
         "    os.kill(os.getpid(), signal.SIGTERM); time.sleep(0.2)\n"
-        "    (store / 'written').write_text('all of it'); return 3\n"
-        "archive.add_new = slow_add\n"
+        "    (store / 'written').write_text('all of it')\n"
+        f"    return {'3' if patched == 'add_new' else '(3, 0)'}\n"
+        f"archive.{patched} = slow_work\n"
         "install_signal_handlers()\n"
         f"store = Path({str(tmp_path)!r})\n"
-        "sys.exit(130 if seed002_study.archive_finished(store, store, 'S9') else 0)\n"
+        f"sys.exit(130 if seed002_study.{call} else 0)\n"
     )
     repo = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True,
                           text=True, timeout=60)  # fmt: skip
     assert done.returncode == 130, done
     assert (tmp_path / "written").read_text() == "all of it"
-    assert "archived 3 trial attempt(s) in S9" in done.stdout
+    assert said in done.stdout
     assert "interrupted; the same command resumes" in done.stderr
 
 
