@@ -26,12 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from types import ModuleType
 
+from testbed import rust_build
 from testbed.reproduce import fingerprint, seed000, seed001, seed002, seed003, seed004
 from testbed.reproduce.base import (
     SEED002_EMULATED_VIDEO_S,
@@ -255,17 +255,11 @@ def reproduce(which: str, repo: Path, opts: Options | None = None) -> int:
             ),
             repo,
         )
+    # Pages that run the simulator build it first, as every run does (testbed/rust_build.py);
+    # seed 002's page read from archived runs runs nothing.
     needs_build = not (seeds == ["seed002"] and opts.runs_of_engine("sim"))
-    build = (
-        subprocess.run(
-            ["cargo", "build", "--release", "--locked", "--bin", "mpsim"],
-            cwd=repo / "transport",
-            env={**os.environ, "CARGO_BUILD_JOBS": os.environ.get("CARGO_BUILD_JOBS", "1")},
-        )
-        if needs_build
-        else None
-    )
-    if build is not None and build.returncode != 0:
+    if needs_build and (problem := rust_build.ensure_built(repo)) is not None:
+        print(f"run_trials.sh --reproduce: {problem}", file=sys.stderr)
         return 1
     timings = []
     for seed in seeds:

@@ -472,3 +472,13 @@ def test_deterioration_claims_read_the_goodput_per_second() -> None:
     assert seed000.recovery_s(sudden[0]) == 3.0  # the first 3 s average after the break
     assert seed000.recovery_s(sudden[10]) == 20.0  # never back at 80 %: the rest of the run
     assert "| sudden | rr | 10 | 19.0 |" in table
+
+
+def test_a_failed_build_writes_no_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A page that runs the simulator builds the workspace as every run does
+    (testbed/rust_build.py); if that fails, no page is built or written, and it exits 1."""
+    monkeypatch.setattr(reproduce_run.rust_build, "ensure_built", lambda repo: "cargo build failed")
+    built: list[str] = []
+    monkeypatch.setitem(reproduce_run.PAPERS, "seed004", type("Paper", (), {"build": built.append}))
+    assert reproduce_run.reproduce("seed004", tmp_path) == 1
+    assert built == [] and not (tmp_path / "docs").exists() and not (tmp_path / "results").exists()
