@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proc_state import alive
 
 from testbed.cpusets import CpuPlanError, online_cpus, plan_cpu_sets
 
@@ -72,20 +73,11 @@ def test_busy_loop_ends_itself_when_its_parent_is_gone() -> None:
                             capture_output=True, text=True, check=True, timeout=30)  # fmt: skip
     loop_pid = int(parent.stdout)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _running(loop_pid):
+    while time.monotonic() < deadline and alive(loop_pid):
         time.sleep(0.05)
-    if _running(loop_pid):
+    if alive(loop_pid):
         os.kill(loop_pid, 9)
         pytest.fail(f"busy loop {loop_pid} still spinning 10 s after its parent exited")
-
-
-def _running(pid: int) -> bool:
-    """Whether `pid` exists and is not a zombie (ended, not yet reaped by its new parent)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 @pytest.mark.netns

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proc_state import alive
 from test_topology_fakes import REPO, namespaces, needs_root, stop_gently
 
 pytestmark = [
@@ -69,14 +70,6 @@ def _started(trial_dir: Path) -> tuple[set[str], list[int]]:
     return names, pids
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
 def test_emulated_reps_auto_resumes_after_ctrl_c(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     first_round = [_trial(run_dir, cc, rep) for rep in range(FIRST_ROUND_REPS) for cc in CCS]
@@ -106,7 +99,7 @@ def test_emulated_reps_auto_resumes_after_ctrl_c(tmp_path: Path) -> None:
     assert "Re-run the same command to resume" in err
     names, pids = _started(interrupted)
     assert names and not names & namespaces()
-    assert pids and not [p for p in pids if _alive(p)]
+    assert pids and not [p for p in pids if alive(p)]
     assert not (interrupted / "result.json").exists()
     kept = {t: (t / "result.json").read_text() for t in first_round}
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proc_state import alive
 from test_topology_fakes import REPO, make_fake_repo, namespaces, needs_root, stop_gently
 
 from metrics import schemas
@@ -42,16 +43,6 @@ def _wait_for(predicate, timeout_s: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is dead for our purpose
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_to_topology_owner_leaves_nothing(tmp_path, signum):
     proc = subprocess.Popen(
@@ -65,13 +56,13 @@ def test_signal_to_topology_owner_leaves_nothing(tmp_path, signum):
         names = set(info["namespaces"].values())
         assert names <= namespaces()
         pids = list(info["pids"].values())
-        assert all(_alive(p) for p in pids)
+        assert all(alive(p) for p in pids)
         proc.send_signal(signum)
         assert proc.wait(30) == 130
     finally:
         stop_gently(proc)
     assert not names & namespaces()
-    assert not any(_alive(p) for p in pids)
+    assert not any(alive(p) for p in pids)
     assert not (STATE_DIR / f"{info['hex6']}.json").exists()
     # veth ends were created inside the namespaces: none may appear in the root namespace
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
@@ -124,7 +115,7 @@ def test_sigint_to_running_trial_leaves_nothing(tmp_path, emulator):
     finally:
         stop_gently(proc)
     assert not names & namespaces()
-    assert not any(_alive(p) for p in pids)
+    assert not any(alive(p) for p in pids)
     assert not (trial_dir / "result.json").exists()  # unfinished: a re-run redoes it
     assert any(e["event"] == "interrupted" for e in _events(trial_dir))
     # A real trial's logs follow docs/schemas (the stub emulator writes no real log).
