@@ -7,6 +7,7 @@ a binary or root cannot pass by skipping.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,11 @@ MPPROXY = REPO / "transport" / "target" / "release" / "mpproxy"
 LINKEMU = REPO / "emulator" / "target" / "release" / "linkemu"
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")
+# --pcap records with dumpcap; the tests read the captures with tshark (Debian's tshark).
+needs_capture_tools = pytest.mark.skipif(
+    shutil.which("tshark") is None or shutil.which("dumpcap") is None,
+    reason="tshark and dumpcap are not installed (scripts/apt-packages.txt)",
+)
 
 
 def needs_built(*binaries: Path) -> pytest.MarkDecorator:

@@ -15,9 +15,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from markers import MPPROXY, needs_built, needs_capture_tools, needs_root
 
+from metrics import pcap as pcap_metrics
 from metrics.player_summary import summarize
 from metrics.schemas import check_file
+from testbed import capture
 
 REPO = Path(__file__).resolve().parent.parent
 PORT = 18088  # not the default 8088, which a person may be using
@@ -26,16 +29,10 @@ PLAY_S = 20
 pytestmark = [
     pytest.mark.netns,
     pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
+    needs_root,
     pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium"),
-    pytest.mark.skipif(
-        not (REPO / "transport" / "target" / "release" / "mpproxy").is_file(),
-        reason="needs mpproxy (scripts/setup.sh)",
-    ),
-    pytest.mark.skipif(
-        shutil.which("tshark") is None or shutil.which("dumpcap") is None,
-        reason="tshark and dumpcap are not installed (scripts/apt-packages.txt)",
-    ),
+    needs_built(MPPROXY),
+    needs_capture_tools,
     pytest.mark.timeout(600),
 ]
 
@@ -117,17 +114,15 @@ def assert_captures_complete(pcap_dir: Path) -> None:
     holding the session's video, and capture.json lists them all."""
     summary = json.loads((pcap_dir / "capture.json").read_text())
     listed = sorted(f["file"] for f in summary["files"])
-    assert listed == sorted(f"{p}-{s}-side.pcap" for p in ("wifi", "lte")
+    assert listed == sorted(capture.capture_file(p, s) for p in ("wifi", "lte")
                             for s in ("client", "server")), listed  # fmt: skip
     for entry in summary["files"]:
-        capture = pcap_dir / entry["file"]
-        argv = ["tshark", "-n", "-r", str(capture), "-T", "fields", "-e", "frame.len"]
-        read = subprocess.run(argv, capture_output=True, text=True, check=False)
-        assert read.returncode == 0, (entry["file"], read.stderr[-1000:])
-        frames = read.stdout.split()
-        # Over 100 kB of video crossed each path (the stats above); at the default snap
-        # length the capture keeps every packet's original length.
-        assert sum(int(n) for n in frames) > 100_000, (entry, len(frames))
+        # tshark_rows raises when tshark cannot read the file to its end (a capture cut short
+        # in the middle of a packet makes tshark exit 2).
+        packets = pcap_metrics.tshark_rows(pcap_dir / entry["file"])
+        # Over 100 kB of video crossed each path (the stats above); ip.len is each packet's
+        # own length, whatever the snap length kept of it.
+        assert sum(int(p["ip_len"] or 0) for p in packets) > 100_000, (entry, len(packets))
         assert entry["cap_hit"] is False and entry["bytes"] > 0, entry
 
 

@@ -20,12 +20,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from markers import MPPROXY, needs_built, needs_root
+from markers import MPPROXY, needs_built, needs_capture_tools, needs_root
 
 from metrics import pcap as pcap_metrics
 from testbed import capture
@@ -40,10 +39,7 @@ pytestmark = [
     pytest.mark.netns,
     needs_root,
     needs_built(MPPROXY),
-    pytest.mark.skipif(
-        shutil.which("tshark") is None or shutil.which("dumpcap") is None,
-        reason="tshark and dumpcap are not installed (scripts/apt-packages.txt)",
-    ),
+    needs_capture_tools,
     pytest.mark.timeout(300),
 ]
 
