@@ -162,6 +162,18 @@ def _timed_out_sensitivity(
     return [*lines, ""]
 
 
+def _timed_out_of(sid: str, attempted, count: int) -> str:
+    """One setting's timed-out simulated trials: how many, under which schedulers, and how
+    much of the video they had played (and stalled) when the limit ended them."""
+    text = f"{sid} {count} of {len(attempted)}"
+    if not count:
+        return text
+    out = attempted[attempted["reason"] == SIM_TIMED_OUT]
+    scheds = ", ".join(f"{sched.upper()} {n}" for sched, n in out["sched"].value_counts().items())
+    return (f"{text} ({scheds}; {out['played_s'].median():.0f} s played, "
+            f"{out['stall_total_ms'].median() / 1000:.0f} s stalled)")  # fmt: skip
+
+
 def _timed_out_per_setting(
     attempted: dict,
     results: dict[str, list[ClaimResult]],
@@ -182,7 +194,9 @@ def _timed_out_per_setting(
             "Added on 2026-11-29 after the first settings' results were seen; the per-setting verdicts above stay "
             "the page's. Simulated trials meet the virtual-time limit in most settings, in some cells every seed of "
             "the cell (the main setting's section above names them), so leaving them out can decide a claim. "
-            "Timed-out trials per setting: " + "; ".join(f"{sid} {counts[sid]} of {len(attempted[sid])}" for sid in sids) + ".",
+            "Timed-out trials per setting (by scheduler; median played and stalled): "
+            + "; ".join(_timed_out_of(sid, attempted[sid], counts[sid]) for sid in sids) + ". "
+            "Why a sticky scheduler waits that long: docs/algorithms/sticky.md, \"How long TR-STY waits\".",
             "", "Verdicts that change when they are counted: " + ("; ".join(changes) or "none") + ".", "",
             *table[: table.index("")], ""]  # fmt: skip
 

@@ -458,12 +458,13 @@ def test_timed_out_simulated_trials_count_only_in_the_sensitivity_line(tmp_path:
 
     rows = _rows(seeds=10, lia_stalls=0.0).assign(reason="")
     a1_lia = rows.index[(rows["cc"] == "lia") & rows["scenario"].str.contains("/A1-")]
-    rows.loc[a1_lia, ["status", "valid", "reason", "stalls", "stall_total_ms"]] = [
+    rows.loc[a1_lia, ["status", "valid", "reason", "stalls", "stall_total_ms", "played_s"]] = [
         "failed",
         False,
         SIM_TIMED_OUT,
         60.0,
         450_000.0,
+        42.0,
     ]
     stuck = rows.index[(rows["cc"] == "olia") & rows["scenario"].str.contains("/A1-")][0]
     rows.loc[stuck, ["status", "valid", "reason"]] = [
@@ -490,7 +491,13 @@ def test_timed_out_simulated_trials_count_only_in_the_sensitivity_line(tmp_path:
     assert line.split(" | ")[2] == "**reproduced** (changes)", line
     # The same, setting by setting: the change is listed, and the table shows it counted.
     per_setting = page.split("the timed-out trials counted", 1)[1].split("\n### ", 1)[0]
-    assert f"Timed-out trials per setting: S0 {len(a1_lia)} of {len(rows) - 1}." in per_setting
+    by_sched = ", ".join(
+        f"{sched.upper()} {n}" for sched, n in rows.loc[a1_lia, "sched"].value_counts().items()
+    )
+    assert (
+        "Timed-out trials per setting (by scheduler; median played and stalled): "
+        f"S0 {len(a1_lia)} of {len(rows) - 1} ({by_sched}; 42 s played, 450 s stalled)."
+    ) in per_setting
     assert "S0 P1: " in per_setting and "→ reproduced" in per_setting
     assert next(x for x in per_setting.splitlines() if x.startswith("| P1 A1 | ")).startswith(
         "| P1 A1 | R | "
