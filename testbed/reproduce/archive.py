@@ -4,9 +4,10 @@ A run folder under results/ holds each trial's raw logs (tens of MB for an emula
 and is not versioned: a new checkout or a machine that was reset has none of it. A study
 that spans sessions (seed 002's runs for days) therefore keeps, beside its run folders, an
 archive in the repository (studies/<study>/<run>/): the summary row of each finished trial
-(metrics/report.py's reduction, every column), its commit, the content it played and a
-digest of its result.json, appended as gzip-compressed CSV parts that are never rewritten
-(each commit of the archive adds only new rows), and the run.json of the run that last added
+(metrics/report.py's reduction, every column), its commit, the content it played, the
+machine it ran on (kernel and tool versions) and a digest of its result.json, appended as
+gzip-compressed CSV parts that are never rewritten (each commit of the archive adds only new
+rows), and the run.json of the run that last added
 to it (its engine, command and commit; not its per-trial lists). The study's runner skips
 what its archive holds and appends what it ran; a page reads an archive folder as it reads a
 run folder (`--from studies/<study>`).
@@ -38,6 +39,12 @@ DIGEST_COLUMN = "result_sha256"  # one attempt: the SHA-256 of its result.json
 # The encoded video the trial played: its content cache folder (server/content.py names it by
 # a hash of the encoding parameters and the FFmpeg version), from player.jsonl's start event.
 CONTENT_COLUMN = "content_id"
+# The machine the trial ran on, as trial.json's env recorded it (kernel, tool versions,
+# Python, CPUs; JSON): a study that spans sessions can span machines, and its raw folders,
+# which hold trial.json, are not kept.
+ENV_COLUMN = "environment"
+ENV_FIELDS = ("kernel", "tools", "python", "cpus")
+NOT_RECORDED = "not recorded"
 MANIFEST_LISTS = ("trials", "specs")  # run.json's per-trial lists, left out of the archive's copy
 
 
@@ -107,6 +114,26 @@ def content_id(trial_dir: Path) -> str:
     return mpd.parent.name if mpd.parent.parent.name == "content" else "not recorded"
 
 
+def environment(trial_dir: Path) -> str:
+    """The machine a trial ran on (`ENV_FIELDS` of its trial.json env, as JSON with sorted
+    keys, so that one machine gives one string), or "not recorded"."""
+    env = read_json(trial_dir / "trial.json").get("env") or {}
+    kept = {k: env[k] for k in ENV_FIELDS if k in env}
+    return json.dumps(kept, sort_keys=True) if kept else NOT_RECORDED
+
+
+def environment_label(environment: str) -> str:
+    """A short name for an `ENV_COLUMN` value: its kernel and its browser's version."""
+    try:
+        env = json.loads(environment)
+    except (TypeError, ValueError):
+        return NOT_RECORDED
+    if not isinstance(env, dict):
+        return NOT_RECORDED
+    browser = str((env.get("tools") or {}).get("chromium") or "no Chromium")
+    return f"{env.get('kernel') or 'kernel not recorded'}, {' '.join(browser.split()[:2])}"
+
+
 def _digest(trial_dir: Path) -> str:
     return hashlib.sha256((trial_dir / "result.json").read_bytes()).hexdigest()
 
@@ -132,6 +159,7 @@ def add_new(run_dir: Path, archive: Path) -> int:
         **{
             COMMIT_COLUMN: commits,
             CONTENT_COLUMN: [content_id(d) for d, _ in new],
+            ENV_COLUMN: [environment(d) for d, _ in new],
             DIGEST_COLUMN: [sha for _, sha in new],
         }
     )

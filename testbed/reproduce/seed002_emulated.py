@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 
 from testbed.engine_sim import PLAYER_UNFINISHED
 from testbed.players import session_timeout_s
-from testbed.reproduce.archive import COMMIT_COLUMN, CONTENT_COLUMN, read_json
+from testbed.reproduce.archive import (
+    COMMIT_COLUMN,
+    CONTENT_COLUMN,
+    ENV_COLUMN,
+    NOT_RECORDED,
+    environment_label,
+    read_json,
+)
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
     NOT_MEASURED,
@@ -82,6 +89,8 @@ class RunSource:
     n_outside: int  # not a study setting (another scenario file, live mode, ...)
     commits: tuple[str, ...] = ()  # the trials' own commits (trial.json), emulated runs
     contents: tuple[str, ...] = ()  # the content folders its trials played (an archive's)
+    # The machines its trials ran on (an archive's): (environment_label, trials), most first.
+    machines: tuple[tuple[str, int], ...] = ()
 
 
 def _trial_commits(run: Path, ids) -> list[str]:
@@ -161,10 +170,16 @@ def collect(
             if CONTENT_COLUMN in summary.columns
             else ()
         )
+        machines = (
+            tuple(sorted(((str(k), int(n)) for k, n in summary[ENV_COLUMN].fillna(NOT_RECORDED).map(environment_label).value_counts().items()),
+                         key=lambda m: (-m[1], m[0])))
+            if ENV_COLUMN in summary.columns
+            else ()
+        )  # most trials first, then by name  # fmt: skip
         argv = manifest.get("argv")
         sources.append(RunSource(run, engine, commit, "./run_trials.sh " + shlex.join(map(str, argv)) if argv else "not recorded",
                                  summary_from, len(summary), len(used), int((inside & ~ok).sum()), int((~inside).sum()),
-                                 tuple(sorted(set(commits))), contents))  # fmt: skip
+                                 tuple(sorted(set(commits))), contents, machines))  # fmt: skip
         frames.append(used)
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return rows, sources
@@ -179,12 +194,13 @@ def content_label(content: str, repo: Path) -> str:
 
 
 def provenance(sources: list[RunSource], repo: Path) -> list[str]:
-    rows = ["| run folder | engine | commit (run.json) | trials' commits | content played | trials | used (ok, valid, in the study) | not ok | outside the study | read from |",
-            "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = ["| run folder | engine | commit (run.json) | trials' commits | content played | machine (kernel, browser): trials | trials | used (ok, valid, in the study) | not ok | outside the study | read from |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for s in sources:
-        contents = ", ".join(content_label(c, repo) for c in s.contents) or "not recorded"
+        contents = ", ".join(content_label(c, repo) for c in s.contents) or NOT_RECORDED
+        machines = "; ".join(f"{label}: {n}" for label, n in s.machines) or NOT_RECORDED
         rows.append(f"| `{shown(s.run, repo)}` | {s.engine} | {s.commit[:12]} | {', '.join(c[:12] for c in s.commits) or '–'} | "
-                    f"{contents} | {s.n_rows} | {s.n_used} | {s.n_not_ok} | {s.n_outside} | {s.summary_from} |")  # fmt: skip
+                    f"{contents} | {machines} | {s.n_rows} | {s.n_used} | {s.n_not_ok} | {s.n_outside} | {s.summary_from} |")  # fmt: skip
     # The commands as run.json recorded them, with this checkout's absolute path taken out (a
     # page must not name the machine it was made on).
     commands = [f"* `{shown(s.run, repo)}`: `{s.command.replace(f'{repo}/', '')}`" for s in sources]

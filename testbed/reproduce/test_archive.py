@@ -222,6 +222,39 @@ def test_each_row_names_the_content_its_player_read(run: Path, tmp_path: Path) -
     assert "ab12cd34ef567890" in sources[0].contents
 
 
+def test_each_row_names_the_machine_it_ran_on(run: Path, tmp_path: Path) -> None:
+    """A study can outlive its machine (and its raw folders, which hold trial.json): each
+    row keeps the kernel and tool versions its trial ran with, and a page counts the
+    trials per machine. A trial.json without an env is "not recorded"."""
+    trials = run / "trials"
+    moved = trials / "A1__user__bbr__lrf__dashjs__v10__r1__s2" / "trial.json"
+    spec = json.loads(moved.read_text())
+    spec["env"] = {**spec["env"], "kernel": "6.18.99", "loadavg_1m": 1.5,
+                   "tools": {"chromium": "Chromium 156.0.8078.108 built on Debian"}}  # fmt: skip
+    moved.write_text(json.dumps(spec))
+    bare = trials / "A1__user__bbr__rr__dashjs__v10__r0__s1" / "trial.json"
+    bare.write_text(
+        json.dumps({k: v for k, v in json.loads(bare.read_text()).items() if k != "env"})
+    )
+    store = tmp_path / "store"
+    archive.add_new(run, store)
+    rows = archive.read_rows(store).set_index("trial_id")[archive.ENV_COLUMN]
+    # Kernel, tools, Python and CPUs only: not the commit (its own column), the host's name
+    # or the load.
+    assert json.loads(rows["A1__user__bbr__lrf__dashjs__v10__r1__s2"]) == {
+        "cpus": 2,
+        "kernel": "6.18.99",
+        "tools": {"chromium": "Chromium 156.0.8078.108 built on Debian"},
+    }
+    assert rows["A1__user__bbr__rr__dashjs__v10__r0__s1"] == archive.NOT_RECORDED
+    _, sources = collect([store], "emulate")
+    assert sources[0].machines == (
+        ("6.18.44, no Chromium", 4),
+        ("6.18.99, Chromium 156.0.8078.108", 1),
+        (archive.NOT_RECORDED, 1),
+    )
+
+
 def test_a_pages_own_run_neither_reads_nor_writes_the_studys_archive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
