@@ -37,6 +37,10 @@ from testbed.trial import CONTENT_CACHE, default_timeout_s
 RESULTS_DIR = Path("results")
 STOP_WAIT_S = 60.0  # how long interrupted trials get to tear down before SIGKILL
 POLL_S = 0.5
+# `touch <run>/STOP`: start no new trial, let the running ones finish, then stop as a Ctrl-C
+# would (status 130; the same command resumes). Unlike Ctrl-C, no trial is cut short: an
+# emulated trial of seed 002's study is 3 minutes of real time. The runner removes the file.
+STOP_FILE = "STOP"
 
 
 def run_dir_for(out: str | None, specs: list[TrialSpec], repo: Path) -> Path:
@@ -104,6 +108,15 @@ def _read_result(trial_dir: Path) -> dict | None:
         return json.loads((trial_dir / "result.json").read_text())
     except (OSError, ValueError):
         return None
+
+
+def stop_requested(run_dir: Path) -> bool:
+    """Whether `STOP_FILE` is in the run folder; it is removed, so that the resumed run runs."""
+    stop = run_dir / STOP_FILE
+    if not stop.exists():
+        return False
+    stop.unlink(missing_ok=True)
+    return True
 
 
 def finished_result(trial_dir: Path) -> dict | None:
@@ -358,19 +371,26 @@ def _run_locked(
     skipped = len(specs) - len(pending)
     print(
         f"run {run_dir}: {len(specs)} trials, {skipped} already finished, "
-        f"{len(pending)} to run, {jobs} at a time",
+        f"{len(pending)} to run, {jobs} at a time"
+        + (f" (to stop after the running trials: touch {run_dir / STOP_FILE})" if pending else ""),
         flush=True,
     )
     if not pending:
         print("nothing to run: every trial has a result; for a fresh run give --out <new name>")
     prepare_content([spec for spec, _ in pending], repo)
     running: list[_Running] = []
-    out_of_space = False
+    out_of_space = stopped_on_request = False
     try:
         while pending or running:
             if pending and (out_of_space or diskspace.is_full(run_dir)):
                 out_of_space = True
                 pending.clear()  # they stay unfinished: the resume runs them
+            if pending and stop_requested(run_dir):
+                stopped_on_request = True
+                print(f"stop requested ({run_dir / STOP_FILE}): {len(running)} running trial(s) "
+                      f"finish, none of the {len(pending)} left starts; the same command "
+                      "resumes", file=sys.stderr, flush=True)  # fmt: skip
+                pending.clear()
             while pending and len(running) < jobs:
                 spec, trial_dir = pending.pop(0)
                 limit = timeout_s or default_timeout_s(spec)
@@ -399,6 +419,10 @@ def _run_locked(
     diskspace.release(run_dir)  # room for summary.csv and the report
     if report or out_of_space:
         build_report(run_dir)
+    if stopped_on_request:
+        print("stopped on request; finished trials are kept. Re-run the same command to resume.",
+              file=sys.stderr)  # fmt: skip
+        return 130
     if out_of_space:
         print(f"run_trials.sh: stopped: {diskspace.describe(run_dir)}. summary.csv and the "
               "report hold the trials that finished; free some space and run the same "
