@@ -65,7 +65,10 @@ def compare(earlier: pd.DataFrame, later: pd.DataFrame) -> list[dict]:
     cell), outside / below / above their cell's earlier range, expected, and the
     later/earlier-median ratio (median, min, max; cells whose earlier median is 0 left out)."""
     cell = [c for c in CELL if c in earlier.columns and c in later.columns]
-    groups = {key: g for key, g in earlier.groupby(cell, dropna=False)}
+    # An empty field (NaN) must match itself: a receive window left to autotuning, say.
+    earlier, later = (f.assign(**{c: f[c].astype(object).fillna("").astype(str) for c in cell})
+                      for f in (earlier, later))  # fmt: skip
+    groups = {key: g for key, g in earlier.groupby(cell)}
     out = []
     for metric in METRICS:
         if metric not in earlier.columns or metric not in later.columns:

@@ -18,7 +18,8 @@ def _part(store: Path, number: int, rows: list[dict]) -> None:
 
 def _trial(cc: str, rep: int, stalls: float, cpu: float) -> dict:
     return {"trial_id": f"B1__user__{cc}__lrf__r{rep}", "scenario": "B1.toml", "cc": cc,
-            "sched": "lrf", "rep": rep, "stalls": stalls, "cpu_player_s": cpu}  # fmt: skip
+            "sched": "lrf", "rep": rep, "stalls": stalls, "cpu_player_s": cpu,
+            "recv_window_bytes": None}  # fmt: skip
 
 
 def test_later_trials_are_placed_in_their_cells_earlier_range(tmp_path: Path) -> None:
