@@ -57,6 +57,31 @@ def parts(archive: Path) -> list[Path]:
     return sorted(archive.glob(PART_GLOB))
 
 
+def part_name(stamp: str, number: int) -> str:
+    """part-<UTC time>-<NNNN>.csv.gz: NNNN counts the archive's parts from 1."""
+    return f"part-{stamp}-{number:04d}.csv.gz"
+
+
+def part_number(part: Path) -> int:
+    """NNNN of a `part_name`."""
+    return int(part.name.removesuffix(".csv.gz").rsplit("-", 1)[1])
+
+
+def truthy(value: object) -> bool:
+    """summary.csv's `valid` read back: a bool, or the strings True/False when NaN rows made
+    the column an object column."""
+    return value is True or str(value).strip().lower() in ("true", "1", "1.0")
+
+
+def ok_and_valid(summary: pd.DataFrame) -> pd.DataFrame:
+    """The ok and valid rows of a run's (or an archive's) per-trial table."""
+    if "status" in summary.columns:
+        summary = summary[summary["status"] == "ok"]
+    if "valid" in summary.columns:
+        summary = summary[summary["valid"].map(truthy)]
+    return summary
+
+
 def read_attempts(archive: Path) -> pd.DataFrame:
     """Every archived attempt, oldest first (an empty frame for an empty archive)."""
     import pandas as pd
@@ -165,7 +190,7 @@ def add_new(run_dir: Path, archive: Path) -> int:
     )
     archive.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    part = archive / f"part-{stamp}-{len(parts(archive)) + 1:04d}.csv.gz"
+    part = archive / part_name(stamp, len(parts(archive)) + 1)
     # mtime 0: the same rows give the same bytes. Written whole or not at all: a part cut
     # short (a crash, a kill) would make the whole archive unreadable.
     partial = part.with_name(f".{part.name}.tmp")

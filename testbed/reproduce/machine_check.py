@@ -44,19 +44,13 @@ METRICS = (
 )
 
 
-def part_number(part: Path) -> int:
-    """part-<stamp>-<NNNN>.csv.gz -> NNNN."""
-    return int(part.name.removesuffix(".csv.gz").rsplit("-", 1)[1])
-
-
 def split_rows(store: Path, later_from_part: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The archive's trials (last attempts) written before part `later_from_part`, and from it."""
     frames = []
     for part in archive.parts(store):
         rows = pd.read_csv(part)
-        frames.append(rows.assign(_later=part_number(part) >= later_from_part))
-    rows = archive.last_attempts(pd.concat(frames, ignore_index=True))
-    rows = rows[(rows["status"] == "ok") & rows["valid"].astype(str).str.lower().eq("true")]
+        frames.append(rows.assign(_later=archive.part_number(part) >= later_from_part))
+    rows = archive.ok_and_valid(archive.last_attempts(pd.concat(frames, ignore_index=True)))
     return rows[~rows["_later"]], rows[rows["_later"]]
 
 
@@ -129,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine_check: {args.archive}: not an archive (no {archive.PART_GLOB} in it)",
               file=sys.stderr)  # fmt: skip
         return 2
-    numbers = [part_number(p) for p in archive.parts(args.archive)]
+    numbers = [archive.part_number(p) for p in archive.parts(args.archive)]
     if not min(numbers) < args.later_from_part <= max(numbers):
         print(f"machine_check: --later-from-part {args.later_from_part}: {args.archive} has "
               f"parts {min(numbers)}-{max(numbers)}; give one above the first and at most the "

@@ -21,6 +21,7 @@ from testbed.reproduce.archive import (
     NOT_RECORDED,
     environment_label,
     read_json,
+    truthy,
 )
 from testbed.reproduce.base import NOT_RUN, TESTBED_CHECK, Claim, shown
 from testbed.reproduce.seed002_claims import (
@@ -46,7 +47,6 @@ from testbed.reproduce.seed002_study import (
     by_setting,
     emulated_matrices,
     run_summary,
-    truthy,
 )
 
 if TYPE_CHECKING:  # pandas is imported where it is used

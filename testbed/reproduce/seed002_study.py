@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, TypeVar
 from metrics.verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED
 from testbed.matrix import finished_result
 from testbed.reproduce import archive
+from testbed.reproduce.archive import ok_and_valid, truthy
 from testbed.reproduce.seed002_claims import (
     CCS,
     CLAIMS,
@@ -393,21 +394,6 @@ def run_study(
             )
             n = min(high, n + block)
     return status
-
-
-def ok_and_valid(summary: pd.DataFrame) -> pd.DataFrame:
-    """The ok and valid rows of a run's per-trial table."""
-    if "status" in summary.columns:
-        summary = summary[summary["status"] == "ok"]
-    if "valid" in summary.columns:
-        summary = summary[summary["valid"].map(truthy)]
-    return summary
-
-
-def truthy(value: object) -> bool:
-    """summary.csv's `valid` read back: a bool, or the strings True/False when NaN rows made
-    the column an object column."""
-    return value is True or str(value).strip().lower() in ("true", "1", "1.0")
 
 
 def run_summary(run: Path) -> tuple[pd.DataFrame, str]:

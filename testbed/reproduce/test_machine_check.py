@@ -7,13 +7,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from testbed.reproduce import machine_check
+from testbed.reproduce import archive, machine_check
 
 
 def _part(store: Path, number: int, rows: list[dict]) -> None:
     store.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows).assign(status="ok", valid=True)
-    frame.to_csv(store / f"part-20261129T0000{number:02d}Z-{number:04d}.csv.gz", index=False)
+    frame.to_csv(store / archive.part_name(f"20261129T0000{number:02d}Z", number), index=False)
 
 
 def _trial(cc: str, rep: int, stalls: float, cpu: float) -> dict:
