@@ -57,22 +57,42 @@ def tool_versions() -> dict[str, str | None]:
     return {tool: tool_version(tool) for tool in TOOL_VERSION_COMMANDS}
 
 
-def git_commit(repo: Path) -> str | None:
-    """HEAD of the repository, with `-dirty` when tracked files differ from it."""
+DIRTY_MARK = "-dirty"  # appended to a commit when tracked files differed from it
+
+
+def git_dirty_paths(repo: Path) -> list[str] | None:
+    """Tracked files that differ from HEAD (`git status --porcelain --untracked-files=no`),
+    so that a `-dirty` commit says what differed; None when git cannot tell."""
     try:
-        head = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
-        )
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(
+        status = subprocess.run(
             ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
         )
     except OSError:
         return None
-    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    if status.returncode != 0:
+        return None
+    return [line[3:] for line in status.stdout.splitlines() if line.strip()]
+
+
+def git_commit(repo: Path) -> str | None:
+    """HEAD of the repository, with `-dirty` when tracked files differ from it."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + (DIRTY_MARK if git_dirty_paths(repo) else "")
+
+
+def short_commit(commit: str, digits: int = 12) -> str:
+    """`commit` cut to its first `digits` characters, keeping its `-dirty` mark."""
+    dirty = commit.endswith(DIRTY_MARK)
+    return commit.removesuffix(DIRTY_MARK)[:digits] + (DIRTY_MARK if dirty else "")
 
 
 def collect_env(repo: Path) -> dict:
@@ -80,6 +100,7 @@ def collect_env(repo: Path) -> dict:
     return {
         "kernel": platform.release(),
         "git_commit": git_commit(repo),
+        "git_dirty_paths": git_dirty_paths(repo),
         "tools": tool_versions(),
         "python": platform.python_version(),
         "hostname": socket.gethostname(),

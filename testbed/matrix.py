@@ -29,7 +29,7 @@ from pathlib import Path
 from common.files import write_json_atomically
 from kernel_config.host_cc import HostAllowedCC
 from testbed import diskspace, runlock
-from testbed.env import git_commit
+from testbed.env import git_commit, git_dirty_paths
 from testbed.spec import TrialSpec, scenario_label
 from testbed.topology import Interrupted, install_signal_handlers, sweep_stale
 from testbed.trial import CONTENT_CACHE, default_timeout_s
@@ -108,6 +108,20 @@ def _read_result(trial_dir: Path) -> dict | None:
         return json.loads((trial_dir / "result.json").read_text())
     except (OSError, ValueError):
         return None
+
+
+def dirty_checkout_note(repo: Path) -> str | None:
+    """A run's warning when tracked files differ from the checkout's commit: every trial will
+    record `<commit>-dirty`, which a study on one commit has to explain."""
+    dirty = git_dirty_paths(repo)
+    if not dirty:
+        return None
+    shown = ", ".join(dirty[:3]) + (", ..." if len(dirty) > 3 else "")
+    return (
+        f"note: {len(dirty)} tracked file(s) differ from the checkout's commit ({shown}), "
+        "so every trial records its commit as <commit>-dirty (trial.json "
+        "env.git_dirty_paths lists them); commit or restore them for a clean record"
+    )
 
 
 def stop_requested(run_dir: Path) -> bool:
@@ -365,6 +379,8 @@ def _run_locked(
     for cc in HostAllowedCC().sweep():
         print(f"restored host allowed CCs: removed stale {cc}", file=sys.stderr)
     write_run_manifest(run_dir, specs, repo, argv)
+    if note := dirty_checkout_note(repo):
+        print(note, file=sys.stderr)
 
     progress = Progress(total=len(specs))
     pending = unfinished_trials(specs, run_dir, progress)

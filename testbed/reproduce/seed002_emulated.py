@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from testbed.engine_sim import PLAYER_UNFINISHED
+from testbed.env import DIRTY_MARK, short_commit
 from testbed.players import session_timeout_s
 from testbed.reproduce.archive import (
     COMMIT_COLUMN,
@@ -91,6 +92,18 @@ class RunSource:
     contents: tuple[str, ...] = ()  # the content folders its trials played (an archive's)
     # The machines its trials ran on (an archive's): (environment_label, trials), most first.
     machines: tuple[tuple[str, int], ...] = ()
+
+
+def _one_commit_or_not(commits: list[str]) -> str:
+    """Whether the trials ran one commit's code: a `-dirty` mark says tracked files differed
+    from that commit, which one commit with and without it cannot tell apart from a change of
+    code; trial.json's env.git_dirty_paths (newer trials) or the study's notes say which."""
+    if len(commits) == 1:
+        return " (all on one commit)."
+    if len({c.removesuffix(DIRTY_MARK) for c in commits}) == 1:
+        return (" (**one commit, some trials with tracked files differing from it**: the study "
+                "asks for one commit; the pre-registration's changes say which files differed).")  # fmt: skip
+    return " (**more than one commit**: the study asks for one)."
 
 
 def _trial_commits(run: Path, ids) -> list[str]:
@@ -199,7 +212,7 @@ def provenance(sources: list[RunSource], repo: Path) -> list[str]:
     for s in sources:
         contents = ", ".join(content_label(c, repo) for c in s.contents) or NOT_RECORDED
         machines = "; ".join(f"{label}: {n}" for label, n in s.machines) or NOT_RECORDED
-        rows.append(f"| `{shown(s.run, repo)}` | {s.engine} | {s.commit[:12]} | {', '.join(c[:12] for c in s.commits) or '–'} | "
+        rows.append(f"| `{shown(s.run, repo)}` | {s.engine} | {short_commit(s.commit)} | {', '.join(short_commit(c) for c in s.commits) or '–'} | "
                     f"{contents} | {machines} | {s.n_rows} | {s.n_used} | {s.n_not_ok} | {s.n_outside} | {s.summary_from} |")  # fmt: skip
     # The commands as run.json recorded them, with this checkout's absolute path taken out (a
     # page must not name the machine it was made on).
@@ -397,17 +410,14 @@ def emulated_section(
     main = main[
         (main["transport"] == "user") & main["cc"].isin(EMU_CCS) & main["sched"].isin(EMU_SCHEDS)
     ]
-    commits = sorted(set(main["commit"]))
+    commits = main["commit"].value_counts().sort_index()
     counts = main.groupby(["scenario", "cc", "sched"]).size()
     lines += provenance([s for s in sources if s.n_used or s.n_not_ok], repo) + [""]
     lines += [
         f"Valid trials used: {len(main)} in {len(counts)} of {EMU_CELLS} cells "
-        f"({counts.min()} to {counts.max()} per cell); trials' commits: {', '.join(c[:12] for c in commits)}"
-        + (
-            " (all on one commit)."
-            if len(commits) == 1
-            else " (**more than one commit**: the study asks for one)."
-        ),
+        f"({counts.min()} to {counts.max()} per cell); trials' commits: "
+        + ", ".join(f"{short_commit(c)} ({n})" for c, n in commits.items())
+        + _one_commit_or_not(list(commits.index)),
         "",
         "Verdicts on the emulated cells only (groups restricted to the CCs run: the LIA variants are LIA):",
         "",

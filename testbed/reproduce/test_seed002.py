@@ -356,7 +356,7 @@ def test_emulated_section_shows_verdicts_agreement_and_baselines(tmp_path: Path)
         [tmp_path / "emulate-S0", tmp_path / "emulate-S0-baselines"], sim, tmp_path
     )
     assert (
-        "Valid trials used: 96 in 32 of 32 cells (3 to 3 per cell); trials' commits: abc123 (all on one commit)."
+        "Valid trials used: 96 in 32 of 32 cells (3 to 3 per cell); trials' commits: abc123 (96) (all on one commit)."
         in text
     )
     assert "| claim (emulated cells only) | emulated | verdict |" in text
@@ -502,3 +502,13 @@ def test_timed_out_simulated_trials_count_only_in_the_sensitivity_line(tmp_path:
     assert next(x for x in per_setting.splitlines() if x.startswith("| P1 A1 | ")).startswith(
         "| P1 A1 | R | "
     )
+
+
+def test_commit_line_tells_a_dirty_checkout_from_another_commit() -> None:
+    from testbed.reproduce.seed002_emulated import _one_commit_or_not
+
+    assert _one_commit_or_not(["c3be9f7"]) == " (all on one commit)."
+    assert "one commit, some trials with tracked files differing" in _one_commit_or_not(
+        ["c3be9f7", "c3be9f7-dirty"]
+    )
+    assert "more than one commit" in _one_commit_or_not(["c3be9f7", "de04d90-dirty"])
