@@ -76,17 +76,23 @@ def git_dirty_paths(repo: Path) -> list[str] | None:
     return [line[3:] for line in status.stdout.splitlines() if line.strip()]
 
 
-def git_commit(repo: Path) -> str | None:
-    """HEAD of the repository, with `-dirty` when tracked files differ from it."""
+def _git_head(repo: Path) -> str | None:
     try:
         head = subprocess.run(
             ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
         )
     except OSError:
         return None
-    if head.returncode != 0:
-        return None
-    return head.stdout.strip() + (DIRTY_MARK if git_dirty_paths(repo) else "")
+    return head.stdout.strip() if head.returncode == 0 else None
+
+
+def _marked(head: str | None, dirty_paths: list[str] | None) -> str | None:
+    return None if head is None else head + (DIRTY_MARK if dirty_paths else "")
+
+
+def git_commit(repo: Path) -> str | None:
+    """HEAD of the repository, with `-dirty` when tracked files differ from it."""
+    return _marked(_git_head(repo), git_dirty_paths(repo))
 
 
 def short_commit(commit: str, digits: int = 12) -> str:
@@ -97,10 +103,11 @@ def short_commit(commit: str, digits: int = 12) -> str:
 
 def collect_env(repo: Path) -> dict:
     """The `env` object of trial.json."""
+    dirty_paths = git_dirty_paths(repo)  # once: the mark and the list describe one look
     return {
         "kernel": platform.release(),
-        "git_commit": git_commit(repo),
-        "git_dirty_paths": git_dirty_paths(repo),
+        "git_commit": _marked(_git_head(repo), dirty_paths),
+        "git_dirty_paths": dirty_paths,
         "tools": tool_versions(),
         "python": platform.python_version(),
         "hostname": socket.gethostname(),
